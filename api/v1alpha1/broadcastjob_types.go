@@ -1,0 +1,210 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// BroadcastJob condition types.
+const (
+	// BroadcastJobComplete is True when every eligible node ran its pod to the end.
+	BroadcastJobComplete = "Complete"
+	// BroadcastJobFailed is True when the job failed (FailFast, deadline).
+	BroadcastJobFailed = "Failed"
+	// BroadcastJobPaused is True while the job creates no pods because it is paused.
+	BroadcastJobPaused = "Paused"
+	// BroadcastJobNodesEligible is False with reason NoEligibleNodes when no node fits
+	// the pod template, so an idle job does not look like a running one.
+	BroadcastJobNodesEligible = "NodesEligible"
+)
+
+// CompletionPolicyType says when a BroadcastJob ends.
+// +kubebuilder:validation:Enum=Always;Never
+type CompletionPolicyType string
+
+const (
+	// CompletionAlways ends the job once every eligible node ran its pod to the end.
+	CompletionAlways CompletionPolicyType = "Always"
+	// CompletionNever keeps the job running so that new eligible nodes get pods.
+	CompletionNever CompletionPolicyType = "Never"
+)
+
+// CompletionPolicy configures when and how a BroadcastJob ends.
+// +kubebuilder:validation:XValidation:rule="self.type == 'Always' || (!has(self.activeDeadlineSeconds) && !has(self.ttlSecondsAfterFinished))",message="activeDeadlineSeconds and ttlSecondsAfterFinished are only allowed with completionPolicy type Always"
+type CompletionPolicy struct {
+	// type is Always (default) or Never.
+	// +kubebuilder:default=Always
+	// +optional
+	Type CompletionPolicyType `json:"type,omitempty"`
+
+	// activeDeadlineSeconds fails the job when it runs longer than this.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	ActiveDeadlineSeconds *int64 `json:"activeDeadlineSeconds,omitempty"`
+
+	// ttlSecondsAfterFinished deletes the job this long after it finished.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished,omitempty"`
+}
+
+// FailurePolicyType says what a failed pod does to a BroadcastJob.
+// +kubebuilder:validation:Enum=Continue;FailFast;Pause
+type FailurePolicyType string
+
+const (
+	// FailureContinue keeps running the other nodes' pods; the job ends Failed if any failed.
+	FailureContinue FailurePolicyType = "Continue"
+	// FailureFailFast fails the job at the first failed pod and deletes active pods.
+	FailureFailFast FailurePolicyType = "FailFast"
+	// FailurePause pauses the job (spec.paused becomes true) at the first failed pod.
+	FailurePause FailurePolicyType = "Pause"
+)
+
+// FailurePolicy configures failure handling.
+type FailurePolicy struct {
+	// type is Continue (default), FailFast or Pause.
+	// +kubebuilder:default=Continue
+	// +optional
+	Type FailurePolicyType `json:"type,omitempty"`
+
+	// restartLimit is how many container restarts (restartPolicy OnFailure) a pod may
+	// have before it counts as failed.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	RestartLimit int32 `json:"restartLimit,omitempty"`
+}
+
+// BroadcastJobSpec runs one pod to completion on every eligible node.
+// +kubebuilder:validation:XValidation:rule="has(self.template.spec.restartPolicy) && self.template.spec.restartPolicy in ['Never', 'OnFailure']",message="template.spec.restartPolicy must be Never or OnFailure"
+type BroadcastJobSpec struct {
+	// parallelism caps the pods running at once: a number, or an integer percent of the
+	// eligible nodes (rounded up). Unset means no cap.
+	// +optional
+	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 0 : self.matches('^(100|[1-9]?[0-9])%$')",message="parallelism must be a non-negative integer or an integer percent from 0% to 100%"
+	Parallelism *intstr.IntOrString `json:"parallelism,omitempty"`
+
+	// template of the pod run on each node.
+	Template corev1.PodTemplateSpec `json:"template"`
+
+	// completionPolicy says when the job ends.
+	// +optional
+	// +kubebuilder:default={type: Always}
+	CompletionPolicy CompletionPolicy `json:"completionPolicy,omitempty"`
+
+	// paused stops creating pods; running pods go on.
+	// +optional
+	Paused bool `json:"paused,omitempty"`
+
+	// failurePolicy says what a failed pod does to the job.
+	// +optional
+	// +kubebuilder:default={type: Continue}
+	FailurePolicy FailurePolicy `json:"failurePolicy,omitempty"`
+
+	// placement spreads the job over member clusters. Set on the hub; a member's agent
+	// runs BroadcastJobs without placement directly.
+	// +optional
+	Placement *Placement `json:"placement,omitempty"`
+}
+
+// BroadcastJobPhase summarises a BroadcastJob.
+// +kubebuilder:validation:Enum=Running;Paused;Completed;Failed
+type BroadcastJobPhase string
+
+const (
+	BroadcastJobRunning   BroadcastJobPhase = "Running"
+	BroadcastJobPausedPh  BroadcastJobPhase = "Paused"
+	BroadcastJobCompleted BroadcastJobPhase = "Completed"
+	BroadcastJobFailedPh  BroadcastJobPhase = "Failed"
+)
+
+// BroadcastCounts are the pod counters of a BroadcastJob or of one of its shards.
+type BroadcastCounts struct {
+	// desired is the number of eligible nodes.
+	// +optional
+	Desired int32 `json:"desired,omitempty"`
+	// active pods are created and not finished.
+	// +optional
+	Active int32 `json:"active,omitempty"`
+	// succeeded pods.
+	// +optional
+	Succeeded int32 `json:"succeeded,omitempty"`
+	// failed pods.
+	// +optional
+	Failed int32 `json:"failed,omitempty"`
+}
+
+// ClusterBroadcastStatus is one cluster's shard of a hub BroadcastJob.
+type ClusterBroadcastStatus struct {
+	// clusterName runs the shard.
+	ClusterName     string `json:"clusterName"`
+	BroadcastCounts `json:",inline"`
+	// parallelism assigned to the shard.
+	// +optional
+	Parallelism *int32 `json:"parallelism,omitempty"`
+	// phase of the shard.
+	// +optional
+	Phase BroadcastJobPhase `json:"phase,omitempty"`
+}
+
+// BroadcastJobStatus reports progress, fleet-wide on the hub.
+type BroadcastJobStatus struct {
+	// observedGeneration is the generation last acted on.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// conditions: Complete, Failed, Paused, NodesEligible.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// phase summarises the conditions.
+	// +optional
+	Phase BroadcastJobPhase `json:"phase,omitempty"`
+	// startTime is when the job started running.
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+	// completionTime is when the job finished.
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+
+	BroadcastCounts `json:",inline"`
+
+	// clusters has one entry per cluster shard (hub only).
+	// +optional
+	// +listType=map
+	// +listMapKey=clusterName
+	Clusters []ClusterBroadcastStatus `json:"clusters,omitempty"`
+}
+
+// BroadcastJob runs one pod to completion on every eligible node: of its own cluster when
+// created in a member, of every selected member cluster when created on the hub.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=bcj,categories=muster
+// +kubebuilder:printcolumn:name="Desired",type=integer,JSONPath=`.status.desired`
+// +kubebuilder:printcolumn:name="Active",type=integer,JSONPath=`.status.active`
+// +kubebuilder:printcolumn:name="Succeeded",type=integer,JSONPath=`.status.succeeded`
+// +kubebuilder:printcolumn:name="Failed",type=integer,JSONPath=`.status.failed`
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 63",message="BroadcastJob name must be at most 63 characters: it becomes a label value on its pods"
+type BroadcastJob struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec BroadcastJobSpec `json:"spec"`
+	// +optional
+	Status BroadcastJobStatus `json:"status,omitempty"`
+}
+
+// BroadcastJobList is a list of BroadcastJobs.
+//
+// +kubebuilder:object:root=true
+type BroadcastJobList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []BroadcastJob `json:"items"`
+}

@@ -1,0 +1,95 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// MemberCluster condition types.
+const (
+	// MemberClusterAccepted is True once a hub administrator (or the auto-accept policy)
+	// accepted the cluster; only then are its certificate requests approved.
+	MemberClusterAccepted = "Accepted"
+	// MemberClusterJoined is True once the agent holds a hub-signed client certificate.
+	MemberClusterJoined = "Joined"
+	// MemberClusterAvailable is True while the agent renews its Lease, Unknown when it
+	// stopped renewing for longer than the hub's grace period.
+	MemberClusterAvailable = "Available"
+)
+
+// MemberClusterSpec is what the hub administrator decides about a member.
+type MemberClusterSpec struct {
+	// accepted admits the cluster into the fleet. Set by `musterctl accept`.
+	// +optional
+	Accepted bool `json:"accepted,omitempty"`
+
+	// taints keep new work off the cluster unless the work tolerates them. The hub adds
+	// muster.dev/unreachable:NoSchedule while the agent is unreachable.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=32
+	Taints []corev1.Taint `json:"taints,omitempty"`
+}
+
+// NodeCounts summarises a member's nodes.
+type NodeCounts struct {
+	// total is the number of nodes.
+	Total int32 `json:"total"`
+	// ready is the number of nodes whose Ready condition is True.
+	Ready int32 `json:"ready"`
+	// schedulable is the number of ready nodes that are not cordoned.
+	Schedulable int32 `json:"schedulable"`
+}
+
+// MemberClusterStatus is what the agent and the hub observe about a member.
+type MemberClusterStatus struct {
+	// conditions: Accepted, Joined, Available.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// version is the member's Kubernetes version, e.g. v1.36.3.
+	// +optional
+	Version string `json:"version,omitempty"`
+
+	// nodes counts the member's nodes.
+	// +optional
+	Nodes *NodeCounts `json:"nodes,omitempty"`
+
+	// allocatable is the sum of the allocatable resources of the member's ready nodes.
+	// +optional
+	Allocatable corev1.ResourceList `json:"allocatable,omitempty"`
+}
+
+// MemberCluster is a Kubernetes cluster joined to the hub. Its name is the cluster name
+// used everywhere else (labels, the muster-member-<name> namespace, placement).
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Cluster,shortName=mc;mcs,categories=muster
+// +kubebuilder:printcolumn:name="Accepted",type=boolean,JSONPath=`.spec.accepted`
+// +kubebuilder:printcolumn:name="Available",type=string,JSONPath=`.status.conditions[?(@.type=="Available")].status`
+// +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.nodes.ready`,description="Ready nodes"
+// +kubebuilder:printcolumn:name="Nodes",type=integer,JSONPath=`.status.nodes.total`,description="All nodes"
+// +kubebuilder:printcolumn:name="Version",type=string,JSONPath=`.status.version`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 49 && self.metadata.name.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="cluster name must be a DNS label of at most 49 characters, so that its hub namespace muster-member-<name> is a valid name"
+type MemberCluster struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// +optional
+	Spec MemberClusterSpec `json:"spec,omitempty"`
+	// +optional
+	Status MemberClusterStatus `json:"status,omitempty"`
+}
+
+// MemberClusterList is a list of MemberClusters.
+//
+// +kubebuilder:object:root=true
+type MemberClusterList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []MemberCluster `json:"items"`
+}

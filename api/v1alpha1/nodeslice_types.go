@@ -1,0 +1,74 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// MaxNodesPerSlice bounds a NodeSlice so that one object stays far below etcd's size limit
+// even with many labels per node.
+const MaxNodesPerSlice = 500
+
+// NodeInfo is what hub placement needs to know about one member node.
+type NodeInfo struct {
+	// name of the node in its member cluster.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+
+	// labels of the node.
+	// +optional
+	Labels map[string]string `json:"labels,omitempty"`
+
+	// taints of the node.
+	// +optional
+	// +listType=atomic
+	Taints []corev1.Taint `json:"taints,omitempty"`
+
+	// allocatable resources of the node.
+	// +optional
+	Allocatable corev1.ResourceList `json:"allocatable,omitempty"`
+
+	// unschedulable is true for a cordoned node.
+	// +optional
+	Unschedulable bool `json:"unschedulable,omitempty"`
+
+	// ready mirrors the node's Ready condition.
+	// +optional
+	Ready bool `json:"ready,omitempty"`
+}
+
+// NodeSlice holds part of one member's node inventory, written by that member's agent in
+// its muster-member-<cluster> namespace and read by hub placement. Like an EndpointSlice it
+// is plain data: it has no spec and no status, and is replaced whole.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:shortName=nsl,categories=muster
+// +kubebuilder:printcolumn:name="Cluster",type=string,JSONPath=`.clusterName`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type NodeSlice struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// clusterName is the member cluster the nodes belong to.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=49
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="clusterName is immutable"
+	ClusterName string `json:"clusterName"`
+
+	// nodes of this slice, at most 500.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=500
+	Nodes []NodeInfo `json:"nodes,omitempty"`
+}
+
+// NodeSliceList is a list of NodeSlices.
+//
+// +kubebuilder:object:root=true
+type NodeSliceList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []NodeSlice `json:"items"`
+}

@@ -1,0 +1,192 @@
+package framework
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/musterhq/muster/e2e/framework/provider"
+)
+
+// FleetOptions describes a fleet to bring up.
+type FleetOptions struct {
+	// Dir holds the fleet's kubeconfigs (Dir/kubeconfig/<cluster>.kubeconfig), its state
+	// file and the provider's files.
+	Dir string
+	// Provider is local or kind; empty means $MUSTER_E2E_PROVIDER, then local.
+	Provider string
+	// Members is the number of member clusters, named member1 … memberN.
+	Members int
+	// NodesPerMember is the number of worker nodes of each member. The hub has none.
+	NodesPerMember int
+}
+
+// Fleet is a hub and its member clusters.
+type Fleet struct {
+	Dir      string
+	Provider provider.ClusterProvider
+	Hub      *Cluster
+	Members  []*Cluster
+}
+
+// fleetState is what Dir/fleet.json records, so that another process (make fleet-down,
+// a later test run) can find and tear down the fleet.
+type fleetState struct {
+	Provider string          `json:"provider"`
+	Clusters []clusterRecord `json:"clusters"`
+}
+
+type clusterRecord struct {
+	Name       string        `json:"name"`
+	Role       provider.Role `json:"role"`
+	Kubeconfig string        `json:"kubeconfig"`
+}
+
+const stateFile = "fleet.json"
+
+// KubeconfigPath is where a fleet in dir keeps a cluster's kubeconfig.
+func KubeconfigPath(dir, cluster string) string {
+	return filepath.Join(dir, "kubeconfig", cluster+".kubeconfig")
+}
+
+// Up creates the hub and the members one after another (each cluster's control plane is
+// CPU-heavy while it starts, and this machine has two cores), then waits until every
+// cluster serves requests and every member's nodes are Ready. On failure everything
+// already created is torn down.
+func Up(ctx context.Context, opts FleetOptions) (*Fleet, error) {
+	dir, err := filepath.Abs(opts.Dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "kubeconfig"), 0o755); err != nil {
+		return nil, err
+	}
+	p, err := NewProvider(opts.Provider, dir)
+	if err != nil {
+		return nil, err
+	}
+	f := &Fleet{Dir: dir, Provider: p}
+	specs := []provider.ClusterSpec{{Name: "hub", Role: provider.RoleHub}}
+	for i := 1; i <= opts.Members; i++ {
+		specs = append(specs, provider.ClusterSpec{Name: fmt.Sprintf("member%d", i), Role: provider.RoleMember, Nodes: opts.NodesPerMember})
+	}
+	state := fleetState{Provider: p.Name()}
+	for _, spec := range specs {
+		kubeconfig := KubeconfigPath(dir, spec.Name)
+		state.Clusters = append(state.Clusters, clusterRecord{Name: spec.Name, Role: spec.Role, Kubeconfig: kubeconfig})
+		// Recorded before creating, so that a crash mid-way can still be cleaned up.
+		if err := writeState(dir, state); err != nil {
+			return nil, err
+		}
+		if err := f.addCluster(ctx, spec, kubeconfig); err != nil {
+			return nil, errors.Join(err, f.Down(context.WithoutCancel(ctx)))
+		}
+	}
+	return f, nil
+}
+
+func (f *Fleet) addCluster(ctx context.Context, spec provider.ClusterSpec, kubeconfig string) error {
+	if err := f.Provider.CreateCluster(ctx, spec, kubeconfig); err != nil {
+		return err
+	}
+	c, err := connect(spec.Name, spec.Role, kubeconfig)
+	if err != nil {
+		return err
+	}
+	if spec.Role == provider.RoleHub {
+		f.Hub = c
+	} else {
+		f.Members = append(f.Members, c)
+	}
+	return WaitForClusterReady(ctx, c, spec.Nodes, 2*time.Minute)
+}
+
+// Clusters returns the hub followed by the members.
+func (f *Fleet) Clusters() []*Cluster {
+	all := []*Cluster{}
+	if f.Hub != nil {
+		all = append(all, f.Hub)
+	}
+	return append(all, f.Members...)
+}
+
+// Down deletes every cluster of the fleet and its state file.
+func (f *Fleet) Down(ctx context.Context) error {
+	return Down(ctx, f.Dir)
+}
+
+// Down deletes every cluster recorded in dir's state file; a directory without a fleet is
+// not an error.
+func Down(ctx context.Context, dir string) error {
+	state, err := readState(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	p, err := NewProvider(state.Provider, dir)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	// Members first: they depend on the hub, not the other way round.
+	for i := len(state.Clusters) - 1; i >= 0; i-- {
+		c := state.Clusters[i]
+		if err := p.DeleteCluster(ctx, c.Name, c.Kubeconfig); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		_ = os.Remove(c.Kubeconfig)
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	return os.Remove(filepath.Join(dir, stateFile))
+}
+
+// Connect returns handles on a fleet that is already up in dir.
+func Connect(dir string) (*Fleet, error) {
+	state, err := readState(dir)
+	if err != nil {
+		return nil, fmt.Errorf("no fleet in %s: %w", dir, err)
+	}
+	p, err := NewProvider(state.Provider, dir)
+	if err != nil {
+		return nil, err
+	}
+	f := &Fleet{Dir: dir, Provider: p}
+	for _, rec := range state.Clusters {
+		c, err := connect(rec.Name, rec.Role, rec.Kubeconfig)
+		if err != nil {
+			return nil, err
+		}
+		if rec.Role == provider.RoleHub {
+			f.Hub = c
+		} else {
+			f.Members = append(f.Members, c)
+		}
+	}
+	return f, nil
+}
+
+func writeState(dir string, s fleetState) error {
+	raw, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, stateFile), raw, 0o644)
+}
+
+func readState(dir string) (fleetState, error) {
+	var s fleetState
+	raw, err := os.ReadFile(filepath.Join(dir, stateFile))
+	if err != nil {
+		return s, err
+	}
+	return s, json.Unmarshal(raw, &s)
+}

@@ -1,0 +1,211 @@
+// Package local is the default e2e cluster provider: every cluster is a set of real
+// control-plane processes (etcd, kube-apiserver, kube-controller-manager, kube-scheduler)
+// started by kwokctl's binary runtime from the cached toolchain, with kwok faking the nodes
+// and moving pods through their lifecycle according to stages.yaml.
+package local
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/musterhq/muster/e2e/framework/provider"
+	"github.com/musterhq/muster/e2e/toolchain"
+)
+
+// ProviderName selects this provider.
+const ProviderName = "local"
+
+//go:embed stages.yaml
+var stages []byte
+
+// Provider runs clusters as local processes through kwokctl.
+type Provider struct {
+	tc *toolchain.Toolchain
+	// dir holds kwokctl's working directory, the stage config and logs.
+	dir string
+}
+
+var _ provider.ClusterProvider = (*Provider)(nil)
+
+// New returns a provider that keeps its clusters under dir.
+func New(tc *toolchain.Toolchain, dir string) *Provider {
+	return &Provider{tc: tc, dir: dir}
+}
+
+func (p *Provider) Name() string { return ProviderName }
+
+func (p *Provider) workDir() string { return filepath.Join(p.dir, "kwok") }
+
+func (p *Provider) clusterDir(name string) string {
+	return filepath.Join(p.workDir(), "clusters", name)
+}
+
+// CreateCluster starts the cluster's processes, waits until its API server answers and
+// then adds the requested fake nodes, named <cluster>-node-<i>.
+func (p *Provider) CreateCluster(ctx context.Context, spec provider.ClusterSpec, kubeconfigPath string) error {
+	if err := os.MkdirAll(p.dir, 0o755); err != nil {
+		return err
+	}
+	stagesPath := filepath.Join(p.dir, "stages.yaml")
+	if err := os.WriteFile(stagesPath, stages, 0o644); err != nil {
+		return err
+	}
+	args := append([]string{"create", "cluster", "--name", spec.Name, "--config", stagesPath, "--kubeconfig", kubeconfigPath},
+		p.createArgs(spec)...)
+	if _, err := p.kwokctl(ctx, args...); err != nil {
+		// Leave nothing half-started behind.
+		_ = p.DeleteCluster(context.WithoutCancel(ctx), spec.Name, kubeconfigPath)
+		return fmt.Errorf("creating cluster %s: %w", spec.Name, err)
+	}
+	if err := createDefaultNodes(ctx, kubeconfigPath, spec.Name, spec.Nodes); err != nil {
+		return fmt.Errorf("adding nodes to cluster %s: %w", spec.Name, err)
+	}
+	return nil
+}
+
+// createArgs are kwokctl's flags for one cluster: every binary from the toolchain (so
+// kwokctl downloads nothing), no client QPS limits, RBAC on, and for the hub the
+// certificate signer and bootstrap tokens that joining members need.
+func (p *Provider) createArgs(spec provider.ClusterSpec) []string {
+	args := []string{
+		"--runtime", "binary",
+		"--kube-apiserver-binary", p.tc.Path(toolchain.KubeAPIServer),
+		"--kube-controller-manager-binary", p.tc.Path(toolchain.KubeControllerManager),
+		"--kube-scheduler-binary", p.tc.Path(toolchain.KubeScheduler),
+		"--etcd-binary", p.tc.Path(toolchain.Etcd),
+		"--kwok-controller-binary", p.tc.Path(toolchain.Kwok),
+		"--kube-authorization=true",
+		"--disable-qps-limits",
+		"--wait", "2m",
+	}
+	if spec.Role == provider.RoleHub {
+		pki := filepath.Join(p.clusterDir(spec.Name), "pki")
+		args = append(args,
+			"--extra-args", "kube-apiserver=enable-bootstrap-token-auth=true",
+			"--extra-args", "kube-controller-manager=controllers=*,bootstrapsigner,tokencleaner",
+			"--extra-args", "kube-controller-manager=cluster-signing-cert-file="+filepath.Join(pki, "ca.crt"),
+			"--extra-args", "kube-controller-manager=cluster-signing-key-file="+filepath.Join(pki, "ca.key"),
+		)
+	}
+	return args
+}
+
+// DeleteCluster stops the cluster's processes and removes its state. It makes sure no
+// process of the cluster survives: kwokctl's own stop is checked, and stragglers killed.
+func (p *Provider) DeleteCluster(ctx context.Context, name, kubeconfigPath string) error {
+	if _, err := os.Stat(p.clusterDir(name)); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	pids := p.clusterPIDs(name)
+	_, deleteErr := p.kwokctl(ctx, "delete", "cluster", "--name", name, "--kubeconfig", kubeconfigPath)
+	if err := reapProcesses(ctx, pids); err != nil {
+		return errors.Join(deleteErr, err)
+	}
+	if deleteErr != nil {
+		return deleteErr
+	}
+	return os.RemoveAll(p.clusterDir(name))
+}
+
+// clusterPIDs reads the pid files kwokctl keeps for a cluster's processes.
+func (p *Provider) clusterPIDs(name string) []int {
+	files, _ := filepath.Glob(filepath.Join(p.clusterDir(name), "pids", "*.pid"))
+	var pids []int
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		if pid, err := strconv.Atoi(strings.TrimSpace(string(raw))); err == nil && pid > 0 {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// reapProcesses waits up to 10s for pids to exit, then kills the survivors.
+func reapProcesses(ctx context.Context, pids []int) error {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		alive := alivePIDs(pids)
+		if len(alive) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			for _, pid := range alive {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+			return fmt.Errorf("processes %v outlived their cluster and were killed", alive)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// alivePIDs returns the pids that still exist and are not zombies.
+func alivePIDs(pids []int) []int {
+	var alive []int
+	for _, pid := range pids {
+		if processAlive(pid) {
+			alive = append(alive, pid)
+		}
+	}
+	return alive
+}
+
+func processAlive(pid int) bool {
+	if err := syscall.Kill(pid, 0); err != nil {
+		return false
+	}
+	// A zombie has exited; it only waits for its parent to collect it.
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+	return len(fields) == 0 || fields[0] != "Z"
+}
+
+// ClusterPIDs exposes the processes of a running cluster, for tests that check teardown.
+func (p *Provider) ClusterPIDs(name string) []int { return p.clusterPIDs(name) }
+
+// ProcessesAlive reports which of pids still run.
+func ProcessesAlive(pids []int) []int { return alivePIDs(pids) }
+
+func (p *Provider) kwokctl(ctx context.Context, args ...string) ([]byte, error) {
+	logDir := filepath.Join(p.dir, "logs")
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, p.tc.Path(toolchain.Kwokctl), args...)
+	cmd.Env = append(os.Environ(), "KWOK_WORKDIR="+p.workDir())
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	cmd.Stderr = &out
+	err := cmd.Run()
+	logName := filepath.Join(logDir, "kwokctl.log")
+	if f, ferr := os.OpenFile(logName, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644); ferr == nil {
+		fmt.Fprintf(f, "$ kwokctl %s\n%s\n", strings.Join(args, " "), out.Bytes())
+		f.Close()
+	}
+	if err != nil {
+		return out.Bytes(), fmt.Errorf("kwokctl %s: %w\n%s", args[0]+" "+args[1], err, tail(out.String(), 2000))
+	}
+	return out.Bytes(), nil
+}
+
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "…" + s[len(s)-n:]
+}

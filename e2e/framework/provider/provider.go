@@ -1,0 +1,35 @@
+// Package provider defines what a cluster provider does for an e2e fleet; the local (kwok)
+// and kind providers implement it.
+package provider
+
+import "context"
+
+// Role distinguishes the hub from member clusters; providers configure them differently
+// (the hub signs client certificates and accepts bootstrap tokens).
+type Role string
+
+const (
+	RoleHub    Role = "hub"
+	RoleMember Role = "member"
+)
+
+// ClusterSpec describes one cluster to create.
+type ClusterSpec struct {
+	Name string
+	Role Role
+	// Nodes is how many worker nodes the cluster starts with: fake kwok nodes for the local
+	// provider, node containers for kind.
+	Nodes int
+}
+
+// ClusterProvider creates and deletes the clusters of a fleet.
+type ClusterProvider interface {
+	// Name is the provider's name as given in MUSTER_E2E_PROVIDER.
+	Name() string
+	// CreateCluster starts a cluster, writes its admin kubeconfig to kubeconfigPath and
+	// returns once its API server serves requests.
+	CreateCluster(ctx context.Context, spec ClusterSpec, kubeconfigPath string) error
+	// DeleteCluster stops a cluster and removes its state; deleting a cluster that does
+	// not exist is not an error.
+	DeleteCluster(ctx context.Context, name, kubeconfigPath string) error
+}
