@@ -65,7 +65,8 @@ type WorkloadSpreadSubset struct {
 	// replicas. Unset means unbounded.
 	// +optional
 	// +kubebuilder:validation:XIntOrString
-	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 0 : self.matches('^(100|[1-9]?[0-9])%$')",message="maxReplicas must be a non-negative integer or an integer percent from 0% to 100%"
+	// +kubebuilder:validation:Pattern=`^(100|[1-9]?[0-9])%$`
+	// +kubebuilder:validation:XValidation:rule="type(self) != int || self >= 0",message="maxReplicas must not be negative"
 	MaxReplicas *intstr.IntOrString `json:"maxReplicas,omitempty"`
 }
 
@@ -105,18 +106,18 @@ type ScheduleStrategy struct {
 
 // WorkloadSpreadSpec spreads a FleetJob's pods over ordered subsets.
 // +kubebuilder:validation:XValidation:rule="self.subsets.all(s, !has(s.maxReplicas) || type(s.maxReplicas) == int) || self.subsets.all(s, !has(s.maxReplicas) || type(s.maxReplicas) == string)",message="maxReplicas must be integers in every subset or percents in every subset, not a mix"
-// +kubebuilder:validation:XValidation:rule="self.subsets.filter(s, has(s.maxReplicas) && type(s.maxReplicas) == string && s.maxReplicas.matches('^[0-9]+%$')).map(s, int(s.maxReplicas.replace('%', ''))).sum() <= 100",message="the percents of maxReplicas must add up to at most 100%"
 // +kubebuilder:validation:XValidation:rule="self.scheduleStrategy.type != 'Adaptive' || !has(self.subsets[size(self.subsets) - 1].maxReplicas)",message="with scheduleStrategy Adaptive the last subset must have no maxReplicas, so rescheduled pods always have somewhere to go"
 type WorkloadSpreadSpec struct {
 	// targetRef names the FleetJob to spread. It is immutable.
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="targetRef is immutable"
 	TargetReference TargetReference `json:"targetRef"`
 
-	// subsets in order of preference.
+	// subsets in order of preference, at most 16 (the bound keeps the CEL rules on
+	// maxReplicas within the API server's cost budget).
 	// +listType=map
 	// +listMapKey=name
 	// +kubebuilder:validation:MinItems=1
-	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:MaxItems=16
 	Subsets []WorkloadSpreadSubset `json:"subsets"`
 
 	// scheduleStrategy is Fixed (default) or Adaptive.

@@ -1,0 +1,197 @@
+package v1alpha1_test
+
+import (
+	"strings"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// badInput is one object the API server must reject, with the message a user sees.
+type badInput struct {
+	name   string
+	sample string
+	// change turns the valid sample into the bad object.
+	change func(t *testing.T, u *unstructured.Unstructured)
+	// onUpdate applies change to an object that was created valid, for rules that guard
+	// transitions (immutability).
+	onUpdate bool
+	// want is a fragment of the API server's message.
+	want string
+}
+
+func setTo(path string, value any) func(*testing.T, *unstructured.Unstructured) {
+	return func(t *testing.T, u *unstructured.Unstructured) { set(t, u, path, value) }
+}
+
+func all(changes ...func(*testing.T, *unstructured.Unstructured)) func(*testing.T, *unstructured.Unstructured) {
+	return func(t *testing.T, u *unstructured.Unstructured) {
+		for _, c := range changes {
+			c(t, u)
+		}
+	}
+}
+
+func renameTo(name string) func(*testing.T, *unstructured.Unstructured) {
+	return func(_ *testing.T, u *unstructured.Unstructured) { u.SetName(name) }
+}
+
+func manyNodes(n int) []any {
+	nodes := make([]any, n)
+	for i := range nodes {
+		nodes[i] = map[string]any{"name": "node-" + strings.Repeat("x", 3) + string(rune('a'+i%26)) + "-" + itoa(i)}
+	}
+	return nodes
+}
+
+func itoa(i int) string {
+	const digits = "0123456789"
+	if i < 10 {
+		return digits[i : i+1]
+	}
+	return itoa(i/10) + digits[i%10:i%10+1]
+}
+
+var badInputs = []badInput{
+	// MemberCluster
+	{name: "cluster name too long for its hub namespace", sample: "membercluster",
+		change: renameTo(strings.Repeat("c", 50)), want: "cluster name must be a DNS label of at most 49 characters"},
+	{name: "cluster name with a dot", sample: "membercluster",
+		change: renameTo("eu.west"), want: "cluster name must be a DNS label"},
+
+	// NodeSlice
+	{name: "node slice over 500 nodes", sample: "nodeslice",
+		change: setTo("nodes", manyNodes(501)), want: "must have at most 500 items"},
+	{name: "node slice moved to another cluster", sample: "nodeslice", onUpdate: true,
+		change: setTo("clusterName", "member2"), want: "clusterName is immutable"},
+
+	// Work
+	{name: "work delete propagation not Delete or Orphan", sample: "work",
+		change: setTo("spec.deleteOption.propagationPolicy", "Foreground"), want: `Unsupported value: "Foreground"`},
+	{name: "work JSONPaths feedback without paths", sample: "work",
+		change: setTo("spec.feedbackRules[0].mode", "JSONPaths"), want: "jsonPaths is required with mode JSONPaths"},
+
+	// FleetJob
+	{name: "fleetjob unknown placement mode", sample: "fleetjob",
+		change: setTo("spec.placement.mode", "Spread"), want: `Unsupported value: "Spread"`},
+	{name: "fleetjob division without mode Divided", sample: "fleetjob",
+		change: all(setTo("spec.placement.mode", "Duplicate"), setTo("spec.placement.division", map[string]any{})),
+		want:   "division is only allowed with mode Divided"},
+	{name: "fleetjob pods that restart Always", sample: "fleetjob",
+		change: setTo("spec.template.spec.template.spec.restartPolicy", "Always"), want: "restartPolicy must be Never or OnFailure"},
+	{name: "fleetjob shards managed by someone else", sample: "fleetjob",
+		change: setTo("spec.template.spec.managedBy", "kueue.x-k8s.io/multikueue"), want: "managedBy must be empty or muster.dev/agent"},
+	{name: "fleetjob Indexed without completions", sample: "fleetjob",
+		change: setTo("spec.template.spec.completions", nil), want: "an Indexed job needs template.spec.completions"},
+	{name: "fleetjob placement mode changed", sample: "fleetjob", onUpdate: true,
+		change: setTo("spec.placement.mode", "Duplicate"), want: "spec.placement.mode is immutable"},
+	{name: "fleetjob name longer than a label value", sample: "fleetjob",
+		change: renameTo(strings.Repeat("f", 64)), want: "FleetJob name must be at most 63 characters"},
+	{name: "fleetjob division weight of zero", sample: "fleetjob",
+		change: setTo("spec.placement.division", map[string]any{"weights": []any{map[string]any{"clusterName": "member1", "weight": int64(0)}}}),
+		want:   "should be greater than or equal to 1"},
+
+	// BroadcastJob
+	{name: "broadcastjob pods that restart Always", sample: "broadcastjob",
+		change: setTo("spec.template.spec.restartPolicy", "Always"), want: "template.spec.restartPolicy must be Never or OnFailure"},
+	{name: "broadcastjob without restartPolicy", sample: "broadcastjob",
+		change: setTo("spec.template.spec.restartPolicy", nil), want: "template.spec.restartPolicy must be Never or OnFailure"},
+	{name: "broadcastjob deadline with completionPolicy Never", sample: "broadcastjob",
+		change: all(setTo("spec.completionPolicy.type", "Never"), setTo("spec.completionPolicy.ttlSecondsAfterFinished", nil)),
+		want:   "activeDeadlineSeconds and ttlSecondsAfterFinished are only allowed with completionPolicy type Always"},
+	{name: "broadcastjob TTL with completionPolicy Never", sample: "broadcastjob",
+		change: all(setTo("spec.completionPolicy.type", "Never"), setTo("spec.completionPolicy.activeDeadlineSeconds", nil)),
+		want:   "activeDeadlineSeconds and ttlSecondsAfterFinished are only allowed with completionPolicy type Always"},
+	{name: "broadcastjob parallelism over 100%", sample: "broadcastjob",
+		change: setTo("spec.parallelism", "150%"), want: "parallelism must be a non-negative integer or an integer percent from 0% to 100%"},
+	{name: "broadcastjob fractional percent", sample: "broadcastjob",
+		change: setTo("spec.parallelism", "12.5%"), want: "integer percent from 0% to 100%"},
+	{name: "broadcastjob negative parallelism", sample: "broadcastjob",
+		change: setTo("spec.parallelism", int64(-1)), want: "parallelism must be a non-negative integer"},
+	{name: "broadcastjob unknown failure policy", sample: "broadcastjob",
+		change: setTo("spec.failurePolicy.type", "Retry"), want: `Unsupported value: "Retry"`},
+	{name: "broadcastjob negative restartLimit", sample: "broadcastjob",
+		change: setTo("spec.failurePolicy.restartLimit", int64(-2)), want: "should be greater than or equal to 0"},
+
+	// FleetCronJob
+	{name: "cronjob with both templates", sample: "fleetcronjob",
+		change: func(t *testing.T, u *unstructured.Unstructured) {
+			bcj := sample(t, "broadcastjob")
+			set(t, u, "spec.broadcastJobTemplate", map[string]any{"spec": get(bcj, "spec")})
+		},
+		want: "exactly one of jobTemplate and broadcastJobTemplate must be set"},
+	{name: "cronjob with no template", sample: "fleetcronjob",
+		change: setTo("spec.jobTemplate", nil), want: "exactly one of jobTemplate and broadcastJobTemplate must be set"},
+	{name: "cronjob TZ= in the schedule", sample: "fleetcronjob",
+		change: setTo("spec.schedule", "TZ=Europe/Paris 0 * * * *"), want: "use spec.timeZone"},
+	{name: "cronjob CRON_TZ= in the schedule", sample: "fleetcronjob",
+		change: setTo("spec.schedule", "CRON_TZ=UTC 0 * * * *"), want: "use spec.timeZone"},
+	{name: "cronjob empty schedule", sample: "fleetcronjob",
+		change: setTo("spec.schedule", ""), want: "spec.schedule: Invalid value"},
+	{name: "cronjob unknown concurrency policy", sample: "fleetcronjob",
+		change: setTo("spec.concurrencyPolicy", "Sometimes"), want: `Unsupported value: "Sometimes"`},
+	{name: "cronjob name too long for its children", sample: "fleetcronjob",
+		change: renameTo(strings.Repeat("n", 53)), want: "FleetCronJob name must be at most 52 characters"},
+	{name: "cronjob negative history limit", sample: "fleetcronjob",
+		change: setTo("spec.successfulJobsHistoryLimit", int64(-1)), want: "should be greater than or equal to 0"},
+	{name: "cronjob time zone that is not an IANA name", sample: "fleetcronjob",
+		change: setTo("spec.timeZone", "UTC+2 hours"), want: "spec.timeZone in body should match"},
+
+	// WorkloadSpread
+	{name: "spread with duplicate subset names", sample: "workloadspread",
+		change: setTo("spec.subsets[1].name", "on-prem"), want: "Duplicate value"},
+	{name: "spread mixing integer and percent maxReplicas", sample: "workloadspread",
+		change: all(setTo("spec.scheduleStrategy", map[string]any{"type": "Fixed"}), setTo("spec.subsets[1].maxReplicas", "50%")),
+		want:   "maxReplicas must be integers in every subset or percents in every subset"},
+	{name: "spread percent over 100", sample: "workloadspread",
+		change: setTo("spec.subsets[0].maxReplicas", "101%"), want: "maxReplicas in body should match '^(100|[1-9]?[0-9])%$'"},
+	{name: "spread fractional percent", sample: "workloadspread",
+		change: setTo("spec.subsets[0].maxReplicas", "33.3%"), want: "maxReplicas in body should match"},
+	{name: "spread negative maxReplicas", sample: "workloadspread",
+		change: setTo("spec.subsets[0].maxReplicas", int64(-1)), want: "maxReplicas must not be negative"},
+	{name: "spread Adaptive with a bounded last subset", sample: "workloadspread",
+		change: setTo("spec.subsets[1].maxReplicas", int64(2)), want: "the last subset must have no maxReplicas"},
+	{name: "spread targeting a Deployment", sample: "workloadspread",
+		change: all(setTo("spec.targetRef.apiVersion", "apps/v1"), setTo("spec.targetRef.kind", "Deployment")),
+		want:   `Unsupported value: "Deployment"`},
+	{name: "spread rescheduleCriticalSeconds of zero", sample: "workloadspread",
+		change: setTo("spec.scheduleStrategy.adaptive.rescheduleCriticalSeconds", int64(0)), want: "should be greater than or equal to 1"},
+	{name: "spread adaptive settings with Fixed", sample: "workloadspread",
+		change: setTo("spec.scheduleStrategy.type", "Fixed"), want: "adaptive is only allowed with type Adaptive"},
+	{name: "spread without subsets", sample: "workloadspread",
+		change: setTo("spec.subsets", []any{}), want: "should have at least 1 items"},
+	{name: "spread retargeted", sample: "workloadspread", onUpdate: true,
+		change: setTo("spec.targetRef.name", "other"), want: "targetRef is immutable"},
+}
+
+func TestValidationRejectsBadInput(t *testing.T) {
+	for _, tc := range badInputs {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := t.Context()
+			u := sample(t, tc.sample)
+			isolate(t, ctx, u)
+			if tc.onUpdate {
+				if err := env.Client.Create(ctx, u); err != nil {
+					t.Fatalf("creating the valid object: %v", err)
+				}
+			}
+			tc.change(t, u)
+			var err error
+			if tc.onUpdate {
+				err = env.Client.Update(ctx, u)
+			} else {
+				err = env.Client.Create(ctx, u)
+			}
+			if err == nil {
+				t.Fatalf("the API server accepted the bad object; want an error containing %q", tc.want)
+			}
+			if !apierrors.IsInvalid(err) {
+				t.Fatalf("error = %v, want an Invalid error", err)
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error = %v\nwant it to contain %q", err, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,79 @@
+// Package envtest starts a real kube-apiserver and etcd, from the cached toolchain, with
+// Muster's CRDs installed: the harness of every integration test.
+package envtest
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	crenvtest "sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/musterhq/muster/e2e/framework"
+	"github.com/musterhq/muster/e2e/toolchain"
+)
+
+// Environment is a running control plane.
+type Environment struct {
+	Config *rest.Config
+	Client client.Client
+	env    *crenvtest.Environment
+}
+
+// Start starts the control plane and installs every CRD under deploy/crd. It fails with
+// instructions when the toolchain has not been built.
+func Start() (*Environment, error) {
+	cacheDir, err := toolchain.CacheDir()
+	if err != nil {
+		return nil, err
+	}
+	tc, err := toolchain.Locate(cacheDir)
+	if err != nil {
+		return nil, err
+	}
+	root, err := RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	env := &crenvtest.Environment{
+		BinaryAssetsDirectory: tc.AssetsDir,
+		CRDDirectoryPaths:     []string{filepath.Join(root, "deploy", "crd")},
+		ErrorIfCRDPathMissing: true,
+		Scheme:                framework.Scheme,
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		return nil, fmt.Errorf("starting envtest from %s: %w", tc.AssetsDir, err)
+	}
+	cfg.QPS, cfg.Burst = 500, 1000
+	c, err := client.New(cfg, client.Options{Scheme: framework.Scheme})
+	if err != nil {
+		return nil, errors.Join(err, env.Stop())
+	}
+	return &Environment{Config: cfg, Client: c, env: env}, nil
+}
+
+// Stop stops the control plane.
+func (e *Environment) Stop() error { return e.env.Stop() }
+
+// RepoRoot finds the module root by walking up from the working directory, which go test
+// sets to the package under test.
+func RepoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
