@@ -1,0 +1,106 @@
+// Package nodefit decides whether a pod template could run on a node: the node-level
+// checks Muster shares between the agent's BroadcastJob controller and the hub's
+// inventory. It answers "could this pod ever be placed here", not "is there room now":
+// requests are compared with the node's allocatable, not with what other pods use.
+package nodefit
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	resourcehelper "k8s.io/component-helpers/resource"
+	schedulinghelper "k8s.io/component-helpers/scheduling/corev1"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+	"k8s.io/klog/v2"
+)
+
+// Reason says why a node does not fit; the empty Reason means it fits.
+type Reason string
+
+const (
+	Fits                  Reason = ""
+	NodeNameMismatch      Reason = "NodeNameMismatch"
+	NodeAffinityMismatch  Reason = "NodeAffinityMismatch"
+	UntoleratedTaint      Reason = "UntoleratedTaint"
+	NodeUnschedulable     Reason = "NodeUnschedulable"
+	NodeNotReady          Reason = "NodeNotReady"
+	InsufficientResources Reason = "InsufficientResources"
+)
+
+// Template is a pod spec prepared once for checks against many nodes.
+type Template struct {
+	nodeName    string
+	affinity    nodeaffinity.RequiredNodeAffinity
+	tolerations []corev1.Toleration
+	requests    corev1.ResourceList
+}
+
+// NewTemplate prepares spec; it keeps no reference to it.
+func NewTemplate(spec *corev1.PodSpec) *Template {
+	pod := &corev1.Pod{Spec: *spec}
+	return &Template{
+		nodeName:    spec.NodeName,
+		affinity:    nodeaffinity.GetRequiredNodeAffinity(pod),
+		tolerations: spec.Tolerations,
+		requests:    resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}),
+	}
+}
+
+// Check returns why node cannot run the template's pod, or Fits.
+func (t *Template) Check(node *corev1.Node) Reason {
+	reason, _ := t.Explain(node)
+	return reason
+}
+
+// Explain is Check with a human-readable detail for events and conditions.
+func (t *Template) Explain(node *corev1.Node) (Reason, string) {
+	if t.nodeName != "" && t.nodeName != node.Name {
+		return NodeNameMismatch, fmt.Sprintf("the pod asks for node %s", t.nodeName)
+	}
+	if !isReady(node) {
+		return NodeNotReady, "the node is not Ready"
+	}
+	if node.Spec.Unschedulable && !t.toleratesUnschedulable() {
+		return NodeUnschedulable, "the node is cordoned"
+	}
+	// A malformed selector matches nothing; the API server rejects those, so only a
+	// template that bypassed validation gets here.
+	if ok, _ := t.affinity.Match(node); !ok {
+		return NodeAffinityMismatch, "the node does not match the pod's node selector or required node affinity"
+	}
+	if taint, found := schedulinghelper.FindMatchingUntoleratedTaint(klog.Background(), node.Spec.Taints, t.tolerations, blocksScheduling, true); found {
+		return UntoleratedTaint, fmt.Sprintf("the pod does not tolerate taint %s", taint.ToString())
+	}
+	for name, want := range t.requests {
+		have, ok := node.Status.Allocatable[name]
+		if want.IsZero() {
+			continue
+		}
+		if !ok || have.Cmp(want) < 0 {
+			return InsufficientResources, fmt.Sprintf("the pod requests %s %s, the node has %s allocatable", want.String(), name, have.String())
+		}
+	}
+	return Fits, ""
+}
+
+// blocksScheduling keeps the taints that stop a pod from being placed: NoSchedule and
+// NoExecute. PreferNoSchedule only lowers a node's score.
+func blocksScheduling(t *corev1.Taint) bool {
+	return t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute
+}
+
+// toleratesUnschedulable mirrors the scheduler: a cordoned node still takes pods that
+// tolerate the unschedulable taint (DaemonSet pods do).
+func (t *Template) toleratesUnschedulable() bool {
+	taint := &corev1.Taint{Key: corev1.TaintNodeUnschedulable, Effect: corev1.TaintEffectNoSchedule}
+	return schedulinghelper.TolerationsTolerateTaint(klog.Background(), t.tolerations, taint, true)
+}
+
+func isReady(node *corev1.Node) bool {
+	for _, c := range node.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
