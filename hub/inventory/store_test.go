@@ -1,0 +1,172 @@
+package inventory
+
+import (
+	"fmt"
+	"runtime"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+)
+
+func nodeInfo(name string, mutate ...func(*musterv1.NodeInfo)) musterv1.NodeInfo {
+	n := musterv1.NodeInfo{
+		Name:   name,
+		Labels: map[string]string{"pool": "general"},
+		Ready:  true,
+		Allocatable: corev1.ResourceList{
+			corev1.ResourceCPU:    resource.MustParse("4"),
+			corev1.ResourceMemory: resource.MustParse("16Gi"),
+		},
+	}
+	for _, m := range mutate {
+		m(&n)
+	}
+	return n
+}
+
+func slice(cluster, name string, nodes ...musterv1.NodeInfo) *musterv1.NodeSlice {
+	return &musterv1.NodeSlice{
+		ObjectMeta:  metav1.ObjectMeta{Namespace: musterv1.MemberNamespace(cluster), Name: name},
+		ClusterName: cluster,
+		Nodes:       nodes,
+	}
+}
+
+func names(nodes []*corev1.Node) []string {
+	var out []string
+	for _, n := range nodes {
+		out = append(out, n.Name)
+	}
+	return out
+}
+
+func TestReplaceSliceReplacesOnlyThatSlice(t *testing.T) {
+	inv := New()
+	must(t, inv.ReplaceSlice("c1", slice("c1", "s0", nodeInfo("a"), nodeInfo("b"))))
+	must(t, inv.ReplaceSlice("c1", slice("c1", "s1", nodeInfo("c"))))
+	must(t, inv.ReplaceSlice("c2", slice("c2", "s0", nodeInfo("a"))))
+
+	must(t, inv.ReplaceSlice("c1", slice("c1", "s0", nodeInfo("b"), nodeInfo("d"))))
+	if diff := cmp.Diff([]string{"b", "c", "d"}, names(inv.Nodes("c1"))); diff != "" {
+		t.Errorf("c1 nodes after replacing s0 (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"a"}, names(inv.Nodes("c2"))); diff != "" {
+		t.Errorf("c2 nodes must not change when c1's slice does (-want +got):\n%s", diff)
+	}
+
+	must(t, inv.DeleteSlice(musterv1.MemberNamespace("c1"), "s1"))
+	if diff := cmp.Diff([]string{"b", "d"}, names(inv.Nodes("c1"))); diff != "" {
+		t.Errorf("c1 nodes after deleting s1 (-want +got):\n%s", diff)
+	}
+}
+
+func TestNodesWithLabel(t *testing.T) {
+	inv := New()
+	gpu := func(n *musterv1.NodeInfo) { n.Labels = map[string]string{"pool": "gpu"} }
+	must(t, inv.ReplaceSlice("c1", slice("c1", "s0", nodeInfo("a", gpu), nodeInfo("b"))))
+	must(t, inv.ReplaceSlice("c2", slice("c2", "s0", nodeInfo("c", gpu))))
+	if diff := cmp.Diff([]string{"a", "c"}, names(inv.NodesWithLabel("pool", "gpu"))); diff != "" {
+		t.Errorf("gpu nodes (-want +got):\n%s", diff)
+	}
+}
+
+func TestEligibleNodesAndCapacity(t *testing.T) {
+	inv := New()
+	must(t, inv.ReplaceSlice("c1", slice("c1", "s0",
+		nodeInfo("fits"),
+		nodeInfo("cordoned", func(n *musterv1.NodeInfo) { n.Unschedulable = true }),
+		nodeInfo("not-ready", func(n *musterv1.NodeInfo) { n.Ready = false }),
+		nodeInfo("tainted", func(n *musterv1.NodeInfo) {
+			n.Taints = []corev1.Taint{{Key: "dedicated", Effect: corev1.TaintEffectNoSchedule}}
+		}),
+		nodeInfo("small", func(n *musterv1.NodeInfo) { n.Allocatable[corev1.ResourceCPU] = resource.MustParse("500m") }),
+	)))
+	must(t, inv.ReplaceSlice("c2", slice("c2", "s0", nodeInfo("other"))))
+	spec := &corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")},
+	}}}}
+
+	if diff := cmp.Diff([]string{"fits"}, inv.EligibleNodes("c1", spec)); diff != "" {
+		t.Errorf("eligible nodes of c1 (-want +got):\n%s", diff)
+	}
+	want := map[string][]string{"c1": {"fits"}, "c2": {"other"}}
+	if diff := cmp.Diff(want, inv.EligibleNodesByCluster(spec)); diff != "" {
+		t.Errorf("eligible nodes by cluster (-want +got):\n%s", diff)
+	}
+	// fits, tainted and small are ready and schedulable: 4 + 4 + 0.5 CPUs.
+	capacity := inv.Capacity("c1")
+	if got := capacity[corev1.ResourceCPU]; got.Cmp(resource.MustParse("8500m")) != 0 {
+		t.Errorf("c1 CPU capacity = %s, want 8500m", got.String())
+	}
+	if got := capacity[corev1.ResourceMemory]; got.Cmp(resource.MustParse("48Gi")) != 0 {
+		t.Errorf("c1 memory capacity = %s, want 48Gi", got.String())
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// fleet200x500 builds the slices of 200 clusters with 500 nodes each.
+func fleet200x500() []*musterv1.NodeSlice {
+	var slices []*musterv1.NodeSlice
+	for c := range 200 {
+		cluster := fmt.Sprintf("c%03d", c)
+		nodes := make([]musterv1.NodeInfo, 500)
+		for i := range nodes {
+			nodes[i] = nodeInfo(fmt.Sprintf("%s-n%03d", cluster, i), func(n *musterv1.NodeInfo) {
+				n.Labels = map[string]string{"pool": []string{"general", "gpu", "spot"}[i%3], "zone": fmt.Sprintf("z%d", i%4)}
+				if i%10 == 0 {
+					n.Taints = []corev1.Taint{{Key: "dedicated", Effect: corev1.TaintEffectNoSchedule}}
+				}
+			})
+		}
+		slices = append(slices, slice(cluster, cluster+"-0", nodes...))
+	}
+	return slices
+}
+
+func BenchmarkLoad100kNodes(b *testing.B) {
+	slices := fleet200x500()
+	b.ReportAllocs()
+	for b.Loop() {
+		runtime.GC()
+		var before runtime.MemStats
+		runtime.ReadMemStats(&before)
+		inv := New()
+		for _, s := range slices {
+			if err := inv.ReplaceSlice(s.ClusterName, s); err != nil {
+				b.Fatal(err)
+			}
+		}
+		runtime.GC()
+		var after runtime.MemStats
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/(1<<20), "heap-MiB")
+		runtime.KeepAlive(inv)
+	}
+}
+
+func BenchmarkEligibleNodesOver100kNodes(b *testing.B) {
+	inv := New()
+	for _, s := range fleet200x500() {
+		if err := inv.ReplaceSlice(s.ClusterName, s); err != nil {
+			b.Fatal(err)
+		}
+	}
+	spec := &corev1.PodSpec{NodeSelector: map[string]string{"pool": "general"}, Containers: []corev1.Container{{Name: "c"}}}
+	b.ReportAllocs()
+	for b.Loop() {
+		if got := inv.EligibleNodesByCluster(spec); len(got) != 200 {
+			b.Fatalf("eligible clusters = %d, want 200", len(got))
+		}
+	}
+}
