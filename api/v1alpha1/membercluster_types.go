@@ -24,9 +24,13 @@ type MemberClusterSpec struct {
 	Accepted bool `json:"accepted,omitempty"`
 
 	// taints keep new work off the cluster unless the work tolerates them. The hub adds
-	// muster.dev/unreachable:NoSchedule while the agent is unreachable.
+	// muster.dev/unreachable:NoSchedule while the agent is unreachable; being a map keyed by
+	// key and effect, administrators' own taints and the hub's coexist under server-side
+	// apply.
 	// +optional
-	// +listType=atomic
+	// +listType=map
+	// +listMapKey=key
+	// +listMapKey=effect
 	// +kubebuilder:validation:MaxItems=32
 	Taints []corev1.Taint `json:"taints,omitempty"`
 }

@@ -1,0 +1,160 @@
+package registration
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+)
+
+// +kubebuilder:rbac:groups=muster.dev,resources=memberclusters,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=muster.dev,resources=memberclusters/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings;clusterroles;clusterrolebindings,verbs=get;list;watch;create;update;patch;delete;bind;escalate
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Event reasons.
+const (
+	ReasonAccepted   = "ClusterAccepted"
+	ReasonNotAccepted = "ClusterNotAccepted"
+	ReasonRevoked    = "ClusterAccessRevoked"
+)
+
+// rbacObject is any of the RBAC kinds the reconciler manages.
+type rbacObject interface {
+	client.Object
+}
+
+// Reconciler gives accepted clusters their namespace and RBAC and takes the RBAC away
+// from clusters that are not (or no longer) accepted.
+type Reconciler struct {
+	Client   client.Client
+	Recorder events.EventRecorder
+	// AutoAccept accepts every cluster that registers: convenient for test fleets, not for
+	// production, where `musterctl accept` is the gate.
+	AutoAccept bool
+}
+
+// SetupWithManager registers the reconciler.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("registration").
+		For(&musterv1.MemberCluster{}).
+		Owns(&rbacv1.ClusterRoleBinding{}).
+		Complete(r)
+}
+
+// Reconcile drives one MemberCluster's admission.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var mc musterv1.MemberCluster
+	if err := r.Client.Get(ctx, req.NamespacedName, &mc); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !mc.DeletionTimestamp.IsZero() {
+		// Owner references let the garbage collector remove namespace and RBAC.
+		return ctrl.Result{}, nil
+	}
+	if r.AutoAccept && !mc.Spec.Accepted {
+		patch := client.MergeFrom(mc.DeepCopy())
+		mc.Spec.Accepted = true
+		if err := r.Client.Patch(ctx, &mc, patch); err != nil {
+			return ctrl.Result{}, fmt.Errorf("auto-accepting %s: %w", mc.Name, err)
+		}
+	}
+	if mc.Spec.Accepted {
+		return ctrl.Result{}, r.admit(ctx, &mc)
+	}
+	return ctrl.Result{}, r.revoke(ctx, &mc)
+}
+
+// admit creates or updates the cluster's namespace and RBAC, then records acceptance.
+func (r *Reconciler) admit(ctx context.Context, mc *musterv1.MemberCluster) error {
+	ns, objs := desiredRBAC(mc)
+	if err := r.Client.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating namespace %s: %w", ns.Name, err)
+	}
+	for _, want := range objs {
+		if err := r.apply(ctx, want); err != nil {
+			return err
+		}
+	}
+	return r.setAccepted(ctx, mc, metav1.ConditionTrue, ReasonAccepted, "the hub administrator accepted the cluster")
+}
+
+// apply creates want or updates an existing object's rules, subjects and labels to it.
+func (r *Reconciler) apply(ctx context.Context, want rbacObject) error {
+	got := want.DeepCopyObject().(rbacObject)
+	_, err := controllerutil.CreateOrUpdate(ctx, r.Client, got, func() error {
+		got.SetLabels(want.GetLabels())
+		got.SetOwnerReferences(want.GetOwnerReferences())
+		switch g := got.(type) {
+		case *rbacv1.Role:
+			g.Rules = want.(*rbacv1.Role).Rules
+		case *rbacv1.ClusterRole:
+			g.Rules = want.(*rbacv1.ClusterRole).Rules
+		case *rbacv1.RoleBinding:
+			g.Subjects = want.(*rbacv1.RoleBinding).Subjects
+			g.RoleRef = want.(*rbacv1.RoleBinding).RoleRef
+		case *rbacv1.ClusterRoleBinding:
+			g.Subjects = want.(*rbacv1.ClusterRoleBinding).Subjects
+			g.RoleRef = want.(*rbacv1.ClusterRoleBinding).RoleRef
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("applying %T %s: %w", want, want.GetName(), err)
+	}
+	return nil
+}
+
+// revoke deletes the bindings of a cluster that is not accepted: its certificate, if it
+// has one, then authenticates but is allowed nothing.
+func (r *Reconciler) revoke(ctx context.Context, mc *musterv1.MemberCluster) error {
+	revoked := false
+	for _, b := range bindings(mc.Name) {
+		err := r.Client.Delete(ctx, b)
+		if err == nil {
+			revoked = true
+		} else if !apierrors.IsNotFound(err) {
+			return fmt.Errorf("revoking %T %s: %w", b, b.GetName(), err)
+		}
+	}
+	if revoked {
+		r.Recorder.Eventf(mc, nil, corev1.EventTypeWarning, ReasonRevoked, "Revoke", "removed the RBAC bindings of cluster %s's agent", mc.Name)
+		log.FromContext(ctx).Info("revoked cluster access", "cluster", mc.Name)
+	}
+	return r.setAccepted(ctx, mc, metav1.ConditionFalse, ReasonNotAccepted, "waiting for `musterctl accept "+mc.Name+"`")
+}
+
+func (r *Reconciler) setAccepted(ctx context.Context, mc *musterv1.MemberCluster, status metav1.ConditionStatus, reason, message string) error {
+	before := meta.FindStatusCondition(mc.Status.Conditions, musterv1.MemberClusterAccepted)
+	if before != nil && before.Status == status && before.Reason == reason {
+		return nil
+	}
+	// Other writers own other conditions; the lock makes a stale list a conflict (and a
+	// retry) instead of a lost update.
+	patch := client.MergeFromWithOptions(mc.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	meta.SetStatusCondition(&mc.Status.Conditions, metav1.Condition{
+		Type: musterv1.MemberClusterAccepted, Status: status, Reason: reason, Message: message, ObservedGeneration: mc.Generation,
+	})
+	if err := r.Client.Status().Patch(ctx, mc, patch); err != nil {
+		return fmt.Errorf("recording Accepted=%s on %s: %w", status, mc.Name, err)
+	}
+	eventType := corev1.EventTypeNormal
+	if status != metav1.ConditionTrue {
+		eventType = corev1.EventTypeWarning
+	}
+	r.Recorder.Eventf(mc, nil, eventType, reason, "Admit", message)
+	return nil
+}

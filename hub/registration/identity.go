@@ -1,0 +1,155 @@
+package registration
+
+import (
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+
+	certificatesv1 "k8s.io/api/certificates/v1"
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Identities of agents and of the bootstrap tokens they join with.
+const (
+	// MembersGroup holds every agent.
+	MembersGroup = "muster:members"
+	// BootstrapGroup is the extra group of Muster's bootstrap tokens.
+	BootstrapGroup = "system:bootstrappers:muster"
+	// ClusterLabel on a CSR names the cluster it is for, so that `musterctl accept` can list
+	// them; the approver trusts only the request's subject.
+	ClusterLabel = "muster.dev/cluster"
+)
+
+// AgentUser is the user name of a cluster's agent certificate.
+func AgentUser(cluster string) string { return "muster:member:" + cluster + ":agent" }
+
+// ClusterGroup is the group that every credential of one cluster's agent carries.
+func ClusterGroup(cluster string) string { return "muster:member:" + cluster }
+
+var agentCommonName = regexp.MustCompile(`^muster:member:([a-z0-9]([-a-z0-9]*[a-z0-9])?):agent$`)
+
+// allowedUsages are what an agent's client certificate may be used for.
+var allowedUsages = []certificatesv1.KeyUsage{
+	certificatesv1.UsageClientAuth, certificatesv1.UsageDigitalSignature, certificatesv1.UsageKeyEncipherment,
+}
+
+// ParseAgentCSR checks that csr asks for exactly an agent identity and nothing more, and
+// returns the cluster it is for.
+func ParseAgentCSR(csr *certificatesv1.CertificateSigningRequest) (string, error) {
+	if csr.Spec.SignerName != certificatesv1.KubeAPIServerClientSignerName {
+		return "", fmt.Errorf("signer %q is not %s", csr.Spec.SignerName, certificatesv1.KubeAPIServerClientSignerName)
+	}
+	block, _ := pem.Decode(csr.Spec.Request)
+	if block == nil || block.Type != "CERTIFICATE REQUEST" {
+		return "", errors.New("request is not a PEM certificate request")
+	}
+	req, err := x509.ParseCertificateRequest(block.Bytes)
+	if err != nil {
+		return "", fmt.Errorf("parsing certificate request: %w", err)
+	}
+	if err := req.CheckSignature(); err != nil {
+		return "", fmt.Errorf("certificate request signature: %w", err)
+	}
+	m := agentCommonName.FindStringSubmatch(req.Subject.CommonName)
+	if m == nil {
+		return "", fmt.Errorf("common name %q is not an agent identity", req.Subject.CommonName)
+	}
+	cluster := m[1]
+	orgs := slices.Clone(req.Subject.Organization)
+	slices.Sort(orgs)
+	if want := []string{ClusterGroup(cluster), MembersGroup}; !slices.Equal(orgs, want) {
+		return "", fmt.Errorf("organizations %v, want exactly %v", req.Subject.Organization, want)
+	}
+	if len(req.DNSNames)+len(req.IPAddresses)+len(req.EmailAddresses)+len(req.URIs) > 0 {
+		return "", errors.New("an agent client certificate carries no subject alternative names")
+	}
+	if !slices.Contains(csr.Spec.Usages, certificatesv1.UsageClientAuth) {
+		return "", errors.New("usages lack client auth")
+	}
+	for _, u := range csr.Spec.Usages {
+		if !slices.Contains(allowedUsages, u) {
+			return "", fmt.Errorf("usage %q is not allowed for an agent", u)
+		}
+	}
+	return cluster, nil
+}
+
+// Decision is what to do with a pending CSR.
+type Decision string
+
+const (
+	// Ignore: not an agent request, or already decided.
+	Ignore Decision = "Ignore"
+	// Approve the request.
+	Approve Decision = "Approve"
+	// Wait for the cluster to be accepted, or for an administrator.
+	Wait Decision = "Wait"
+)
+
+// Requester classifies who made a CSR for cluster.
+type Requester string
+
+const (
+	RequesterBootstrap Requester = "Bootstrap"
+	RequesterAgent     Requester = "Agent"
+	RequesterOther     Requester = "Other"
+)
+
+// RequesterOf says whether the CSR came from a Muster bootstrap token or from cluster's own
+// agent renewing its certificate.
+func RequesterOf(csr *certificatesv1.CertificateSigningRequest, cluster string) Requester {
+	switch {
+	case csr.Spec.Username == AgentUser(cluster) && slices.Contains(csr.Spec.Groups, ClusterGroup(cluster)):
+		return RequesterAgent
+	case slices.Contains(csr.Spec.Groups, BootstrapGroup):
+		return RequesterBootstrap
+	default:
+		return RequesterOther
+	}
+}
+
+// Decide is the approval policy shared by the hub's approver (byAdmin false) and
+// `musterctl accept` (byAdmin true). accepted says whether the cluster the request is
+// for is accepted.
+func Decide(csr *certificatesv1.CertificateSigningRequest, accepted, autoAccept, byAdmin bool) (Decision, string) {
+	if decided(csr) {
+		return Ignore, "already decided"
+	}
+	cluster, err := ParseAgentCSR(csr)
+	if err != nil {
+		return Ignore, err.Error()
+	}
+	if !accepted {
+		return Wait, fmt.Sprintf("cluster %s is not accepted", cluster)
+	}
+	switch RequesterOf(csr, cluster) {
+	case RequesterAgent:
+		return Approve, "renewal by the cluster's own agent"
+	case RequesterBootstrap:
+		if byAdmin || autoAccept {
+			return Approve, "join with a bootstrap token of an accepted cluster"
+		}
+		return Wait, "a join waits for `musterctl accept " + cluster + "`"
+	default:
+		return Ignore, fmt.Sprintf("requester %s is neither a bootstrap token nor cluster %s's agent", csr.Spec.Username, cluster)
+	}
+}
+
+func decided(csr *certificatesv1.CertificateSigningRequest) bool {
+	for _, c := range csr.Status.Conditions {
+		if (c.Type == certificatesv1.CertificateApproved || c.Type == certificatesv1.CertificateDenied) && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+// ApprovalCondition is the condition an approval adds.
+func ApprovalCondition(reason, message string) certificatesv1.CertificateSigningRequestCondition {
+	return certificatesv1.CertificateSigningRequestCondition{
+		Type: certificatesv1.CertificateApproved, Status: corev1.ConditionTrue, Reason: reason, Message: message,
+	}
+}
