@@ -3,28 +3,17 @@ package framework
 import (
 	"fmt"
 
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/api/scheme"
 	"github.com/musterhq/muster/e2e/framework/provider"
 )
 
 // Scheme knows the built-in kinds and Muster's.
-var Scheme = func() *runtime.Scheme {
-	s := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(s); err != nil {
-		panic(err)
-	}
-	if err := musterv1.AddToScheme(s); err != nil {
-		panic(err)
-	}
-	return s
-}()
+var Scheme = scheme.Scheme
 
 // Cluster is a typed handle on one cluster of a fleet.
 type Cluster struct {

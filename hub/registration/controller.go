@@ -26,9 +26,9 @@ import (
 
 // Event reasons.
 const (
-	ReasonAccepted   = "ClusterAccepted"
+	ReasonAccepted    = "ClusterAccepted"
 	ReasonNotAccepted = "ClusterNotAccepted"
-	ReasonRevoked    = "ClusterAccessRevoked"
+	ReasonRevoked     = "ClusterAccessRevoked"
 )
 
 // rbacObject is any of the RBAC kinds the reconciler manages.

@@ -1,0 +1,131 @@
+package health
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+
+	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+)
+
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch
+// +kubebuilder:rbac:groups=muster.dev,resources=memberclusters,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=muster.dev,resources=memberclusters/status,verbs=get;update;patch
+
+// Event reasons.
+const (
+	EventAvailable   = "ClusterAvailable"
+	EventUnreachable = "ClusterUnreachable"
+)
+
+// Reconciler keeps MemberClusters' Available condition and unreachable taint in step with
+// their agents' leases.
+type Reconciler struct {
+	Client   client.Client
+	Recorder events.EventRecorder
+	Clock    clock.PassiveClock
+	// GracePeriod is how long a lease may go unrenewed before the cluster counts as
+	// unreachable (default 40s).
+	GracePeriod time.Duration
+}
+
+// SetupWithManager registers the reconciler; every lease renewal re-evaluates its cluster.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("health").
+		For(&musterv1.MemberCluster{}).
+		Watches(&coordinationv1.Lease{}, handler.EnqueueRequestsFromMapFunc(clusterOfLease)).
+		Complete(r)
+}
+
+func clusterOfLease(_ context.Context, o client.Object) []ctrl.Request {
+	cluster, ok := strings.CutPrefix(o.GetNamespace(), musterv1.MemberNamespacePrefix)
+	if !ok || o.GetName() != LeaseName {
+		return nil
+	}
+	return []ctrl.Request{{NamespacedName: types.NamespacedName{Name: cluster}}}
+}
+
+// Reconcile evaluates one cluster's lease and records the verdict.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var mc musterv1.MemberCluster
+	if err := r.Client.Get(ctx, req.NamespacedName, &mc); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !mc.Spec.Accepted || !mc.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil
+	}
+	lease, err := r.lease(ctx, mc.Name)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	now := r.Clock.Now()
+	verdict := Evaluate(now, lease, r.GracePeriod)
+	if err := r.recordCondition(ctx, &mc, verdict); err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := r.recordTaint(ctx, &mc, verdict.Status != metav1.ConditionTrue, now); err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{RequeueAfter: verdict.RecheckAfter}, nil
+}
+
+func (r *Reconciler) lease(ctx context.Context, cluster string) (*coordinationv1.Lease, error) {
+	var lease coordinationv1.Lease
+	err := r.Client.Get(ctx, types.NamespacedName{Namespace: musterv1.MemberNamespace(cluster), Name: LeaseName}, &lease)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the lease of %s: %w", cluster, err)
+	}
+	return &lease, nil
+}
+
+func (r *Reconciler) recordCondition(ctx context.Context, mc *musterv1.MemberCluster, v Availability) error {
+	before := meta.FindStatusCondition(mc.Status.Conditions, musterv1.MemberClusterAvailable)
+	if before != nil && before.Status == v.Status && before.Reason == v.Reason {
+		return nil
+	}
+	patch := client.MergeFromWithOptions(mc.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	meta.SetStatusCondition(&mc.Status.Conditions, metav1.Condition{
+		Type: musterv1.MemberClusterAvailable, Status: v.Status, Reason: v.Reason, Message: v.Message, ObservedGeneration: mc.Generation,
+	})
+	if err := r.Client.Status().Patch(ctx, mc, patch); err != nil {
+		return fmt.Errorf("recording Available=%s on %s: %w", v.Status, mc.Name, err)
+	}
+	// The first verdict on a cluster that never had one is not a transition worth a warning.
+	switch {
+	case v.Status == metav1.ConditionTrue:
+		r.Recorder.Eventf(mc, nil, corev1.EventTypeNormal, EventAvailable, "Heartbeat", v.Message)
+	case before != nil:
+		r.Recorder.Eventf(mc, nil, corev1.EventTypeWarning, EventUnreachable, "Heartbeat", v.Message)
+	}
+	return nil
+}
+
+func (r *Reconciler) recordTaint(ctx context.Context, mc *musterv1.MemberCluster, unreachable bool, now time.Time) error {
+	taints, changed := withUnreachableTaint(mc.Spec.Taints, unreachable, now)
+	if !changed {
+		return nil
+	}
+	patch := client.MergeFromWithOptions(mc.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	mc.Spec.Taints = taints
+	if err := r.Client.Patch(ctx, mc, patch); err != nil {
+		return fmt.Errorf("updating the unreachable taint of %s: %w", mc.Name, err)
+	}
+	return nil
+}

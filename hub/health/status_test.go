@@ -1,0 +1,69 @@
+package health
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func TestEvaluate(t *testing.T) {
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	renewedAgo := func(d time.Duration) *coordinationv1.Lease {
+		return &coordinationv1.Lease{Spec: coordinationv1.LeaseSpec{RenewTime: &metav1.MicroTime{Time: now.Add(-d)}}}
+	}
+	cases := []struct {
+		name        string
+		lease       *coordinationv1.Lease
+		wantStatus  metav1.ConditionStatus
+		wantReason  string
+		wantRecheck time.Duration
+	}{
+		{name: "no lease yet", wantStatus: metav1.ConditionUnknown, wantReason: ReasonLeaseNotFound},
+		{name: "lease without renew time", lease: &coordinationv1.Lease{}, wantStatus: metav1.ConditionUnknown, wantReason: ReasonLeaseNotFound},
+		{name: "just renewed", lease: renewedAgo(0), wantStatus: metav1.ConditionTrue, wantReason: ReasonAgentRenewing, wantRecheck: 41 * time.Second},
+		{name: "renewed 30s ago", lease: renewedAgo(30 * time.Second), wantStatus: metav1.ConditionTrue, wantReason: ReasonAgentRenewing, wantRecheck: 11 * time.Second},
+		{name: "exactly at the grace period", lease: renewedAgo(40 * time.Second), wantStatus: metav1.ConditionTrue, wantReason: ReasonAgentRenewing, wantRecheck: time.Second},
+		{name: "past the grace period", lease: renewedAgo(41 * time.Second), wantStatus: metav1.ConditionUnknown, wantReason: ReasonAgentStopped},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Evaluate(now, tc.lease, 40*time.Second)
+			if got.Status != tc.wantStatus || got.Reason != tc.wantReason || got.RecheckAfter != tc.wantRecheck {
+				t.Errorf("Evaluate() = %+v, want status %s reason %s recheck %s", got, tc.wantStatus, tc.wantReason, tc.wantRecheck)
+			}
+		})
+	}
+}
+
+func TestWithUnreachableTaint(t *testing.T) {
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	admin := corev1.Taint{Key: "maintenance", Effect: corev1.TaintEffectNoSchedule}
+	unreachable := corev1.Taint{Key: "muster.dev/unreachable", Effect: corev1.TaintEffectNoSchedule, TimeAdded: &metav1.Time{Time: now}}
+	cases := []struct {
+		name        string
+		taints      []corev1.Taint
+		want        bool
+		wantTaints  []corev1.Taint
+		wantChanged bool
+	}{
+		{name: "add next to an administrator's taint", taints: []corev1.Taint{admin}, want: true, wantTaints: []corev1.Taint{admin, unreachable}, wantChanged: true},
+		{name: "already there", taints: []corev1.Taint{unreachable}, want: true, wantTaints: []corev1.Taint{unreachable}},
+		{name: "remove, keeping the administrator's", taints: []corev1.Taint{unreachable, admin}, want: false, wantTaints: []corev1.Taint{admin}, wantChanged: true},
+		{name: "nothing to remove", taints: []corev1.Taint{admin}, want: false, wantTaints: []corev1.Taint{admin}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, changed := withUnreachableTaint(tc.taints, tc.want, now)
+			if changed != tc.wantChanged {
+				t.Errorf("changed = %v, want %v", changed, tc.wantChanged)
+			}
+			if diff := cmp.Diff(tc.wantTaints, got); diff != "" {
+				t.Errorf("taints (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

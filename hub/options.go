@@ -1,0 +1,48 @@
+package hub
+
+import (
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+// Options configure the hub. Each field's default is set by NewOptions.
+type Options struct {
+	// Kubeconfig of the hub cluster; empty means in-cluster configuration.
+	Kubeconfig string
+	// MetricsAddr serves Prometheus metrics (default ":8080"; "0" disables).
+	MetricsAddr string
+	// ProbeAddr serves /healthz and /readyz (default ":8081"; "0" disables).
+	ProbeAddr string
+	// LeaderElect makes replicas elect one active hub (default true).
+	LeaderElect bool
+	// LeaderElectionNamespace holds the leader Lease (default muster-system).
+	LeaderElectionNamespace string
+	// ClusterGracePeriod is how long an agent's lease may go unrenewed before its cluster
+	// is unreachable (default 40s).
+	ClusterGracePeriod time.Duration
+	// AutoAcceptClusters accepts every cluster that registers (default false).
+	AutoAcceptClusters bool
+}
+
+// NewOptions returns the defaults.
+func NewOptions() *Options {
+	return &Options{
+		MetricsAddr:             ":8080",
+		ProbeAddr:               ":8081",
+		LeaderElect:             true,
+		LeaderElectionNamespace: "muster-system",
+		ClusterGracePeriod:      40 * time.Second,
+	}
+}
+
+// AddFlags binds the options to command-line flags.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "kubeconfig of the hub cluster; empty for in-cluster configuration")
+	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", o.MetricsAddr, "address of the Prometheus metrics endpoint; 0 disables it")
+	fs.StringVar(&o.ProbeAddr, "health-probe-bind-address", o.ProbeAddr, "address of the health and readiness probes; 0 disables them")
+	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "elect one active hub among replicas")
+	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", o.LeaderElectionNamespace, "namespace of the leader election Lease")
+	fs.DurationVar(&o.ClusterGracePeriod, "cluster-grace-period", o.ClusterGracePeriod, "how long an agent may miss lease renewals before its cluster is unreachable")
+	fs.BoolVar(&o.AutoAcceptClusters, "auto-accept-clusters", o.AutoAcceptClusters, "accept every cluster that registers, without musterctl accept")
+}

@@ -1,0 +1,50 @@
+package hub
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/musterhq/muster/hub/health"
+	"github.com/musterhq/muster/hub/inventory"
+	"github.com/musterhq/muster/hub/registration"
+)
+
+// Controllers are the hub's running parts that other controllers and tests reach into.
+type Controllers struct {
+	Inventory *inventory.Inventory
+}
+
+// Setup registers every hub controller with mgr. Both the muster-hub binary and the
+// integration tests call it.
+func Setup(_ context.Context, mgr ctrl.Manager, opts *Options) (*Controllers, error) {
+	cs, err := kubernetes.NewForConfig(mgr.GetConfig())
+	if err != nil {
+		return nil, err
+	}
+	inv := inventory.New()
+	setups := []struct {
+		name  string
+		setup func(ctrl.Manager) error
+	}{
+		{"registration", (&registration.Reconciler{
+			Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("muster-registration"), AutoAccept: opts.AutoAcceptClusters,
+		}).SetupWithManager},
+		{"csr-approver", (&registration.Approver{
+			Client: mgr.GetClient(), Clientset: cs, AutoAccept: opts.AutoAcceptClusters,
+		}).SetupWithManager},
+		{"health", (&health.Reconciler{
+			Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("muster-health"), Clock: clock.RealClock{}, GracePeriod: opts.ClusterGracePeriod,
+		}).SetupWithManager},
+		{"inventory", (&inventory.Reconciler{Client: mgr.GetClient(), Inventory: inv}).SetupWithManager},
+	}
+	for _, s := range setups {
+		if err := s.setup(mgr); err != nil {
+			return nil, fmt.Errorf("setting up the %s controller: %w", s.name, err)
+		}
+	}
+	return &Controllers{Inventory: inv}, nil
+}
