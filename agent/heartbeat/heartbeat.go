@@ -1,0 +1,66 @@
+// Package heartbeat renews the agent's Lease in its hub namespace, the signal by which the
+// hub judges the cluster reachable (see hub/health).
+package heartbeat
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+)
+
+// LeaseName is the Lease the hub watches.
+const LeaseName = "muster-agent"
+
+// Renewer renews the Lease every Interval.
+type Renewer struct {
+	Hub      kubernetes.Interface
+	Cluster  string
+	Holder   string
+	Interval time.Duration
+}
+
+// Start renews until ctx ends. A failed renewal is logged and retried at the next tick:
+// the hub notices only when renewals stop for its whole grace period.
+func (r *Renewer) Start(ctx context.Context) error {
+	logger := log.FromContext(ctx).WithName("heartbeat")
+	wait.JitterUntilWithContext(ctx, func(ctx context.Context) {
+		if err := r.renew(ctx); err != nil {
+			logger.Error(err, "renewing the hub lease")
+		}
+	}, r.Interval, 0, true)
+	return nil
+}
+
+func (r *Renewer) renew(ctx context.Context) error {
+	leases := r.Hub.CoordinationV1().Leases(musterv1.MemberNamespace(r.Cluster))
+	now := metav1.NewMicroTime(time.Now())
+	lease, err := leases.Get(ctx, LeaseName, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		_, err = leases.Create(ctx, &coordinationv1.Lease{
+			ObjectMeta: metav1.ObjectMeta{Name: LeaseName, Namespace: musterv1.MemberNamespace(r.Cluster)},
+			Spec: coordinationv1.LeaseSpec{
+				HolderIdentity: ptr.To(r.Holder), RenewTime: &now, AcquireTime: &now,
+				LeaseDurationSeconds: ptr.To(int32(r.Interval.Seconds())),
+			},
+		}, metav1.CreateOptions{})
+		return err
+	}
+	if err != nil {
+		return fmt.Errorf("reading lease: %w", err)
+	}
+	lease.Spec.RenewTime = &now
+	lease.Spec.HolderIdentity = ptr.To(r.Holder)
+	lease.Spec.LeaseDurationSeconds = ptr.To(int32(r.Interval.Seconds()))
+	_, err = leases.Update(ctx, lease, metav1.UpdateOptions{})
+	return err
+}

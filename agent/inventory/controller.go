@@ -1,0 +1,148 @@
+package inventory
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/util/workqueue"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+)
+
+// +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
+
+const (
+	// Throttle is the shortest time between two reports.
+	Throttle = time.Second
+	// Resync rewrites the report even when no node changed, repairing anything lost.
+	Resync = 5 * time.Minute
+)
+
+// reportKey is the only key the reporter's queue holds: every node change asks for the
+// same whole-cluster report.
+var reportKey = reconcile.Request{NamespacedName: types.NamespacedName{Name: "nodes"}}
+
+// Reporter writes the member's node inventory to the hub.
+type Reporter struct {
+	// Member reads nodes from the member's cache.
+	Member client.Client
+	// Discovery reads the member's Kubernetes version.
+	Discovery discovery.ServerVersionInterface
+	// Hub writes NodeSlices and the MemberCluster's status with the agent's identity.
+	Hub     client.Client
+	Cluster string
+}
+
+// SetupWithManager watches the member's nodes.
+func (r *Reporter) SetupWithManager(mgr ctrl.Manager) error {
+	enqueue := func(q workqueue.TypedRateLimitingInterface[reconcile.Request]) { q.AddAfter(reportKey, Throttle) }
+	throttled := handler.TypedFuncs[*corev1.Node, reconcile.Request]{
+		CreateFunc: func(_ context.Context, _ event.TypedCreateEvent[*corev1.Node], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			enqueue(q)
+		},
+		UpdateFunc: func(_ context.Context, _ event.TypedUpdateEvent[*corev1.Node], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			enqueue(q)
+		},
+		DeleteFunc: func(_ context.Context, _ event.TypedDeleteEvent[*corev1.Node], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			enqueue(q)
+		},
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("node-inventory").
+		WatchesRawSource(source.Kind(mgr.GetCache(), &corev1.Node{}, throttled)).
+		Complete(r)
+}
+
+// Reconcile reports every node of the member.
+func (r *Reporter) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result, error) {
+	var nodes corev1.NodeList
+	if err := r.Member.List(ctx, &nodes); err != nil {
+		return ctrl.Result{}, fmt.Errorf("listing member nodes: %w", err)
+	}
+	if err := r.writeSlices(ctx, BuildSlices(r.Cluster, nodes.Items)); err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := r.writeStatus(ctx, nodes.Items); err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{RequeueAfter: Resync}, nil
+}
+
+// writeSlices creates or updates the slices that changed and deletes the ones no longer
+// needed.
+func (r *Reporter) writeSlices(ctx context.Context, want []musterv1.NodeSlice) error {
+	var have musterv1.NodeSliceList
+	if err := r.Hub.List(ctx, &have, client.InNamespace(musterv1.MemberNamespace(r.Cluster))); err != nil {
+		return fmt.Errorf("listing NodeSlices on the hub: %w", err)
+	}
+	existing := map[string]*musterv1.NodeSlice{}
+	for i := range have.Items {
+		existing[have.Items[i].Name] = &have.Items[i]
+	}
+	for i := range want {
+		w := &want[i]
+		got, ok := existing[w.Name]
+		delete(existing, w.Name)
+		switch {
+		case !ok:
+			if err := r.Hub.Create(ctx, w); err != nil {
+				return fmt.Errorf("creating NodeSlice %s: %w", w.Name, err)
+			}
+		case !equality.Semantic.DeepEqual(got.Nodes, w.Nodes) || got.ClusterName != w.ClusterName:
+			got.Nodes, got.ClusterName, got.Labels = w.Nodes, w.ClusterName, w.Labels
+			if err := r.Hub.Update(ctx, got); err != nil {
+				return fmt.Errorf("updating NodeSlice %s: %w", w.Name, err)
+			}
+		}
+	}
+	for _, stale := range existing {
+		if err := r.Hub.Delete(ctx, stale); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("deleting NodeSlice %s: %w", stale.Name, err)
+		}
+	}
+	return nil
+}
+
+// writeStatus records version, node counts and allocatable totals, and that the agent is
+// joined, on the cluster's MemberCluster.
+func (r *Reporter) writeStatus(ctx context.Context, nodes []corev1.Node) error {
+	version, err := r.Discovery.ServerVersion()
+	if err != nil {
+		return fmt.Errorf("reading the member's version: %w", err)
+	}
+	counts, allocatable := Summarize(nodes)
+	var mc musterv1.MemberCluster
+	if err := r.Hub.Get(ctx, types.NamespacedName{Name: r.Cluster}, &mc); err != nil {
+		return fmt.Errorf("reading MemberCluster %s: %w", r.Cluster, err)
+	}
+	before := mc.DeepCopy()
+	mc.Status.Version = version.GitVersion
+	mc.Status.Nodes = &counts
+	mc.Status.Allocatable = allocatable
+	meta.SetStatusCondition(&mc.Status.Conditions, metav1.Condition{
+		Type: musterv1.MemberClusterJoined, Status: metav1.ConditionTrue, Reason: "AgentConnected",
+		Message: "the agent holds a hub certificate and reports", ObservedGeneration: mc.Generation,
+	})
+	if equality.Semantic.DeepEqual(before.Status, mc.Status) {
+		return nil
+	}
+	patch := client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})
+	if err := r.Hub.Status().Patch(ctx, &mc, patch); err != nil {
+		return fmt.Errorf("reporting status of MemberCluster %s: %w", r.Cluster, err)
+	}
+	return nil
+}

@@ -1,0 +1,52 @@
+package agent
+
+import (
+	"time"
+
+	"github.com/spf13/pflag"
+
+	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+)
+
+// Options configure the agent. Each field's default is set by NewOptions.
+type Options struct {
+	// Kubeconfig of the member cluster; empty means in-cluster configuration.
+	Kubeconfig string
+	// Namespace in the member holding the bootstrap and credential Secrets and the
+	// leader-election Lease (default muster-agent).
+	Namespace string
+	// MetricsAddr serves Prometheus metrics (default ":8080"; "0" disables).
+	MetricsAddr string
+	// ProbeAddr serves /healthz and /readyz (default ":8081"; "0" disables).
+	ProbeAddr string
+	// LeaderElect makes agent replicas elect one active agent (default true).
+	LeaderElect bool
+	// HeartbeatInterval is how often the hub lease is renewed (default 10s).
+	HeartbeatInterval time.Duration
+	// CertLifetime is the client certificate lifetime requested from the hub (default
+	// 24h; at least 10m, the API's minimum; the hub's signer may issue shorter ones).
+	CertLifetime time.Duration
+}
+
+// NewOptions returns the defaults.
+func NewOptions() *Options {
+	return &Options{
+		Namespace:         musterv1.AgentNamespace,
+		MetricsAddr:       ":8080",
+		ProbeAddr:         ":8081",
+		LeaderElect:       true,
+		HeartbeatInterval: 10 * time.Second,
+		CertLifetime:      24 * time.Hour,
+	}
+}
+
+// AddFlags binds the options to command-line flags.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "kubeconfig of the member cluster; empty for in-cluster configuration")
+	fs.StringVar(&o.Namespace, "namespace", o.Namespace, "member namespace of the agent's Secrets and leader election")
+	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", o.MetricsAddr, "address of the Prometheus metrics endpoint; 0 disables it")
+	fs.StringVar(&o.ProbeAddr, "health-probe-bind-address", o.ProbeAddr, "address of the health and readiness probes; 0 disables them")
+	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "elect one active agent among replicas")
+	fs.DurationVar(&o.HeartbeatInterval, "heartbeat-interval", o.HeartbeatInterval, "how often the agent renews its hub lease")
+	fs.DurationVar(&o.CertLifetime, "cert-lifetime", o.CertLifetime, "client certificate lifetime to request from the hub (at least 10m)")
+}

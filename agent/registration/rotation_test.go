@@ -1,0 +1,48 @@
+package registration
+
+import (
+	"crypto/x509"
+	"testing"
+	"time"
+)
+
+func TestRotationDeadline(t *testing.T) {
+	start := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
+	cases := []struct {
+		name     string
+		lifetime time.Duration
+		want     time.Duration // after NotBefore
+	}{
+		{name: "one day", lifetime: 24 * time.Hour, want: 19*time.Hour + 12*time.Minute},
+		{name: "ten minutes", lifetime: 10 * time.Minute, want: 8 * time.Minute},
+		{name: "ninety seconds", lifetime: 90 * time.Second, want: 72 * time.Second},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cert := &x509.Certificate{NotBefore: start, NotAfter: start.Add(tc.lifetime)}
+			if got := RotationDeadline(cert); !got.Equal(start.Add(tc.want)) {
+				t.Errorf("RotationDeadline() = %s after NotBefore, want %s", got.Sub(start), tc.want)
+			}
+		})
+	}
+}
+
+func TestUsable(t *testing.T) {
+	start := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
+	cert := &x509.Certificate{NotBefore: start, NotAfter: start.Add(100 * time.Minute)}
+	cases := []struct {
+		at   time.Duration
+		want bool
+	}{
+		{at: -time.Minute, want: false},
+		{at: time.Minute, want: true},
+		{at: 79 * time.Minute, want: true},
+		{at: 81 * time.Minute, want: false},
+		{at: 101 * time.Minute, want: false},
+	}
+	for _, tc := range cases {
+		if got := usable(cert, start.Add(tc.at)); got != tc.want {
+			t.Errorf("usable at %s = %v, want %v", tc.at, got, tc.want)
+		}
+	}
+}

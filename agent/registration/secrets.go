@@ -1,0 +1,117 @@
+package registration
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+// Names of the Secrets in the member's muster-agent namespace.
+const (
+	// BootstrapSecret is written by `musterctl join`.
+	BootstrapSecret = "muster-bootstrap"
+	// CredentialsSecret holds the agent's key and hub certificate.
+	CredentialsSecret = "muster-hub-credentials"
+)
+
+// Keys of both Secrets.
+const (
+	KeyHubURL      = "hub-url"
+	KeyCA          = "ca.crt"
+	KeyToken       = "token"
+	KeyClusterName = "cluster-name"
+	KeyTLSCert     = corev1.TLSCertKey
+	KeyTLSKey      = corev1.TLSPrivateKeyKey
+)
+
+// Bootstrap is what an agent needs to register.
+type Bootstrap struct {
+	HubURL      string
+	CA          []byte
+	Token       string
+	ClusterName string
+}
+
+// Credentials are the agent's hub identity.
+type Credentials struct {
+	HubURL      string
+	CA          []byte
+	ClusterName string
+	CertPEM     []byte
+	KeyPEM      []byte
+}
+
+// Certificate parses the key pair.
+func (c *Credentials) Certificate() (*tls.Certificate, error) {
+	pair, err := tls.X509KeyPair(c.CertPEM, c.KeyPEM)
+	if err != nil {
+		return nil, err
+	}
+	leaf, err := x509.ParseCertificate(pair.Certificate[0])
+	if err != nil {
+		return nil, err
+	}
+	pair.Leaf = leaf
+	return &pair, nil
+}
+
+// Store reads and writes the agent's Secrets in the member cluster.
+type Store struct {
+	Client    kubernetes.Interface
+	Namespace string
+}
+
+// ReadBootstrap reads the Secret written by `musterctl join`.
+func (s *Store) ReadBootstrap(ctx context.Context) (*Bootstrap, error) {
+	sec, err := s.Client.CoreV1().Secrets(s.Namespace).Get(ctx, BootstrapSecret, metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("reading the bootstrap Secret %s/%s (did `musterctl join` run?): %w", s.Namespace, BootstrapSecret, err)
+	}
+	b := &Bootstrap{HubURL: string(sec.Data[KeyHubURL]), CA: sec.Data[KeyCA], Token: string(sec.Data[KeyToken]), ClusterName: string(sec.Data[KeyClusterName])}
+	if b.HubURL == "" || len(b.CA) == 0 || b.ClusterName == "" {
+		return nil, fmt.Errorf("bootstrap Secret %s/%s lacks %s, %s or %s", s.Namespace, BootstrapSecret, KeyHubURL, KeyCA, KeyClusterName)
+	}
+	return b, nil
+}
+
+// ReadCredentials returns the stored credentials, or nil when there are none.
+func (s *Store) ReadCredentials(ctx context.Context) (*Credentials, error) {
+	sec, err := s.Client.CoreV1().Secrets(s.Namespace).Get(ctx, CredentialsSecret, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading credentials: %w", err)
+	}
+	return &Credentials{
+		HubURL: string(sec.Data[KeyHubURL]), CA: sec.Data[KeyCA], ClusterName: string(sec.Data[KeyClusterName]),
+		CertPEM: sec.Data[KeyTLSCert], KeyPEM: sec.Data[KeyTLSKey],
+	}, nil
+}
+
+// WriteCredentials stores credentials, creating the Secret on first use.
+func (s *Store) WriteCredentials(ctx context.Context, c *Credentials) error {
+	sec := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: s.Namespace, Name: CredentialsSecret},
+		Type:       corev1.SecretTypeTLS,
+		Data: map[string][]byte{
+			KeyHubURL: []byte(c.HubURL), KeyCA: c.CA, KeyClusterName: []byte(c.ClusterName),
+			KeyTLSCert: c.CertPEM, KeyTLSKey: c.KeyPEM,
+		},
+	}
+	secrets := s.Client.CoreV1().Secrets(s.Namespace)
+	_, err := secrets.Update(ctx, sec, metav1.UpdateOptions{})
+	if apierrors.IsNotFound(err) {
+		_, err = secrets.Create(ctx, sec, metav1.CreateOptions{})
+	}
+	if err != nil {
+		return fmt.Errorf("storing credentials: %w", err)
+	}
+	return nil
+}

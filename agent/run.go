@@ -1,0 +1,142 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	mcmanager "sigs.k8s.io/multicluster-runtime/pkg/manager"
+	"sigs.k8s.io/multicluster-runtime/providers/clusters"
+
+	"github.com/musterhq/muster/agent/heartbeat"
+	"github.com/musterhq/muster/agent/inventory"
+	"github.com/musterhq/muster/agent/registration"
+	"github.com/musterhq/muster/api/scheme"
+	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+)
+
+// HubClusterName is the name under which the agent's multicluster manager engages the hub.
+const HubClusterName = "hub"
+
+// Run registers with the hub (waiting for acceptance on first start), then runs the
+// agent until ctx ends.
+func Run(ctx context.Context, opts *Options) error {
+	memberCfg, err := restConfig(opts.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	member, err := kubernetes.NewForConfig(memberCfg)
+	if err != nil {
+		return err
+	}
+	reg := &registration.Registrar{
+		Store:        &registration.Store{Client: member, Namespace: opts.Namespace},
+		Member:       member,
+		CertLifetime: opts.CertLifetime,
+		Now:          time.Now,
+	}
+	creds, err := reg.EnsureCredentials(ctx)
+	if err != nil {
+		return fmt.Errorf("registering with the hub: %w", err)
+	}
+	cert, err := creds.Certificate()
+	if err != nil {
+		return fmt.Errorf("stored hub certificate: %w", err)
+	}
+	holder := registration.NewCertHolder(cert)
+	hubCfg, err := registration.HubConfig(creds.HubURL, creds.CA, holder)
+	if err != nil {
+		return err
+	}
+	mgr, hubClient, err := newManager(memberCfg, hubCfg, creds.ClusterName, opts)
+	if err != nil {
+		return err
+	}
+	hubset, err := kubernetes.NewForConfig(hubCfg)
+	if err != nil {
+		return err
+	}
+	local := mgr.GetLocalManager()
+	runnables := []manager.Runnable{
+		&registration.Rotator{Registrar: reg, Holder: holder, Hub: hubset, Credentials: creds},
+		&heartbeat.Renewer{Hub: hubset, Cluster: creds.ClusterName, Holder: holderIdentity(), Interval: opts.HeartbeatInterval},
+	}
+	for _, r := range runnables {
+		if err := local.Add(r); err != nil {
+			return err
+		}
+	}
+	reporter := &inventory.Reporter{Member: local.GetClient(), Discovery: member.Discovery(), Hub: hubClient, Cluster: creds.ClusterName}
+	if err := reporter.SetupWithManager(local); err != nil {
+		return err
+	}
+	ctrl.Log.Info("agent registered", "cluster", creds.ClusterName, "hub", creds.HubURL, "certificateNotAfter", cert.Leaf.NotAfter)
+	return mgr.Start(ctx)
+}
+
+// newManager builds the multicluster manager: the member is its local cluster, and the
+// hub, restricted to the cluster's own namespace, is engaged as HubClusterName when the
+// manager starts the provider. It also
+// returns an uncached hub client for the few cluster-scoped hub objects the agent may
+// touch (its own MemberCluster), which it may not list or watch.
+func newManager(memberCfg, hubCfg *rest.Config, clusterName string, opts *Options) (mcmanager.Manager, client.Client, error) {
+	hubCluster, err := cluster.New(hubCfg, func(o *cluster.Options) {
+		o.Scheme = scheme.Scheme
+		o.Cache = cache.Options{DefaultNamespaces: map[string]cache.Config{musterv1.MemberNamespace(clusterName): {}}}
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("connecting to the hub: %w", err)
+	}
+	provider := clusters.New()
+	mgr, err := mcmanager.New(memberCfg, provider, manager.Options{
+		Scheme:                        scheme.Scheme,
+		Metrics:                       metricsserver.Options{BindAddress: opts.MetricsAddr},
+		HealthProbeBindAddress:        opts.ProbeAddr,
+		LeaderElection:                opts.LeaderElect,
+		LeaderElectionID:              "muster-agent",
+		LeaderElectionNamespace:       opts.Namespace,
+		LeaderElectionReleaseOnCancel: true,
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("creating the agent manager: %w", err)
+	}
+	if err := provider.Add(context.Background(), HubClusterName, hubCluster); err != nil {
+		return nil, nil, err
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return nil, nil, err
+	}
+	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
+		return nil, nil, err
+	}
+	hubClient, err := client.New(hubCfg, client.Options{Scheme: scheme.Scheme})
+	if err != nil {
+		return nil, nil, err
+	}
+	return mgr, hubClient, nil
+}
+
+func holderIdentity() string {
+	if name, err := os.Hostname(); err == nil {
+		return name
+	}
+	return "muster-agent"
+}
+
+func restConfig(kubeconfig string) (*rest.Config, error) {
+	if kubeconfig == "" {
+		return ctrl.GetConfig()
+	}
+	return clientcmd.BuildConfigFromFlags("", kubeconfig)
+}
