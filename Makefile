@@ -27,10 +27,12 @@ help: ## Show this help.
 ##@ Development
 
 .PHONY: generate
-generate: ## Regenerate deepcopy functions and CRDs (deploy/crd) from api/.
+generate: ## Regenerate deepcopy, CRDs (deploy/crd) and RBAC (deploy/*/rbac) from the Go markers.
 	$(CONTROLLER_GEN) object paths=./api/...
 	rm -rf deploy/crd
 	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true,maxDescLen=0 paths=./api/... output:crd:artifacts:config=deploy/crd
+	$(CONTROLLER_GEN) rbac:roleName=muster-hub paths=./hub/... output:rbac:artifacts:config=deploy/hub/rbac
+	$(CONTROLLER_GEN) rbac:roleName=muster-agent paths=./agent/... output:rbac:artifacts:config=deploy/agent/rbac
 
 .PHONY: verify
 verify: generate ## Check formatting, vet, go.mod tidiness and that generated files are up to date.

@@ -29,6 +29,12 @@ import (
 // HubClusterName is the name under which the agent's multicluster manager engages the hub.
 const HubClusterName = "hub"
 
+// Member-side permissions: the agent's Secrets, leader election, events, and the cluster ID.
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create;update
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get
+
 // Run registers with the hub (waiting for acceptance on first start), then runs the
 // agent until ctx ends.
 func Run(ctx context.Context, opts *Options) error {

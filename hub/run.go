@@ -13,6 +13,10 @@ import (
 	"github.com/musterhq/muster/api/scheme"
 )
 
+// Leader election and events.
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+
 // Run starts the hub and blocks until ctx ends.
 func Run(ctx context.Context, opts *Options) error {
 	cfg, err := restConfig(opts.Kubeconfig)

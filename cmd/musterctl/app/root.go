@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 )
 
 // version is stamped by the Makefile (-X …/app.version=…); builds without it report the
@@ -23,7 +24,18 @@ func NewRootCommand(out, errOut io.Writer) *cobra.Command {
 	}
 	root.SetOut(out)
 	root.SetErr(errOut)
-	root.AddCommand(newVersionCommand())
+	flags := genericclioptions.NewConfigFlags(true)
+	flags.AddFlags(root.PersistentFlags())
+	root.AddCommand(
+		newVersionCommand(),
+		newInitCommand(flags),
+		newTokenCommand(flags),
+		newJoinCommand(flags),
+		newAcceptCommand(flags),
+		newDenyCommand(flags),
+		newUnjoinCommand(flags),
+		newGetCommand(flags),
+	)
 	return root
 }
 

@@ -1,0 +1,160 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/spf13/cobra"
+	certificatesv1 "k8s.io/api/certificates/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/hub/registration"
+)
+
+func newAcceptCommand(flags *genericclioptions.ConfigFlags) *cobra.Command {
+	wait := 30 * time.Second
+	cmd := &cobra.Command{
+		Use:   "accept CLUSTER...",
+		Short: "Accept clusters into the fleet and approve their agents' certificates",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			hub, err := newClients(flags)
+			if err != nil {
+				return err
+			}
+			for _, name := range args {
+				if err := accept(cmd.Context(), cmd.OutOrStdout(), hub, name, wait); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().DurationVar(&wait, "wait", wait, "how long to wait for the agent's certificate request when there is none yet")
+	return cmd
+}
+
+// accept marks the cluster accepted and approves its agent's pending certificate
+// requests, waiting for one if the agent has not asked yet.
+func accept(ctx context.Context, out io.Writer, hub *clients, name string, timeout time.Duration) error {
+	if err := setAccepted(ctx, hub, name, true); err != nil {
+		return err
+	}
+	approved := 0
+	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		n, pending, err := approvePending(ctx, hub, name)
+		approved += n
+		if err != nil {
+			return false, err
+		}
+		return approved > 0 || (!pending && joined(ctx, hub, name)), nil
+	})
+	if err != nil && approved == 0 && !joined(ctx, hub, name) {
+		return fmt.Errorf("cluster %s is accepted, but its agent has not asked for a certificate within %s: is muster-agent running in it? (%w)", name, timeout, err)
+	}
+	fmt.Fprintf(out, "✓ cluster %s accepted (%d certificate request(s) approved)\n", name, approved)
+	return nil
+}
+
+// approvePending approves every undecided CSR of the cluster that the policy allows an
+// administrator to approve; pending says whether any is still undecided.
+func approvePending(ctx context.Context, hub *clients, cluster string) (approved int, pending bool, err error) {
+	var csrs certificatesv1.CertificateSigningRequestList
+	if err := hub.client.List(ctx, &csrs, client.MatchingLabels{registration.ClusterLabel: cluster}); err != nil {
+		return 0, false, fmt.Errorf("listing certificate requests of %s: %w", cluster, err)
+	}
+	for i := range csrs.Items {
+		csr := &csrs.Items[i]
+		decision, why := registration.Decide(csr, true, false, true)
+		switch decision {
+		case registration.Approve:
+			csr.Status.Conditions = append(csr.Status.Conditions, registration.ApprovalCondition("MusterctlAccept", why))
+			if _, err := hub.clientset.CertificatesV1().CertificateSigningRequests().UpdateApproval(ctx, csr.Name, csr, metav1.UpdateOptions{}); err != nil {
+				return approved, true, fmt.Errorf("approving %s: %w", csr.Name, err)
+			}
+			approved++
+		case registration.Wait:
+			pending = true
+		}
+	}
+	return approved, pending, nil
+}
+
+func joined(ctx context.Context, hub *clients, name string) bool {
+	var mc musterv1.MemberCluster
+	if err := hub.client.Get(ctx, clientKey("", name), &mc); err != nil {
+		return false
+	}
+	for _, c := range mc.Status.Conditions {
+		if c.Type == musterv1.MemberClusterJoined && c.Status == metav1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+func setAccepted(ctx context.Context, hub *clients, name string, accepted bool) error {
+	var mc musterv1.MemberCluster
+	if err := hub.client.Get(ctx, clientKey("", name), &mc); err != nil {
+		if apierrors.IsNotFound(err) {
+			return fmt.Errorf("no cluster named %s has registered with this hub (run musterctl join in it first)", name)
+		}
+		return err
+	}
+	patch := client.MergeFrom(mc.DeepCopy())
+	mc.Spec.Accepted = accepted
+	return hub.client.Patch(ctx, &mc, patch)
+}
+
+func newDenyCommand(flags *genericclioptions.ConfigFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "deny CLUSTER...",
+		Short: "Revoke clusters' acceptance: their agents' certificates stop working on the hub",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			hub, err := newClients(flags)
+			if err != nil {
+				return err
+			}
+			for _, name := range args {
+				if err := setAccepted(cmd.Context(), hub, name, false); err != nil {
+					return err
+				}
+				if err := denyPending(cmd.Context(), hub, name); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "✓ cluster %s denied\n", name)
+			}
+			return nil
+		},
+	}
+}
+
+// denyPending denies the cluster's undecided certificate requests.
+func denyPending(ctx context.Context, hub *clients, cluster string) error {
+	var csrs certificatesv1.CertificateSigningRequestList
+	if err := hub.client.List(ctx, &csrs, client.MatchingLabels{registration.ClusterLabel: cluster}); err != nil {
+		return err
+	}
+	for i := range csrs.Items {
+		csr := &csrs.Items[i]
+		if len(csr.Status.Conditions) > 0 {
+			continue
+		}
+		csr.Status.Conditions = append(csr.Status.Conditions, certificatesv1.CertificateSigningRequestCondition{
+			Type: certificatesv1.CertificateDenied, Status: corev1.ConditionTrue, Reason: "MusterctlDeny", Message: "the cluster was denied",
+		})
+		if _, err := hub.clientset.CertificatesV1().CertificateSigningRequests().UpdateApproval(ctx, csr.Name, csr, metav1.UpdateOptions{}); err != nil {
+			return fmt.Errorf("denying %s: %w", csr.Name, err)
+		}
+	}
+	return nil
+}

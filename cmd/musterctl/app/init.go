@@ -1,0 +1,198 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
+
+	"github.com/musterhq/muster/cmd/musterctl/app/bootstrap"
+	"github.com/musterhq/muster/deploy"
+)
+
+type initOptions struct {
+	flags    *genericclioptions.ConfigFlags
+	noDeploy bool
+	image    string
+	tokenTTL time.Duration
+}
+
+func newInitCommand(flags *genericclioptions.ConfigFlags) *cobra.Command {
+	o := &initOptions{flags: flags, image: "muster-hub:" + Version(), tokenTTL: bootstrap.DefaultTokenTTL}
+	cmd := &cobra.Command{
+		Use:   "init",
+		Short: "Install Muster's hub into the current cluster and print the join command",
+		Long: `Installs the CRDs, the muster-system namespace, the hub's RBAC, the bootstrap policy and
+(unless --no-deploy) the hub Deployment, then creates a bootstrap token and prints the
+musterctl join command that members run.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd.Context(), cmd) },
+	}
+	cmd.Flags().BoolVar(&o.noDeploy, "no-deploy", o.noDeploy, "install everything but the hub Deployment (run muster-hub as a process instead)")
+	cmd.Flags().StringVar(&o.image, "image", o.image, "image of the hub Deployment")
+	cmd.Flags().DurationVar(&o.tokenTTL, "token-ttl", o.tokenTTL, "lifetime of the bootstrap token")
+	return cmd
+}
+
+func (o *initOptions) run(ctx context.Context, cmd *cobra.Command) error {
+	hub, err := newClients(o.flags)
+	if err != nil {
+		return err
+	}
+	out := cmd.OutOrStdout()
+	if err := installCRDs(ctx, hub, "crd/*.yaml"); err != nil {
+		return err
+	}
+	fmt.Fprintln(out, "✓ CRDs installed")
+	objs, err := readManifests(deploy.Hub, "hub/install.yaml", nil)
+	if err != nil {
+		return err
+	}
+	role, err := readManifests(deploy.Hub, "hub/rbac/role.yaml", nil)
+	if err != nil {
+		return err
+	}
+	if err := apply(ctx, hub.client, append(objs, role...)); err != nil {
+		return err
+	}
+	fmt.Fprintln(out, "✓ namespace muster-system, RBAC and bootstrap policy installed")
+	if err := ensureClusterInfo(ctx, hub); err != nil {
+		return err
+	}
+	if !o.noDeploy {
+		deployment, err := readManifests(deploy.Hub, "hub/deployment.yaml", map[string]string{"Image": o.image})
+		if err != nil {
+			return err
+		}
+		if err := apply(ctx, hub.client, deployment); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "✓ hub Deployment muster-system/muster-hub (%s) created\n", o.image)
+	}
+	join, err := issueToken(ctx, hub, o.tokenTTL)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "\nMuster's hub is installed. Join a member cluster by running, with its kubeconfig:\n\n  %s\n\n", join)
+	return nil
+}
+
+// installCRDs applies the embedded CRDs matching pattern and waits until they serve.
+func installCRDs(ctx context.Context, c *clients, pattern string) error {
+	crds, err := readManifests(deploy.CRDs, pattern, nil)
+	if err != nil {
+		return err
+	}
+	if err := apply(ctx, c.client, crds); err != nil {
+		return err
+	}
+	for _, u := range crds {
+		err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+			var crd apiextensionsv1.CustomResourceDefinition
+			if err := c.client.Get(ctx, clientKey("", u.GetName()), &crd); err != nil {
+				return false, nil
+			}
+			for _, cond := range crd.Status.Conditions {
+				if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
+					return true, nil
+				}
+			}
+			return false, nil
+		})
+		if err != nil {
+			return fmt.Errorf("CRD %s did not become established: %w", u.GetName(), err)
+		}
+	}
+	return nil
+}
+
+// ensureClusterInfo publishes the hub's address and CA in kube-public/cluster-info unless
+// the cluster already does (kubeadm-made clusters).
+func ensureClusterInfo(ctx context.Context, hub *clients) error {
+	ca, err := caData(hub.config)
+	if err != nil {
+		return err
+	}
+	cm, err := bootstrap.ClusterInfo(hub.config.Host, ca)
+	if err != nil {
+		return err
+	}
+	err = hub.client.Create(ctx, cm)
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("publishing kube-public/cluster-info: %w", err)
+	}
+	return nil
+}
+
+// issueToken creates a bootstrap token and returns the join command for it.
+func issueToken(ctx context.Context, hub *clients, ttl time.Duration) (string, error) {
+	token, err := bootstrap.NewToken()
+	if err != nil {
+		return "", err
+	}
+	if _, err := hub.clientset.CoreV1().Secrets(metav1.NamespaceSystem).Create(ctx, bootstrap.TokenSecret(token, ttl, time.Now()), metav1.CreateOptions{}); err != nil {
+		return "", fmt.Errorf("creating the bootstrap token: %w", err)
+	}
+	var cm corev1.ConfigMap
+	if err := hub.client.Get(ctx, clientKey(metav1.NamespacePublic, bootstrapapi.ConfigMapClusterInfo), &cm); err != nil {
+		return "", fmt.Errorf("reading kube-public/cluster-info: %w", err)
+	}
+	cfg, err := clientcmd.Load([]byte(cm.Data[bootstrapapi.KubeConfigKey]))
+	if err != nil {
+		return "", fmt.Errorf("kube-public/cluster-info: %w", err)
+	}
+	for _, c := range cfg.Clusters {
+		certs, err := bootstrap.ParseCA(c.CertificateAuthorityData)
+		if err != nil {
+			return "", fmt.Errorf("kube-public/cluster-info: %w", err)
+		}
+		return bootstrap.JoinCommand(c.Server, token, bootstrap.CAHash(certs[0])), nil
+	}
+	return "", fmt.Errorf("kube-public/cluster-info names no cluster")
+}
+
+func caData(cfg *rest.Config) ([]byte, error) {
+	if len(cfg.CAData) > 0 {
+		return cfg.CAData, nil
+	}
+	if cfg.CAFile == "" {
+		return nil, fmt.Errorf("the kubeconfig has no certificate authority for %s", cfg.Host)
+	}
+	return os.ReadFile(cfg.CAFile)
+}
+
+func newTokenCommand(flags *genericclioptions.ConfigFlags) *cobra.Command {
+	ttl := bootstrap.DefaultTokenTTL
+	create := &cobra.Command{
+		Use:   "create",
+		Short: "Create a bootstrap token on the hub and print the join command",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			hub, err := newClients(flags)
+			if err != nil {
+				return err
+			}
+			join, err := issueToken(cmd.Context(), hub, ttl)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), join)
+			return nil
+		},
+	}
+	create.Flags().DurationVar(&ttl, "ttl", ttl, "lifetime of the token")
+	token := &cobra.Command{Use: "token", Short: "Manage bootstrap tokens"}
+	token.AddCommand(create)
+	return token
+}

@@ -1,0 +1,188 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"time"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/musterhq/muster/agent/registration"
+	"github.com/musterhq/muster/api/scheme"
+	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/cmd/musterctl/app/bootstrap"
+	"github.com/musterhq/muster/deploy"
+)
+
+var clusterNamePattern = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+
+type joinOptions struct {
+	flags       *genericclioptions.ConfigFlags
+	hubURL      string
+	token       string
+	caHash      string
+	clusterName string
+	noDeploy    bool
+	image       string
+	timeout     time.Duration
+}
+
+func newJoinCommand(flags *genericclioptions.ConfigFlags) *cobra.Command {
+	o := &joinOptions{flags: flags, image: "muster-agent:" + Version(), timeout: 10 * time.Second}
+	cmd := &cobra.Command{
+		Use:   "join --hub-apiserver URL --hub-token TOKEN --hub-ca-hash sha256:HASH --cluster-name NAME",
+		Short: "Join the current cluster to a Muster hub",
+		Long: `Checks the hub's identity against --hub-ca-hash and the token, then installs the agent's
+CRDs, the muster-agent namespace, the bootstrap Secret and (unless --no-deploy) the agent
+Deployment. Nothing is installed when a check fails. The hub administrator then runs
+musterctl accept NAME.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd.Context(), cmd) },
+	}
+	cmd.Flags().StringVar(&o.hubURL, "hub-apiserver", "", "URL of the hub's API server")
+	cmd.Flags().StringVar(&o.token, "hub-token", "", "bootstrap token from musterctl init or musterctl token create")
+	cmd.Flags().StringVar(&o.caHash, "hub-ca-hash", "", "sha256:<hex> pin of the hub's CA public key")
+	cmd.Flags().StringVar(&o.clusterName, "cluster-name", "", "name of this cluster in the fleet")
+	cmd.Flags().BoolVar(&o.noDeploy, "no-deploy", o.noDeploy, "install everything but the agent Deployment (run muster-agent as a process instead)")
+	cmd.Flags().StringVar(&o.image, "image", o.image, "image of the agent Deployment")
+	cmd.Flags().DurationVar(&o.timeout, "timeout", o.timeout, "how long to wait for the hub to answer")
+	for _, f := range []string{"hub-apiserver", "hub-token", "hub-ca-hash", "cluster-name"} {
+		_ = cmd.MarkFlagRequired(f)
+	}
+	return cmd
+}
+
+func (o *joinOptions) run(ctx context.Context, cmd *cobra.Command) error {
+	if len(o.clusterName) > 49 || !clusterNamePattern.MatchString(o.clusterName) {
+		return fmt.Errorf("--cluster-name %q must be a DNS label of at most 49 characters", o.clusterName)
+	}
+	token, err := bootstrap.ParseToken(o.token)
+	if err != nil {
+		return fmt.Errorf("--hub-token: %w", err)
+	}
+	hub, err := bootstrap.Discover(ctx, o.hubURL, token, o.caHash, o.timeout)
+	if err != nil {
+		return err
+	}
+	member, err := newClients(o.flags)
+	if err != nil {
+		return err
+	}
+	id, err := registration.ClusterID(ctx, member.clientset)
+	if err != nil {
+		return err
+	}
+	if err := o.checkName(ctx, hub, token, id); err != nil {
+		return err
+	}
+	out := cmd.OutOrStdout()
+	fmt.Fprintf(out, "✓ hub %s verified (CA %s)\n", hub.URL, o.caHash)
+	if err := o.install(ctx, member, hub); err != nil {
+		return errors.Join(err, uninstallAgent(context.WithoutCancel(ctx), member))
+	}
+	fmt.Fprintf(out, "✓ agent installed in namespace %s\n\nOn the hub, accept the cluster:\n\n  musterctl accept %s\n\n", musterv1.AgentNamespace, o.clusterName)
+	if o.noDeploy {
+		fmt.Fprintf(out, "Then start the agent against this cluster:\n\n  muster-agent --kubeconfig <this cluster's kubeconfig>\n\n")
+	}
+	return nil
+}
+
+// checkName makes sure the bootstrap token is accepted by the hub and the name is free,
+// or already this cluster's (a re-join).
+func (o *joinOptions) checkName(ctx context.Context, hub *bootstrap.Hub, token bootstrap.Token, clusterID string) error {
+	c, err := client.New(&rest.Config{Host: hub.URL, BearerToken: token.String(), TLSClientConfig: rest.TLSClientConfig{CAData: hub.CA}, Timeout: o.timeout},
+		client.Options{Scheme: scheme.Scheme})
+	if err != nil {
+		return err
+	}
+	var mc musterv1.MemberCluster
+	err = c.Get(ctx, clientKey("", o.clusterName), &mc)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil
+	case apierrors.IsUnauthorized(err):
+		return fmt.Errorf("the hub rejected bootstrap token %s: it is expired or deleted", token.ID)
+	case apierrors.IsForbidden(err):
+		return fmt.Errorf("bootstrap token %s may not register clusters: was it created by musterctl? %w", token.ID, err)
+	case err != nil:
+		return fmt.Errorf("asking the hub about cluster %s: %w", o.clusterName, err)
+	}
+	if got := mc.Annotations[registration.ClusterIDAnnotation]; got != clusterID {
+		return fmt.Errorf("the hub already has a cluster named %s, and it is not this cluster (its cluster ID is %q, this one's %q): choose another --cluster-name", o.clusterName, got, clusterID)
+	}
+	return nil
+}
+
+// install puts the agent's CRDs, namespace, RBAC, bootstrap Secret and Deployment into
+// the member.
+func (o *joinOptions) install(ctx context.Context, member *clients, hub *bootstrap.Hub) error {
+	if err := installCRDs(ctx, member, "crd/muster.dev_broadcastjobs.yaml"); err != nil {
+		return err
+	}
+	objs, err := readManifests(deploy.Agent, "agent/install.yaml", nil)
+	if err != nil {
+		return err
+	}
+	role, err := readManifests(deploy.Agent, "agent/rbac/role.yaml", nil)
+	if err != nil {
+		return err
+	}
+	if err := apply(ctx, member.client, append(objs, role...)); err != nil {
+		return err
+	}
+	secret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: musterv1.AgentNamespace, Name: registration.BootstrapSecret},
+		Data: map[string][]byte{
+			registration.KeyHubURL: []byte(hub.URL), registration.KeyCA: hub.CA,
+			registration.KeyToken: []byte(o.token), registration.KeyClusterName: []byte(o.clusterName),
+		},
+	}
+	secrets := member.clientset.CoreV1().Secrets(musterv1.AgentNamespace)
+	if _, err := secrets.Update(ctx, secret, metav1.UpdateOptions{}); apierrors.IsNotFound(err) {
+		_, err = secrets.Create(ctx, secret, metav1.CreateOptions{})
+		if err != nil {
+			return fmt.Errorf("writing the bootstrap Secret: %w", err)
+		}
+	} else if err != nil {
+		return fmt.Errorf("writing the bootstrap Secret: %w", err)
+	}
+	if o.noDeploy {
+		return nil
+	}
+	deployment, err := readManifests(deploy.Agent, "agent/deployment.yaml", map[string]string{"Image": o.image})
+	if err != nil {
+		return err
+	}
+	return apply(ctx, member.client, deployment)
+}
+
+// uninstallAgent removes everything join installs in a member.
+func uninstallAgent(ctx context.Context, member *clients) error {
+	objs, err := readManifests(deploy.Agent, "agent/install.yaml", nil)
+	if err != nil {
+		return err
+	}
+	role, err := readManifests(deploy.Agent, "agent/rbac/role.yaml", nil)
+	if err != nil {
+		return err
+	}
+	crds, err := readManifests(deploy.CRDs, "crd/muster.dev_broadcastjobs.yaml", nil)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, u := range append(append(objs, role...), crds...) {
+		if err := member.client.Delete(ctx, u, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("deleting %s %s: %w", u.GetKind(), u.GetName(), err))
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,57 @@
+package app
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+
+	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+)
+
+func newUnjoinCommand(flags *genericclioptions.ConfigFlags) *cobra.Command {
+	var memberKubeconfig, memberContext string
+	cmd := &cobra.Command{
+		Use:   "unjoin CLUSTER --member-kubeconfig PATH",
+		Short: "Remove a cluster from the fleet: revoke it on the hub and uninstall its agent",
+		Long: `Deletes the cluster's MemberCluster on the hub, which removes its namespace and RBAC so
+its certificate is Forbidden everywhere, then removes the agent, its Secrets and CRDs from
+the member.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, name := cmd.Context(), args[0]
+			hub, err := newClients(flags)
+			if err != nil {
+				return err
+			}
+			memberFlags := genericclioptions.NewConfigFlags(false)
+			memberFlags.KubeConfig, memberFlags.Context = &memberKubeconfig, &memberContext
+			member, err := newClients(memberFlags)
+			if err != nil {
+				return fmt.Errorf("member cluster: %w", err)
+			}
+			if err := setAccepted(ctx, hub, name, false); err != nil {
+				return err
+			}
+			if err := denyPending(ctx, hub, name); err != nil {
+				return err
+			}
+			mc := &musterv1.MemberCluster{}
+			mc.Name = name
+			if err := hub.client.Delete(ctx, mc); err != nil && !apierrors.IsNotFound(err) {
+				return fmt.Errorf("deleting MemberCluster %s: %w", name, err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "✓ cluster %s removed from the hub\n", name)
+			if err := uninstallAgent(ctx, member); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "✓ agent removed from the member\n")
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&memberKubeconfig, "member-kubeconfig", "", "kubeconfig of the member cluster")
+	cmd.Flags().StringVar(&memberContext, "member-context", "", "context in --member-kubeconfig")
+	_ = cmd.MarkFlagRequired("member-kubeconfig")
+	return cmd
+}
