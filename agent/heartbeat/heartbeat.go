@@ -10,7 +10,6 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -29,16 +28,26 @@ type Renewer struct {
 	Interval time.Duration
 }
 
-// Start renews until ctx ends. A failed renewal is logged and retried at the next tick:
-// the hub notices only when renewals stop for its whole grace period.
+// retryInterval spaces renewals after a failure, so that a hub that comes back (or RBAC
+// that appears just after the agent's certificate) is noticed well within the interval.
+const retryInterval = time.Second
+
+// Start renews until ctx ends. A failed renewal is logged and retried after a second: the
+// hub notices only when renewals stop for its whole grace period.
 func (r *Renewer) Start(ctx context.Context) error {
 	logger := log.FromContext(ctx).WithName("heartbeat")
-	wait.JitterUntilWithContext(ctx, func(ctx context.Context) {
+	for {
+		next := r.Interval
 		if err := r.renew(ctx); err != nil {
 			logger.Error(err, "renewing the hub lease")
+			next = retryInterval
 		}
-	}, r.Interval, 0, true)
-	return nil
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(next):
+		}
+	}
 }
 
 func (r *Renewer) renew(ctx context.Context) error {

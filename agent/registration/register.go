@@ -47,7 +47,7 @@ func (r *Registrar) EnsureCredentials(ctx context.Context) (*Credentials, error)
 		return nil, err
 	}
 	if stored != nil {
-		if cert, err := stored.Certificate(); err == nil && usable(cert.Leaf, r.Now()) {
+		if cert, err := stored.Certificate(); err == nil && usable(cert.Leaf, stored.IssuedAt, r.Now()) {
 			return stored, nil
 		}
 	}
@@ -146,6 +146,7 @@ func (r *Registrar) requestCertificate(ctx context.Context, hub kubernetes.Inter
 	}
 	return &Credentials{
 		HubURL: hubURL, CA: ca, ClusterName: cluster, CertPEM: certPEM,
-		KeyPEM: pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}),
+		KeyPEM:   pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}),
+		IssuedAt: r.Now(),
 	}, nil
 }

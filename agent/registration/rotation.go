@@ -9,13 +9,21 @@ import (
 const RenewAtRemaining = 0.2
 
 // RotationDeadline is when cert is due for renewal: once 20% of its lifetime remains.
-func RotationDeadline(cert *x509.Certificate) time.Time {
-	lifetime := cert.NotAfter.Sub(cert.NotBefore)
+// The lifetime counts from issuedAt, when the agent received the certificate, because
+// signers backdate NotBefore (kube-controller-manager by five minutes): counted from
+// NotBefore, a certificate issued for less than the backdate would be due at once, and the
+// agent would renew in a loop. A zero issuedAt falls back to NotBefore.
+func RotationDeadline(cert *x509.Certificate, issuedAt time.Time) time.Time {
+	start := cert.NotBefore
+	if issuedAt.After(start) && issuedAt.Before(cert.NotAfter) {
+		start = issuedAt
+	}
+	lifetime := cert.NotAfter.Sub(start)
 	return cert.NotAfter.Add(-time.Duration(float64(lifetime) * RenewAtRemaining))
 }
 
-// usable says whether a stored certificate can still be used at now: not expired and
-// not yet due for renewal. A due certificate is renewed before the agent relies on it.
-func usable(cert *x509.Certificate, now time.Time) bool {
-	return now.After(cert.NotBefore) && now.Before(RotationDeadline(cert))
+// usable says whether a stored certificate can still be used at now: valid and not yet
+// due for renewal. A due certificate is renewed before the agent relies on it.
+func usable(cert *x509.Certificate, issuedAt, now time.Time) bool {
+	return now.After(cert.NotBefore) && now.Before(RotationDeadline(cert, issuedAt))
 }

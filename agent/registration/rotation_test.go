@@ -20,7 +20,7 @@ func TestRotationDeadline(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			cert := &x509.Certificate{NotBefore: start, NotAfter: start.Add(tc.lifetime)}
-			if got := RotationDeadline(cert); !got.Equal(start.Add(tc.want)) {
+			if got := RotationDeadline(cert, time.Time{}); !got.Equal(start.Add(tc.want)) {
 				t.Errorf("RotationDeadline() = %s after NotBefore, want %s", got.Sub(start), tc.want)
 			}
 		})
@@ -41,8 +41,25 @@ func TestUsable(t *testing.T) {
 		{at: 101 * time.Minute, want: false},
 	}
 	for _, tc := range cases {
-		if got := usable(cert, start.Add(tc.at)); got != tc.want {
+		if got := usable(cert, time.Time{}, start.Add(tc.at)); got != tc.want {
 			t.Errorf("usable at %s = %v, want %v", tc.at, got, tc.want)
 		}
+	}
+}
+
+// kube-controller-manager backdates NotBefore by five minutes; a 60s certificate must still
+// be renewed 48s after it was issued, not at once.
+func TestRotationDeadlineOfBackdatedCertificate(t *testing.T) {
+	issued := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	cert := &x509.Certificate{NotBefore: issued.Add(-5 * time.Minute), NotAfter: issued.Add(time.Minute)}
+	if got, want := RotationDeadline(cert, issued), issued.Add(48*time.Second); !got.Equal(want) {
+		t.Errorf("RotationDeadline() = %s after issue, want 48s", got.Sub(issued))
+	}
+	if !usable(cert, issued, issued.Add(time.Second)) {
+		t.Error("a just-issued backdated certificate must be usable")
+	}
+	// Without the issue time the backdate makes it due at once: the loop this guards against.
+	if usable(cert, time.Time{}, issued.Add(time.Second)) {
+		t.Error("expected the NotBefore fallback to consider the certificate due")
 	}
 }

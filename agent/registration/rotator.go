@@ -26,7 +26,7 @@ type Rotator struct {
 func (r *Rotator) Start(ctx context.Context) error {
 	logger := log.FromContext(ctx).WithName("cert-rotator")
 	for {
-		deadline := RotationDeadline(r.Holder.Current().Leaf)
+		deadline := RotationDeadline(r.Holder.Current().Leaf, r.Credentials.IssuedAt)
 		wait := time.Until(deadline)
 		logger.V(1).Info("next certificate rotation", "at", deadline)
 		select {

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -28,6 +29,7 @@ const (
 	KeyClusterName = "cluster-name"
 	KeyTLSCert     = corev1.TLSCertKey
 	KeyTLSKey      = corev1.TLSPrivateKeyKey
+	KeyIssuedAt    = "issued-at"
 )
 
 // Bootstrap is what an agent needs to register.
@@ -45,6 +47,8 @@ type Credentials struct {
 	ClusterName string
 	CertPEM     []byte
 	KeyPEM      []byte
+	// IssuedAt is when the agent received the certificate (see RotationDeadline).
+	IssuedAt time.Time
 }
 
 // Certificate parses the key pair.
@@ -89,9 +93,10 @@ func (s *Store) ReadCredentials(ctx context.Context) (*Credentials, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading credentials: %w", err)
 	}
+	issuedAt, _ := time.Parse(time.RFC3339, string(sec.Data[KeyIssuedAt]))
 	return &Credentials{
 		HubURL: string(sec.Data[KeyHubURL]), CA: sec.Data[KeyCA], ClusterName: string(sec.Data[KeyClusterName]),
-		CertPEM: sec.Data[KeyTLSCert], KeyPEM: sec.Data[KeyTLSKey],
+		CertPEM: sec.Data[KeyTLSCert], KeyPEM: sec.Data[KeyTLSKey], IssuedAt: issuedAt,
 	}, nil
 }
 
@@ -102,7 +107,7 @@ func (s *Store) WriteCredentials(ctx context.Context, c *Credentials) error {
 		Type:       corev1.SecretTypeTLS,
 		Data: map[string][]byte{
 			KeyHubURL: []byte(c.HubURL), KeyCA: c.CA, KeyClusterName: []byte(c.ClusterName),
-			KeyTLSCert: c.CertPEM, KeyTLSKey: c.KeyPEM,
+			KeyTLSCert: c.CertPEM, KeyTLSKey: c.KeyPEM, KeyIssuedAt: []byte(c.IssuedAt.UTC().Format(time.RFC3339)),
 		},
 	}
 	secrets := s.Client.CoreV1().Secrets(s.Namespace)

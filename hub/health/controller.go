@@ -25,6 +25,9 @@ import (
 // +kubebuilder:rbac:groups=muster.dev,resources=memberclusters,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=muster.dev,resources=memberclusters/status,verbs=get;update;patch
 
+// conflictRetry is how soon a reconcile that lost an update race runs again.
+const conflictRetry = 100 * time.Millisecond
+
 // Event reasons.
 const (
 	EventAvailable   = "ClusterAvailable"
@@ -60,7 +63,17 @@ func clusterOfLease(_ context.Context, o client.Object) []ctrl.Request {
 }
 
 // Reconcile evaluates one cluster's lease and records the verdict.
+// A conflict means another writer (the agent, the other hub controller) changed the
+// MemberCluster first: it is read again shortly rather than reported as an error.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	result, err := r.reconcile(ctx, req)
+	if apierrors.IsConflict(err) {
+		return ctrl.Result{RequeueAfter: conflictRetry}, nil
+	}
+	return result, err
+}
+
+func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var mc musterv1.MemberCluster
 	if err := r.Client.Get(ctx, req.NamespacedName, &mc); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
