@@ -23,6 +23,8 @@ type FleetOptions struct {
 	Members int
 	// NodesPerMember is the number of worker nodes of each member. The hub has none.
 	NodesPerMember int
+	// HubSigningDuration caps the lifetime of agent certificates (zero: the default).
+	HubSigningDuration time.Duration
 }
 
 // Fleet is a hub and its member clusters.
@@ -70,7 +72,7 @@ func Up(ctx context.Context, opts FleetOptions) (*Fleet, error) {
 		return nil, err
 	}
 	f := &Fleet{Dir: dir, Provider: p}
-	specs := []provider.ClusterSpec{{Name: "hub", Role: provider.RoleHub}}
+	specs := []provider.ClusterSpec{{Name: "hub", Role: provider.RoleHub, SigningDuration: opts.HubSigningDuration}}
 	for i := 1; i <= opts.Members; i++ {
 		specs = append(specs, provider.ClusterSpec{Name: fmt.Sprintf("member%d", i), Role: provider.RoleMember, Nodes: opts.NodesPerMember})
 	}

@@ -71,6 +71,10 @@ func clusterConfig(spec provider.ClusterSpec) *v1alpha4.Cluster {
 	for range spec.Nodes {
 		cfg.Nodes = append(cfg.Nodes, v1alpha4.Node{Role: v1alpha4.WorkerRole})
 	}
+	if spec.SigningDuration > 0 {
+		cfg.KubeadmConfigPatches = append(cfg.KubeadmConfigPatches, fmt.Sprintf(
+			"kind: ClusterConfiguration\ncontrollerManager:\n  extraArgs:\n  - name: cluster-signing-duration\n    value: %s\n", spec.SigningDuration))
+	}
 	v1alpha4.SetDefaultsCluster(cfg)
 	return cfg
 }

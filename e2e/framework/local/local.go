@@ -96,6 +96,9 @@ func (p *Provider) createArgs(spec provider.ClusterSpec) []string {
 			"--extra-args", "kube-controller-manager=cluster-signing-cert-file="+filepath.Join(pki, "ca.crt"),
 			"--extra-args", "kube-controller-manager=cluster-signing-key-file="+filepath.Join(pki, "ca.key"),
 		)
+		if spec.SigningDuration > 0 {
+			args = append(args, "--extra-args", "kube-controller-manager=cluster-signing-duration="+spec.SigningDuration.String())
+		}
 	}
 	return args
 }

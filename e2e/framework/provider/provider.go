@@ -2,7 +2,10 @@
 // and kind providers implement it.
 package provider
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Role distinguishes the hub from member clusters; providers configure them differently
 // (the hub signs client certificates and accepts bootstrap tokens).
@@ -20,6 +23,9 @@ type ClusterSpec struct {
 	// Nodes is how many worker nodes the cluster starts with: fake kwok nodes for the local
 	// provider, node containers for kind.
 	Nodes int
+	// SigningDuration caps the lifetime of the client certificates the hub signs (zero:
+	// the control plane's default); short ones let tests watch agents rotate.
+	SigningDuration time.Duration
 }
 
 // ClusterProvider creates and deletes the clusters of a fleet.

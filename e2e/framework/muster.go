@@ -1,0 +1,156 @@
+package framework
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/musterhq/muster/api/scheme"
+	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/hub"
+)
+
+// Muster is Muster installed on a fleet in process mode: `musterctl init --no-deploy` on
+// the hub, `musterctl join --no-deploy` in members, and the hub and agents run by the test.
+type Muster struct {
+	Fleet *Fleet
+	Bin   Binaries
+	// JoinArgs are the musterctl arguments init printed, without --cluster-name.
+	JoinArgs []string
+	Agents   map[string]*Process
+	HubProc  *Process
+}
+
+var joinLine = regexp.MustCompile(`musterctl (join .*) --cluster-name <name>`)
+
+// InstallHub builds the binaries and runs `musterctl init --no-deploy` against the hub.
+func InstallHub(ctx context.Context, f *Fleet) (*Muster, error) {
+	bin, err := BuildBinaries(ctx, filepath.Join(f.Dir, "bin"))
+	if err != nil {
+		return nil, err
+	}
+	m := &Muster{Fleet: f, Bin: bin, Agents: map[string]*Process{}}
+	out, err := m.Musterctl(ctx, f.Hub, "init", "--no-deploy")
+	if err != nil {
+		return nil, err
+	}
+	match := joinLine.FindStringSubmatch(out)
+	if match == nil {
+		return nil, fmt.Errorf("musterctl init printed no join command:\n%s", out)
+	}
+	m.JoinArgs = strings.Fields(match[1])
+	return m, nil
+}
+
+// Musterctl runs musterctl against a cluster and returns its combined output; a non-zero
+// exit is an error that carries the output.
+func (m *Muster) Musterctl(ctx context.Context, c *Cluster, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, m.Bin.Musterctl, append([]string{"--kubeconfig", c.Kubeconfig}, args...)...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		return out.String(), fmt.Errorf("musterctl %s: %w\n%s", strings.Join(args, " "), err, out.String())
+	}
+	return out.String(), nil
+}
+
+// Join runs the join command init printed in member, in process mode, with extra
+// arguments overriding it.
+func (m *Muster) Join(ctx context.Context, member *Cluster, name string, extra ...string) (string, error) {
+	args := append(append(append([]string{}, m.JoinArgs...), "--cluster-name", name, "--no-deploy"), extra...)
+	return m.Musterctl(ctx, member, args...)
+}
+
+// StartAgent runs muster-agent for a member that joined.
+func (m *Muster) StartAgent(member *Cluster, extra ...string) error {
+	args := append([]string{
+		"--kubeconfig", member.Kubeconfig, "--metrics-bind-address", "0", "--health-probe-bind-address", "0",
+		"--leader-elect=false",
+	}, extra...)
+	p, err := StartProcess("agent-"+member.Name, filepath.Join(m.Fleet.Dir, "logs", "agent-"+member.Name+".log"), m.Bin.Agent, args...)
+	if err != nil {
+		return err
+	}
+	m.Agents[member.Name] = p
+	return nil
+}
+
+// StartHubProcess runs the muster-hub binary against the hub.
+func (m *Muster) StartHubProcess(extra ...string) error {
+	args := append([]string{
+		"--kubeconfig", m.Fleet.Hub.Kubeconfig, "--metrics-bind-address", "0", "--health-probe-bind-address", "0",
+	}, extra...)
+	p, err := StartProcess("hub", filepath.Join(m.Fleet.Dir, "logs", "hub.log"), m.Bin.Hub, args...)
+	if err != nil {
+		return err
+	}
+	m.HubProc = p
+	return nil
+}
+
+// Stop stops the hub and agent processes.
+func (m *Muster) Stop() {
+	for _, p := range m.Agents {
+		p.Stop()
+	}
+	if m.HubProc != nil {
+		m.HubProc.Stop()
+	}
+}
+
+// StartHubInProcess runs the hub's controllers inside the test process, so a test can
+// look into them (the inventory); it stops when ctx ends.
+func StartHubInProcess(ctx context.Context, f *Fleet, opts *hub.Options) (*hub.Controllers, error) {
+	mgr, err := ctrl.NewManager(f.Hub.Config, ctrl.Options{
+		Scheme:                 scheme.Scheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		LeaderElection:         false,
+	})
+	if err != nil {
+		return nil, err
+	}
+	controllers, err := hub.Setup(ctx, mgr, opts)
+	if err != nil {
+		return nil, err
+	}
+	go func() {
+		if err := mgr.Start(ctx); err != nil {
+			ctrl.Log.Error(err, "in-process hub stopped")
+		}
+	}()
+	return controllers, nil
+}
+
+// WaitForClusterCondition waits until the MemberCluster has the condition with status.
+func WaitForClusterCondition(ctx context.Context, hubCluster *Cluster, name, condition string, status metav1.ConditionStatus, timeout time.Duration) (*musterv1.MemberCluster, error) {
+	var mc musterv1.MemberCluster
+	err := until(ctx, timeout, fmt.Sprintf("cluster %s to be %s=%s", name, condition, status), func(ctx context.Context) (bool, string, error) {
+		if err := hubCluster.Client.Get(ctx, types.NamespacedName{Name: name}, &mc); err != nil {
+			return false, err.Error(), client404(err)
+		}
+		c := meta.FindStatusCondition(mc.Status.Conditions, condition)
+		if c == nil {
+			return false, "no condition", nil
+		}
+		return c.Status == status, fmt.Sprintf("%s=%s (%s)", condition, c.Status, c.Reason), nil
+	})
+	return &mc, err
+}
+
+// Until polls cond until it holds or timeout passes; the error names what and the last
+// reason cond gave.
+func Until(ctx context.Context, timeout time.Duration, what string, cond func(ctx context.Context) (bool, string, error)) error {
+	return until(ctx, timeout, what, cond)
+}

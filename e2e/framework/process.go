@@ -1,0 +1,128 @@
+package framework
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Binaries are Muster's commands built for a test run.
+type Binaries struct {
+	Hub, Agent, Musterctl string
+}
+
+var (
+	buildOnce sync.Once
+	built     Binaries
+	buildErr  error
+)
+
+// BuildBinaries compiles muster-hub, muster-agent and musterctl from this checkout once
+// per test process.
+func BuildBinaries(ctx context.Context, dir string) (Binaries, error) {
+	buildOnce.Do(func() {
+		root, err := repoRoot()
+		if err != nil {
+			buildErr = err
+			return
+		}
+		cmd := exec.CommandContext(ctx, "go", "build", "-o", dir+string(os.PathSeparator), "./cmd/muster-hub", "./cmd/muster-agent", "./cmd/musterctl")
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("building Muster's binaries: %w\n%s", err, out)
+			return
+		}
+		built = Binaries{Hub: filepath.Join(dir, "muster-hub"), Agent: filepath.Join(dir, "muster-agent"), Musterctl: filepath.Join(dir, "musterctl")}
+	})
+	return built, buildErr
+}
+
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// Process is a long-running command whose output goes to a log file.
+type Process struct {
+	Name string
+	Log  string
+	cmd  *exec.Cmd
+	done chan struct{}
+	err  error
+}
+
+// StartProcess starts bin with args, logging to logPath.
+func StartProcess(name, logPath, bin string, args ...string) (*Process, error) {
+	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
+		return nil, err
+	}
+	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	// Its own process group, so that stopping it never signals the test binary.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		return nil, fmt.Errorf("starting %s: %w", name, err)
+	}
+	p := &Process{Name: name, Log: logPath, cmd: cmd, done: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		logFile.Close()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// Running reports whether the process has not exited.
+func (p *Process) Running() bool {
+	select {
+	case <-p.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// Stop sends SIGTERM and waits up to 10s before killing the process.
+func (p *Process) Stop() {
+	if !p.Running() {
+		return
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(10 * time.Second):
+		p.Kill()
+	}
+}
+
+// Kill ends the process at once, as a crash would.
+func (p *Process) Kill() {
+	if !p.Running() {
+		return
+	}
+	_ = p.cmd.Process.Kill()
+	<-p.done
+}

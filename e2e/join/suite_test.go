@@ -1,0 +1,148 @@
+//go:build e2e
+
+// Package join proves that clusters join the hub with the real musterctl and agent, that
+// an agent's identity reaches only its own cluster's objects, that the hub notices agents
+// that stop, that agents rotate their certificates, and that the hub's inventory follows
+// the members' nodes.
+package join
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zapcore"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/e2e/framework"
+	"github.com/musterhq/muster/hub"
+)
+
+const (
+	nodesPerMember = 3
+	// certLifetime is what the hub's signer issues: short, so agents rotate during the suite.
+	certLifetime = time.Minute
+)
+
+var (
+	fleet  *framework.Fleet
+	muster *framework.Muster
+	hubs   *hub.Controllers
+	// joinStarted is when the joins began; availability is measured from it.
+	joinStarted time.Time
+	// member1AvailableSince is when member1 first became Available, to show that rotations
+	// never cost it its lease.
+	member1AvailableSince metav1.Time
+)
+
+// joined are the members that join and get accepted; member3 stays out for the
+// bad-input cases.
+var joined = []string{"member1", "member2"}
+
+func TestMain(m *testing.M) {
+	// The in-process hub logs only errors, to keep test output readable.
+	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.ErrorLevel)))
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	dir, err := os.MkdirTemp("", "muster-e2e-join-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	fleet, err = framework.Up(ctx, framework.FleetOptions{Dir: dir, Members: 3, NodesPerMember: nodesPerMember, HubSigningDuration: certLifetime})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bringing the fleet up:", err)
+		return 1
+	}
+	defer func() {
+		if muster != nil {
+			muster.Stop()
+		}
+		if err := fleet.Down(context.Background()); err != nil {
+			fmt.Fprintln(os.Stderr, "tearing the fleet down:", err)
+		}
+	}()
+	if err := setUp(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "installing Muster:", err)
+		dumpLogs()
+		return 1
+	}
+	code := m.Run()
+	if code != 0 {
+		dumpLogs()
+	}
+	return code
+}
+
+// setUp installs the hub, runs its controllers in this process, and joins member1 and
+// member2 with the real musterctl and agent binaries.
+func setUp(ctx context.Context) error {
+	var err error
+	muster, err = framework.InstallHub(ctx, fleet)
+	if err != nil {
+		return err
+	}
+	hubs, err = framework.StartHubInProcess(ctx, fleet, hub.NewOptions())
+	if err != nil {
+		return err
+	}
+	joinStarted = time.Now()
+	for _, name := range joined {
+		member := memberNamed(name)
+		if _, err := muster.Join(ctx, member, name); err != nil {
+			return err
+		}
+		if err := muster.StartAgent(member, "--cert-lifetime", "10m"); err != nil {
+			return err
+		}
+	}
+	for _, name := range joined {
+		if _, err := muster.Musterctl(ctx, fleet.Hub, "accept", name); err != nil {
+			return err
+		}
+	}
+	mc, err := framework.WaitForClusterCondition(ctx, fleet.Hub, "member1", musterv1.MemberClusterAvailable, metav1.ConditionTrue, time.Minute)
+	if err != nil {
+		return err
+	}
+	for _, c := range mc.Status.Conditions {
+		if c.Type == musterv1.MemberClusterAvailable {
+			member1AvailableSince = c.LastTransitionTime
+		}
+	}
+	return nil
+}
+
+func memberNamed(name string) *framework.Cluster {
+	for _, m := range fleet.Members {
+		if m.Name == name {
+			return m
+		}
+	}
+	panic("no member " + name)
+}
+
+func dumpLogs() {
+	for name, p := range muster.Agents {
+		if raw, err := os.ReadFile(p.Log); err == nil {
+			fmt.Fprintf(os.Stderr, "----- agent %s log (last 4000 bytes) -----\n%s\n", name, tailBytes(raw, 4000))
+		}
+	}
+}
+
+func tailBytes(b []byte, n int) []byte {
+	if len(b) > n {
+		return b[len(b)-n:]
+	}
+	return b
+}

@@ -1,0 +1,163 @@
+//go:build e2e
+
+package join
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	certificatesv1 "k8s.io/api/certificates/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/e2e/framework"
+	hubregistration "github.com/musterhq/muster/hub/registration"
+)
+
+// member2's agent stops and comes back, then the cluster is denied, then unjoined. go test
+// runs a package's tests in file order, so this file, which takes member2 away, runs last.
+func TestMember2Lifecycle(t *testing.T) {
+	t.Run("a stopped agent makes its cluster unreachable, a restarted one available", testHealth)
+	t.Run("deny revokes the agent's access", testDeny)
+	t.Run("unjoin revokes and uninstalls", testUnjoin)
+}
+
+func hasUnreachableTaint(mc *musterv1.MemberCluster) bool {
+	return slices.ContainsFunc(mc.Spec.Taints, func(t corev1.Taint) bool {
+		return t.Key == musterv1.UnreachableTaintKey && t.Effect == corev1.TaintEffectNoSchedule
+	})
+}
+
+func testHealth(t *testing.T) {
+	ctx := t.Context()
+	muster.Agents["member2"].Stop()
+	stopped := time.Now()
+	err := framework.Until(ctx, 60*time.Second, "member2 to be Unknown and tainted", func(ctx context.Context) (bool, string, error) {
+		var mc musterv1.MemberCluster
+		if err := fleet.Hub.Client.Get(ctx, types.NamespacedName{Name: "member2"}, &mc); err != nil {
+			return false, "", err
+		}
+		c := meta.FindStatusCondition(mc.Status.Conditions, musterv1.MemberClusterAvailable)
+		return c != nil && c.Status == metav1.ConditionUnknown && hasUnreachableTaint(&mc), "waiting", nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("member2 Unknown and tainted %s after its agent stopped", time.Since(stopped).Round(100*time.Millisecond))
+	if mc := getCluster(t, "member1"); hasUnreachableTaint(mc) {
+		t.Error("member1 was tainted when member2's agent stopped")
+	}
+
+	if err := muster.StartAgent(memberNamed("member2"), "--cert-lifetime", "10m"); err != nil {
+		t.Fatal(err)
+	}
+	restarted := time.Now()
+	err = framework.Until(ctx, 20*time.Second, "member2 to be Available and untainted", func(ctx context.Context) (bool, string, error) {
+		var mc musterv1.MemberCluster
+		if err := fleet.Hub.Client.Get(ctx, types.NamespacedName{Name: "member2"}, &mc); err != nil {
+			return false, "", err
+		}
+		c := meta.FindStatusCondition(mc.Status.Conditions, musterv1.MemberClusterAvailable)
+		return c != nil && c.Status == metav1.ConditionTrue && !hasUnreachableTaint(&mc), "waiting", nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("member2 Available and untainted %s after its agent restarted", time.Since(restarted).Round(100*time.Millisecond))
+}
+
+func getCluster(t *testing.T, name string) *musterv1.MemberCluster {
+	t.Helper()
+	var mc musterv1.MemberCluster
+	if err := fleet.Hub.Client.Get(t.Context(), types.NamespacedName{Name: name}, &mc); err != nil {
+		t.Fatal(err)
+	}
+	return &mc
+}
+
+// expectRevoked checks that credentials that worked before are now Forbidden on every
+// object the agent used to reach.
+func expectRevoked(t *testing.T, c client.Client, cluster string) {
+	t.Helper()
+	ns := musterv1.MemberNamespace(cluster)
+	err := framework.Until(t.Context(), 15*time.Second, "the old certificate to be Forbidden", func(ctx context.Context) (bool, string, error) {
+		err := c.Get(ctx, types.NamespacedName{Name: cluster}, &musterv1.MemberCluster{})
+		return apierrors.IsForbidden(err), "get own MemberCluster: " + errString(err), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	expectForbidden(t, "list own Works", c.List(ctx, &musterv1.WorkList{}, client.InNamespace(ns)))
+	expectForbidden(t, "list own NodeSlices", c.List(ctx, &musterv1.NodeSliceList{}, client.InNamespace(ns)))
+	expectForbidden(t, "patch own status", c.Status().Patch(ctx, &musterv1.MemberCluster{ObjectMeta: metav1.ObjectMeta{Name: cluster}},
+		client.RawPatch(types.MergePatchType, []byte(`{"status":{"version":"x"}}`))))
+	expectForbidden(t, "renew its certificate", c.Create(ctx, &certificatesv1.CertificateSigningRequest{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "revoked-"},
+		Spec:       certificatesv1.CertificateSigningRequestSpec{SignerName: certificatesv1.KubeAPIServerClientSignerName, Request: []byte("x"), Usages: []certificatesv1.KeyUsage{certificatesv1.UsageClientAuth}},
+	}))
+}
+
+func errString(err error) string {
+	if err == nil {
+		return "allowed"
+	}
+	return err.Error()
+}
+
+func testDeny(t *testing.T) {
+	old := agentClient(t, "member2")
+	if err := old.Get(t.Context(), types.NamespacedName{Name: "member2"}, &musterv1.MemberCluster{}); err != nil {
+		t.Fatalf("before deny the agent's certificate must work: %v", err)
+	}
+	if _, err := muster.Musterctl(t.Context(), fleet.Hub, "deny", "member2"); err != nil {
+		t.Fatal(err)
+	}
+	expectRevoked(t, old, "member2")
+	mc := getCluster(t, "member2")
+	if c := meta.FindStatusCondition(mc.Status.Conditions, musterv1.MemberClusterAccepted); c == nil || c.Status != metav1.ConditionFalse {
+		t.Errorf("Accepted condition after deny = %+v, want False", c)
+	}
+}
+
+func testUnjoin(t *testing.T) {
+	ctx := t.Context()
+	member := memberNamed("member2")
+	old := agentClient(t, "member2")
+	// Accept again, so that unjoin is what revokes.
+	if _, err := muster.Musterctl(ctx, fleet.Hub, "accept", "member2"); err != nil {
+		t.Fatal(err)
+	}
+	if err := framework.Until(ctx, 15*time.Second, "re-accepted credentials to work", func(ctx context.Context) (bool, string, error) {
+		err := old.Get(ctx, types.NamespacedName{Name: "member2"}, &musterv1.MemberCluster{})
+		return err == nil, errString(err), nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	muster.Agents["member2"].Stop()
+	if _, err := muster.Musterctl(ctx, fleet.Hub, "unjoin", "member2", "--member-kubeconfig", member.Kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+	expectRevoked(t, old, "member2")
+	err := framework.Until(ctx, 30*time.Second, "member2's hub namespace and agent namespace to go", func(ctx context.Context) (bool, string, error) {
+		hubErr := fleet.Hub.Client.Get(ctx, types.NamespacedName{Name: musterv1.MemberNamespace("member2")}, &corev1.Namespace{})
+		memberErr := member.Client.Get(ctx, types.NamespacedName{Name: musterv1.AgentNamespace}, &corev1.Namespace{})
+		return apierrors.IsNotFound(hubErr) && apierrors.IsNotFound(memberErr), "hub: " + errString(hubErr) + ", member: " + errString(memberErr), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var crb metav1.PartialObjectMetadata
+	crb.SetGroupVersionKind(schemaGVK("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding"))
+	if err := fleet.Hub.Client.Get(ctx, types.NamespacedName{Name: hubregistration.ClusterRoleName("member2")}, &crb); !apierrors.IsNotFound(err) {
+		t.Errorf("member2's ClusterRoleBinding after unjoin: %v, want NotFound", err)
+	}
+}
+
