@@ -80,4 +80,3 @@ func patchNode(t *testing.T, c *framework.Cluster, name string, change func(*cor
 		t.Fatal(err)
 	}
 }
-

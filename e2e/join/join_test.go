@@ -4,11 +4,13 @@ package join
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
@@ -36,9 +38,18 @@ func TestGetClustersShowsNodesAndVersion(t *testing.T) {
 			return false, "", err
 		}
 		for _, name := range joined {
-			want := []string{name, "true", "True", "3/3", "v1.36.3"}
+			// The member's own count: other tests add nodes.
+			var nodes corev1.NodeList
+			if err := memberNamed(name).Client.List(ctx, &nodes); err != nil {
+				return false, "", err
+			}
+			ready, err := framework.ReadyNodes(ctx, memberNamed(name))
+			if err != nil {
+				return false, "", err
+			}
+			want := []string{name, "true", "True", fmt.Sprintf("%d/%d", ready, len(nodes.Items)), "v1.36.3"}
 			if !hasRow(out, want) {
-				return false, out, nil
+				return false, fmt.Sprintf("no row %v in\n%s", want, out), nil
 			}
 		}
 		return true, "", nil

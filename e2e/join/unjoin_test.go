@@ -160,4 +160,3 @@ func testUnjoin(t *testing.T) {
 		t.Errorf("member2's ClusterRoleBinding after unjoin: %v, want NotFound", err)
 	}
 }
-

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -38,18 +39,30 @@ func newAcceptCommand(flags *genericclioptions.ConfigFlags) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().DurationVar(&wait, "wait", wait, "how long to wait for the agent's certificate request when there is none yet")
+	cmd.Flags().DurationVar(&wait, "wait", wait, "how long to wait for the cluster to register and its agent to ask for a certificate")
 	return cmd
 }
 
 // accept marks the cluster accepted and approves its agent's pending certificate
 // requests, waiting for one if the agent has not asked yet.
 func accept(ctx context.Context, out io.Writer, hub *clients, name string, timeout time.Duration) error {
-	if err := setAccepted(ctx, hub, name, true); err != nil {
+	// The agent registers its cluster moments after it starts; accepting right after a
+	// join waits for it instead of failing.
+	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		err := setAccepted(ctx, hub, name, true)
+		if errors.Is(err, errNotRegistered) {
+			return false, nil
+		}
+		return err == nil, err
+	})
+	if err != nil {
+		if wait.Interrupted(err) {
+			return fmt.Errorf("no cluster named %s registered with this hub within %s (run musterctl join in it and start its agent)", name, timeout)
+		}
 		return err
 	}
 	approved := 0
-	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+	err = wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		n, pending, err := approvePending(ctx, hub, name)
 		approved += n
 		if err != nil {
@@ -101,11 +114,14 @@ func joined(ctx context.Context, hub *clients, name string) bool {
 	return false
 }
 
+// errNotRegistered: no MemberCluster of that name exists.
+var errNotRegistered = errors.New("no cluster of that name has registered with this hub")
+
 func setAccepted(ctx context.Context, hub *clients, name string, accepted bool) error {
 	var mc musterv1.MemberCluster
 	if err := hub.client.Get(ctx, clientKey("", name), &mc); err != nil {
 		if apierrors.IsNotFound(err) {
-			return fmt.Errorf("no cluster named %s has registered with this hub (run musterctl join in it first)", name)
+			return fmt.Errorf("%w: %s", errNotRegistered, name)
 		}
 		return err
 	}
