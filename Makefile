@@ -72,8 +72,9 @@ fleet-up: toolchain ## Start a hub and members (FLEET_MEMBERS, FLEET_NODES); kub
 	$(GO) run ./e2e/cmd/fleet up --dir $(FLEET_DIR) --members $(FLEET_MEMBERS) --nodes $(FLEET_NODES)
 
 .PHONY: fleet-down
-fleet-down: ## Stop the local fleet and remove its state.
+fleet-down: ## Stop the local fleet (and the demo's hub and agents) and remove its state.
 	$(GO) run ./e2e/cmd/fleet down --dir $(FLEET_DIR)
 
 .PHONY: demo
-demo: fleet-down fleet-up ## Bring a fresh local fleet up and show how to reach each cluster.
+demo: toolchain ## A fresh local fleet: hub + members joined with musterctl, a sample Job completing in each.
+	$(GO) run ./e2e/cmd/demo --dir $(FLEET_DIR) --members $(FLEET_MEMBERS) --nodes $(FLEET_NODES)

@@ -46,7 +46,9 @@ func Start() (*Environment, error) {
 	}
 	cfg, err := env.Start()
 	if err != nil {
-		return nil, fmt.Errorf("starting envtest from %s: %w", tc.AssetsDir, err)
+		// Start leaves the control plane running when a later step (installing the CRDs)
+		// fails; stop it rather than leak two processes per failed run.
+		return nil, errors.Join(fmt.Errorf("starting envtest from %s: %w", tc.AssetsDir, err), env.Stop())
 	}
 	cfg.QPS, cfg.Burst = 500, 1000
 	c, err := client.New(cfg, client.Options{Scheme: framework.Scheme})

@@ -135,7 +135,8 @@ func Down(ctx context.Context, dir string) error {
 	if err != nil {
 		return err
 	}
-	var errs []error
+	// Muster's processes first: they talk to the clusters.
+	errs := []error{stopDetached(dir)}
 	// Members first: they depend on the hub, not the other way round.
 	for i := len(state.Clusters) - 1; i >= 0; i-- {
 		c := state.Clusters[i]
@@ -145,8 +146,8 @@ func Down(ctx context.Context, dir string) error {
 		}
 		_ = os.Remove(c.Kubeconfig)
 	}
-	if len(errs) > 0 {
-		return errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil {
+		return err
 	}
 	return os.Remove(filepath.Join(dir, stateFile))
 }

@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -125,4 +127,72 @@ func (p *Process) Kill() {
 	}
 	_ = p.cmd.Process.Kill()
 	<-p.done
+}
+
+// pidDir holds the pid files of processes that outlive the command that started them.
+func pidDir(fleetDir string) string { return filepath.Join(fleetDir, "pids") }
+
+// StartDetached starts a process that keeps running after this program exits (the demo's
+// hub and agents); Down stops it.
+func StartDetached(fleetDir, name, bin string, args ...string) (int, error) {
+	logPath := filepath.Join(fleetDir, "logs", name+".log")
+	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
+		return 0, err
+	}
+	if err := os.MkdirAll(pidDir(fleetDir), 0o755); err != nil {
+		return 0, err
+	}
+	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return 0, err
+	}
+	defer logFile.Close()
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return 0, fmt.Errorf("starting %s: %w", name, err)
+	}
+	pid := cmd.Process.Pid
+	if err := os.WriteFile(filepath.Join(pidDir(fleetDir), name+".pid"), []byte(strconv.Itoa(pid)), 0o644); err != nil {
+		return pid, err
+	}
+	return pid, cmd.Process.Release()
+}
+
+// stopDetached stops every process StartDetached recorded in fleetDir.
+func stopDetached(fleetDir string) error {
+	files, _ := filepath.Glob(filepath.Join(pidDir(fleetDir), "*.pid"))
+	var errs []error
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(raw)))
+		if err != nil || pid <= 0 {
+			continue
+		}
+		if err := terminate(pid); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", filepath.Base(f), err))
+			continue
+		}
+		_ = os.Remove(f)
+	}
+	return errors.Join(errs...)
+}
+
+// terminate sends SIGTERM, waits up to 10s, then SIGKILL.
+func terminate(pid int) error {
+	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+		return nil // already gone
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if syscall.Kill(pid, 0) != nil {
+			return nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return syscall.Kill(pid, syscall.SIGKILL)
 }
