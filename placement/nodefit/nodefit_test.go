@@ -34,7 +34,9 @@ func pod(mutate ...func(*corev1.PodSpec)) *corev1.PodSpec {
 }
 
 func taint(key string, effect corev1.TaintEffect) func(*corev1.Node) {
-	return func(n *corev1.Node) { n.Spec.Taints = append(n.Spec.Taints, corev1.Taint{Key: key, Value: "x", Effect: effect}) }
+	return func(n *corev1.Node) {
+		n.Spec.Taints = append(n.Spec.Taints, corev1.Taint{Key: key, Value: "x", Effect: effect})
+	}
 }
 
 func tolerate(key string, effect corev1.TaintEffect) func(*corev1.PodSpec) {
@@ -44,7 +46,9 @@ func tolerate(key string, effect corev1.TaintEffect) func(*corev1.PodSpec) {
 }
 
 func requestCPU(q string) func(*corev1.PodSpec) {
-	return func(p *corev1.PodSpec) { p.Containers[0].Resources.Requests[corev1.ResourceCPU] = resource.MustParse(q) }
+	return func(p *corev1.PodSpec) {
+		p.Containers[0].Resources.Requests[corev1.ResourceCPU] = resource.MustParse(q)
+	}
 }
 
 func cordoned(n *corev1.Node) { n.Spec.Unschedulable = true }
