@@ -12,7 +12,9 @@ BIN_DIR         ?= $(CURDIR)/bin
 FLEET_DIR       ?= $(CURDIR)/_output/fleet
 FLEET_MEMBERS   ?= 2
 FLEET_NODES     ?= 3
-# Integration tests start kube-apiservers; the e2e suites start whole fleets.
+# Integration tests start kube-apiservers; the e2e suites start whole fleets, one suite at
+# a time (-p 1): two fleets starting at once on two cores race for CPU and for the random
+# ports kwokctl picks.
 TEST_TIMEOUT    ?= 15m
 E2E_TIMEOUT     ?= 30m
 
@@ -63,7 +65,7 @@ test-unit: toolchain ## Unit and integration (envtest) tests.
 
 .PHONY: e2e
 e2e: toolchain ## End-to-end suites on a fleet (MUSTER_E2E_PROVIDER=local|kind).
-	$(GO) test -count=1 -tags e2e -timeout $(E2E_TIMEOUT) -v ./e2e/...
+	$(GO) test -count=1 -p 1 -tags e2e -timeout $(E2E_TIMEOUT) -v ./e2e/...
 
 ##@ Local fleet
 
