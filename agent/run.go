@@ -22,6 +22,7 @@ import (
 	"github.com/musterhq/muster/agent/heartbeat"
 	"github.com/musterhq/muster/agent/inventory"
 	"github.com/musterhq/muster/agent/registration"
+	"github.com/musterhq/muster/agent/worksync"
 	"github.com/musterhq/muster/api/scheme"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 )
@@ -82,6 +83,10 @@ func Run(ctx context.Context, opts *Options) error {
 		if err := local.Add(r); err != nil {
 			return err
 		}
+	}
+	works := &worksync.Reconciler{Manager: mgr, HubCluster: HubClusterName, Cluster: creds.ClusterName}
+	if err := works.SetupWithManager(mgr); err != nil {
+		return err
 	}
 	reporter := &inventory.Reporter{Member: local.GetClient(), Discovery: member.Discovery(), Hub: hubClient, Cluster: creds.ClusterName}
 	if err := reporter.SetupWithManager(local); err != nil {

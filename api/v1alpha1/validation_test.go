@@ -72,6 +72,9 @@ var badInputs = []badInput{
 	{name: "work JSONPaths feedback without paths", sample: "work",
 		change: setTo("spec.feedbackRules[0].mode", "JSONPaths"), want: "jsonPaths is required with mode JSONPaths"},
 
+	{name: "work name longer than a label value", sample: "work",
+		change: renameTo(strings.Repeat("w", 64)), want: "Work name must be at most 63 characters"},
+
 	// FleetJob
 	{name: "fleetjob unknown placement mode", sample: "fleetjob",
 		change: setTo("spec.placement.mode", "Spread"), want: `Unsupported value: "Spread"`},

@@ -193,3 +193,27 @@ func readState(dir string) (fleetState, error) {
 	}
 	return s, json.Unmarshal(raw, &s)
 }
+
+// restartable providers can stop a cluster and start it again with its state.
+type restartable interface {
+	StopCluster(ctx context.Context, name string) error
+	StartCluster(ctx context.Context, name string) error
+}
+
+// StopCluster takes a cluster down, keeping its state.
+func (f *Fleet) StopCluster(ctx context.Context, c *Cluster) error {
+	r, ok := f.Provider.(restartable)
+	if !ok {
+		return fmt.Errorf("the %s provider cannot stop and restart clusters", f.Provider.Name())
+	}
+	return r.StopCluster(ctx, c.Name)
+}
+
+// StartCluster brings a stopped cluster back.
+func (f *Fleet) StartCluster(ctx context.Context, c *Cluster) error {
+	r, ok := f.Provider.(restartable)
+	if !ok {
+		return fmt.Errorf("the %s provider cannot stop and restart clusters", f.Provider.Name())
+	}
+	return r.StartCluster(ctx, c.Name)
+}

@@ -154,3 +154,29 @@ func WaitForClusterCondition(ctx context.Context, hubCluster *Cluster, name, con
 func Until(ctx context.Context, timeout time.Duration, what string, cond func(ctx context.Context) (bool, string, error)) error {
 	return until(ctx, timeout, what, cond)
 }
+
+// JoinAndAccept joins members with the real musterctl, starts their agents, accepts them,
+// and waits until each is Joined and Available.
+func (m *Muster) JoinAndAccept(ctx context.Context, members []*Cluster, agentArgs ...string) error {
+	for _, member := range members {
+		if _, err := m.Join(ctx, member, member.Name); err != nil {
+			return err
+		}
+		if err := m.StartAgent(member, agentArgs...); err != nil {
+			return err
+		}
+	}
+	for _, member := range members {
+		if _, err := m.Musterctl(ctx, m.Fleet.Hub, "accept", member.Name); err != nil {
+			return err
+		}
+	}
+	for _, member := range members {
+		for _, cond := range []string{musterv1.MemberClusterJoined, musterv1.MemberClusterAvailable} {
+			if _, err := WaitForClusterCondition(ctx, m.Fleet.Hub, member.Name, cond, metav1.ConditionTrue, time.Minute); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -22,6 +22,7 @@ import (
 // +kubebuilder:rbac:groups=muster.dev,resources=memberclusters,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=muster.dev,resources=memberclusters/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups=muster.dev,resources=works,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings;clusterroles;clusterrolebindings,verbs=get;list;watch;create;update;patch;delete;bind;escalate
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
@@ -72,12 +73,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var mc musterv1.MemberCluster
-	if err := r.Client.Get(ctx, req.NamespacedName, &mc); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+	err := r.Client.Get(ctx, req.NamespacedName, &mc)
+	if apierrors.IsNotFound(err) {
+		return ctrl.Result{}, r.releaseWorks(ctx, req.Name)
+	}
+	if err != nil {
+		return ctrl.Result{}, err
 	}
 	if !mc.DeletionTimestamp.IsZero() {
 		// Owner references let the garbage collector remove namespace and RBAC.
-		return ctrl.Result{}, nil
+		return ctrl.Result{}, r.releaseWorks(ctx, mc.Name)
 	}
 	if r.AutoAccept && !mc.Spec.Accepted {
 		patch := client.MergeFrom(mc.DeepCopy())
@@ -104,6 +109,27 @@ func (r *Reconciler) admit(ctx context.Context, mc *musterv1.MemberCluster) erro
 		}
 	}
 	return r.setAccepted(ctx, mc, metav1.ConditionTrue, ReasonAccepted, "the hub administrator accepted the cluster")
+}
+
+// workFinalizer is the agent's finalizer on Works (agent/worksync.Finalizer).
+const workFinalizer = "muster.dev/member-cleanup"
+
+// releaseWorks removes the agent's finalizer from the Works of a cluster that left the
+// fleet: its agent will never clean them up, and they would hold its namespace forever.
+func (r *Reconciler) releaseWorks(ctx context.Context, cluster string) error {
+	var works musterv1.WorkList
+	if err := r.Client.List(ctx, &works, client.InNamespace(musterv1.MemberNamespace(cluster))); err != nil {
+		return fmt.Errorf("listing the Works of %s: %w", cluster, err)
+	}
+	for i := range works.Items {
+		w := &works.Items[i]
+		if controllerutil.RemoveFinalizer(w, workFinalizer) {
+			if err := r.Client.Update(ctx, w); err != nil && !apierrors.IsNotFound(err) {
+				return fmt.Errorf("releasing Work %s/%s: %w", w.Namespace, w.Name, err)
+			}
+		}
+	}
+	return nil
 }
 
 // apply creates want or updates an existing object's rules, subjects and labels to it.

@@ -212,3 +212,19 @@ func tail(s string, n int) string {
 	}
 	return "…" + s[len(s)-n:]
 }
+
+// StopCluster stops every process of a cluster, keeping its state: the cluster is down
+// as if its machines lost power.
+func (p *Provider) StopCluster(ctx context.Context, name string) error {
+	pids := p.clusterPIDs(name)
+	if _, err := p.kwokctl(ctx, "stop", "cluster", "--name", name); err != nil {
+		return err
+	}
+	return reapProcesses(ctx, pids)
+}
+
+// StartCluster starts a stopped cluster again and waits until it serves.
+func (p *Provider) StartCluster(ctx context.Context, name string) error {
+	_, err := p.kwokctl(ctx, "start", "cluster", "--name", name, "--wait", "2m")
+	return err
+}

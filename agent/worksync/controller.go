@@ -1,0 +1,272 @@
+package worksync
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+	mcbuilder "sigs.k8s.io/multicluster-runtime/pkg/builder"
+	mccontroller "sigs.k8s.io/multicluster-runtime/pkg/controller"
+	mcmanager "sigs.k8s.io/multicluster-runtime/pkg/manager"
+	"sigs.k8s.io/multicluster-runtime/pkg/multicluster"
+	mcreconcile "sigs.k8s.io/multicluster-runtime/pkg/reconcile"
+
+	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+)
+
+// Member-side: the agent applies whatever the hub sends, so it may manage any object.
+// +kubebuilder:rbac:groups=*,resources=*,verbs=*
+
+// deletionPoll is how often a deleting Work checks that its member objects are gone.
+const deletionPoll = time.Second
+
+// Reconciler syncs Works from the hub to the member.
+type Reconciler struct {
+	Manager mcmanager.Manager
+	// HubCluster is the name under which the hub is engaged.
+	HubCluster multicluster.ClusterName
+	// Cluster is this member's name; its Works live in muster-member-<Cluster>.
+	Cluster string
+
+	controller mccontroller.TypedController[mcreconcile.Request]
+	watchMu    sync.Mutex
+	watched    map[schema.GroupVersionKind]bool
+}
+
+// SetupWithManager watches Works on the hub; member objects are watched as their kinds
+// appear in Works.
+func (r *Reconciler) SetupWithManager(mgr mcmanager.Manager) error {
+	r.watched = map[schema.GroupVersionKind]bool{}
+	ns := musterv1.MemberNamespace(r.Cluster)
+	c, err := mcbuilder.ControllerManagedBy(mgr).
+		Named("work-sync").
+		For(&musterv1.Work{},
+			mcbuilder.WithEngageWithLocalCluster(false),
+			mcbuilder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetNamespace() == ns }))).
+		Build(r)
+	if err != nil {
+		return err
+	}
+	r.controller = c
+	return nil
+}
+
+// Reconcile makes the member match one Work and reports back.
+func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (reconcile.Result, error) {
+	if req.ClusterName != r.HubCluster {
+		return reconcile.Result{}, nil
+	}
+	hubCluster, err := r.Manager.GetCluster(ctx, req.ClusterName)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	hub := hubCluster.GetClient()
+	var work musterv1.Work
+	if err := hub.Get(ctx, req.NamespacedName, &work); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	member := r.Manager.GetLocalManager().GetClient()
+	if !work.DeletionTimestamp.IsZero() {
+		return r.finalize(ctx, hub, member, &work)
+	}
+	if controllerutil.AddFinalizer(&work, Finalizer) {
+		if err := hub.Update(ctx, &work); err != nil {
+			return reconcile.Result{}, fmt.Errorf("adding the cleanup finalizer: %w", err)
+		}
+	}
+	outcomes := r.applyAll(ctx, member, &work)
+	if err := r.pruneDropped(ctx, member, &work, outcomes); err != nil {
+		return reconcile.Result{}, err
+	}
+	return reconcile.Result{}, r.writeStatus(ctx, hub, &work, outcomes)
+}
+
+// applyAll applies every manifest; one failing never stops the others.
+func (r *Reconciler) applyAll(ctx context.Context, member client.Client, work *musterv1.Work) []outcome {
+	force := work.Spec.ApplyOption != nil && work.Spec.ApplyOption.ForceConflicts
+	var outcomes []outcome
+	for _, m := range applyOrder(decodeManifests(work)) {
+		if m.err != nil {
+			outcomes = append(outcomes, outcome{ordinal: m.ordinal, err: invalidManifest{m.err}})
+			continue
+		}
+		id := identity(m.object)
+		obj, err := r.apply(ctx, member, work.Name, m.object, force)
+		outcomes = append(outcomes, outcome{ordinal: m.ordinal, id: id, object: obj, err: err})
+	}
+	return outcomes
+}
+
+// apply server-side-applies one object, creating its namespace first if it is missing,
+// and makes sure the member's events for its kind reach this controller.
+func (r *Reconciler) apply(ctx context.Context, member client.Client, workName string, desired *unstructured.Unstructured, force bool) (*unstructured.Unstructured, error) {
+	obj := desired.DeepCopy()
+	labels := obj.GetLabels()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[WorkLabel] = workName
+	obj.SetLabels(labels)
+	namespaced, err := member.IsObjectNamespaced(obj)
+	if err != nil {
+		return nil, fmt.Errorf("%s is not a kind the member serves: %w", obj.GroupVersionKind(), err)
+	}
+	if namespaced {
+		if obj.GetNamespace() == "" {
+			obj.SetNamespace(metav1.NamespaceDefault)
+		}
+		if err := ensureNamespace(ctx, member, obj.GetNamespace()); err != nil {
+			return nil, err
+		}
+	}
+	opts := []client.ApplyOption{client.FieldOwner(FieldManager)}
+	if force {
+		opts = append(opts, client.ForceOwnership)
+	}
+	if err := member.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), opts...); err != nil {
+		return nil, err
+	}
+	if err := r.watch(obj.GroupVersionKind()); err != nil {
+		log.FromContext(ctx).Error(err, "watching applied kind; its status feedback will lag", "gvk", obj.GroupVersionKind())
+	}
+	return obj, nil
+}
+
+func ensureNamespace(ctx context.Context, member client.Client, name string) error {
+	var ns corev1.Namespace
+	err := member.Get(ctx, types.NamespacedName{Name: name}, &ns)
+	if apierrors.IsNotFound(err) {
+		err = member.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
+		if apierrors.IsAlreadyExists(err) {
+			return nil
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("namespace %s: %w", name, err)
+	}
+	return nil
+}
+
+// watch starts, once per kind, a watch on member objects of that kind that carry the
+// Work label, mapping their events back to their Work.
+func (r *Reconciler) watch(gvk schema.GroupVersionKind) error {
+	r.watchMu.Lock()
+	defer r.watchMu.Unlock()
+	if r.watched[gvk] {
+		return nil
+	}
+	obj := &unstructured.Unstructured{}
+	obj.SetGroupVersionKind(gvk)
+	ns, hubName := musterv1.MemberNamespace(r.Cluster), r.HubCluster
+	toWork := handler.TypedEnqueueRequestsFromMapFunc(func(_ context.Context, o *unstructured.Unstructured) []mcreconcile.Request {
+		name := o.GetLabels()[WorkLabel]
+		if name == "" {
+			return nil
+		}
+		return []mcreconcile.Request{{ClusterName: hubName, Request: reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}}}
+	})
+	src := source.TypedKind[*unstructured.Unstructured, mcreconcile.Request](r.Manager.GetLocalManager().GetCache(), obj, toWork)
+	if err := r.controller.Watch(src); err != nil {
+		return err
+	}
+	r.watched[gvk] = true
+	return nil
+}
+
+// pruneDropped deletes objects the Work applied before but no longer lists.
+func (r *Reconciler) pruneDropped(ctx context.Context, member client.Client, work *musterv1.Work, outcomes []outcome) error {
+	current := map[musterv1.ResourceIdentifier]bool{}
+	for _, o := range outcomes {
+		current[o.id] = true
+	}
+	for _, prev := range work.Status.Manifests {
+		if current[prev.Resource] || prev.Resource.Kind == "" || orphans(work) {
+			continue
+		}
+		if err := member.Delete(ctx, objectFor(prev.Resource), client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("deleting %s %s/%s dropped from the Work: %w", prev.Resource.Kind, prev.Resource.Namespace, prev.Resource.Name, err)
+		}
+	}
+	return nil
+}
+
+func orphans(work *musterv1.Work) bool {
+	return work.Spec.DeleteOption != nil && work.Spec.DeleteOption.PropagationPolicy == musterv1.DeletePropagationOrphan
+}
+
+// finalize deletes the Work's member objects (unless it orphans them) and lets the Work go
+// only once they are gone.
+func (r *Reconciler) finalize(ctx context.Context, hub, member client.Client, work *musterv1.Work) (reconcile.Result, error) {
+	if !controllerutil.ContainsFinalizer(work, Finalizer) {
+		return reconcile.Result{}, nil
+	}
+	if !orphans(work) {
+		remaining := 0
+		for _, m := range decodeManifests(work) {
+			if m.object == nil {
+				continue
+			}
+			obj := objectFor(identity(m.object))
+			if obj.GetNamespace() == "" {
+				if namespaced, err := member.IsObjectNamespaced(obj); err == nil && namespaced {
+					obj.SetNamespace(metav1.NamespaceDefault)
+				}
+			}
+			err := member.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground))
+			switch {
+			case apierrors.IsNotFound(err):
+			case err != nil && !meta.IsNoMatchError(err):
+				return reconcile.Result{}, fmt.Errorf("deleting %s %s: %w", obj.GetKind(), obj.GetName(), err)
+			case err == nil:
+				remaining++
+			}
+		}
+		if remaining > 0 {
+			return reconcile.Result{RequeueAfter: deletionPoll}, nil
+		}
+	}
+	controllerutil.RemoveFinalizer(work, Finalizer)
+	if err := hub.Update(ctx, work); err != nil && !apierrors.IsNotFound(err) {
+		return reconcile.Result{}, fmt.Errorf("releasing the Work: %w", err)
+	}
+	return reconcile.Result{}, nil
+}
+
+// writeStatus records the outcomes on the Work if anything changed.
+func (r *Reconciler) writeStatus(ctx context.Context, hub client.Client, work *musterv1.Work, outcomes []outcome) error {
+	prev := map[int32]*musterv1.ManifestStatus{}
+	for i := range work.Status.Manifests {
+		prev[work.Status.Manifests[i].Ordinal] = &work.Status.Manifests[i]
+	}
+	status := musterv1.WorkStatus{ObservedGeneration: work.Generation}
+	sort.Slice(outcomes, func(i, j int) bool { return outcomes[i].ordinal < outcomes[j].ordinal })
+	for _, o := range outcomes {
+		status.Manifests = append(status.Manifests, manifestStatus(o, ruleFor(work.Spec.FeedbackRules, o.id), prev[int32(o.ordinal)], work.Generation))
+	}
+	status.Conditions = workConditions(work.Status.Conditions, status.Manifests, work.Generation)
+	if equality.Semantic.DeepEqual(status, work.Status) {
+		return nil
+	}
+	work.Status = status
+	if err := hub.Status().Update(ctx, work); err != nil {
+		return fmt.Errorf("reporting the Work's status: %w", err)
+	}
+	return nil
+}

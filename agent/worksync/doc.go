@@ -1,0 +1,15 @@
+// Package worksync applies the Works the hub addresses to this member and reports back.
+//
+// The Reconciler is a multicluster-runtime reconciler: it watches Works in the cluster's
+// namespace on the hub (the engaged cluster "hub") and the objects it applied in the
+// member (the local cluster). For each Work it server-side-applies every manifest with
+// field manager muster-agent, creating missing namespaces; a manifest that fails gets
+// Applied=False with the API server's message while the others are applied. It writes one
+// ManifestStatus per manifest (conditions Applied and Available, the object's generation
+// and its fed-back status) and Work-level Applied and Available conditions.
+//
+// A finalizer on the Work makes deletion wait until the member objects are gone (unless
+// the Work says Orphan). Nothing here deletes member objects because the hub is
+// unreachable: reads come from the cache, a failed status write is retried, and the member
+// keeps running what it has.
+package worksync
