@@ -67,6 +67,14 @@ test-unit: toolchain ## Unit and integration (envtest) tests.
 e2e: toolchain ## End-to-end suites on a fleet (MUSTER_E2E_PROVIDER=local|kind).
 	$(GO) test -count=1 -p 1 -tags e2e -timeout $(E2E_TIMEOUT) -v ./e2e/...
 
+.PHONY: bench
+bench: ## Go benchmarks of placement and the hub inventory.
+	$(GO) test -run '^$$' -bench . -benchmem ./placement/... ./hub/inventory/
+
+.PHONY: bench-work
+bench-work: toolchain ## Fleet benchmark: 200 Works over 2 members, P50/P99 to the member and back.
+	$(GO) test -tags e2e -run '^$$' -bench BenchmarkWorkDelivery -benchtime 1x -timeout 10m ./e2e/work/
+
 ##@ Local fleet
 
 .PHONY: fleet-up

@@ -26,6 +26,12 @@ type Options struct {
 	// CertLifetime is the client certificate lifetime requested from the hub (default
 	// 24h; at least 10m, the API's minimum; the hub's signer may issue shorter ones).
 	CertLifetime time.Duration
+	// KubeAPIQPS and KubeAPIBurst limit requests to the member and to the hub (default 100
+	// and 200): applying hundreds of Works at client-go's defaults would take seconds.
+	KubeAPIQPS   float32
+	KubeAPIBurst int
+	// WorkWorkers is how many Works are synced concurrently (default 8).
+	WorkWorkers int
 }
 
 // NewOptions returns the defaults.
@@ -37,6 +43,9 @@ func NewOptions() *Options {
 		LeaderElect:       true,
 		HeartbeatInterval: 10 * time.Second,
 		CertLifetime:      24 * time.Hour,
+		KubeAPIQPS:        100,
+		KubeAPIBurst:      200,
+		WorkWorkers:       8,
 	}
 }
 
@@ -49,4 +58,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "elect one active agent among replicas")
 	fs.DurationVar(&o.HeartbeatInterval, "heartbeat-interval", o.HeartbeatInterval, "how often the agent renews its hub lease")
 	fs.DurationVar(&o.CertLifetime, "cert-lifetime", o.CertLifetime, "client certificate lifetime to request from the hub (at least 10m)")
+	fs.Float32Var(&o.KubeAPIQPS, "kube-api-qps", o.KubeAPIQPS, "queries per second to the member and to the hub")
+	fs.IntVar(&o.KubeAPIBurst, "kube-api-burst", o.KubeAPIBurst, "burst of requests to the member and to the hub")
+	fs.IntVar(&o.WorkWorkers, "work-workers", o.WorkWorkers, "how many Works are synced concurrently")
 }

@@ -43,6 +43,7 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	memberCfg.QPS, memberCfg.Burst = opts.KubeAPIQPS, opts.KubeAPIBurst
 	member, err := kubernetes.NewForConfig(memberCfg)
 	if err != nil {
 		return err
@@ -66,6 +67,7 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	hubCfg.QPS, hubCfg.Burst = opts.KubeAPIQPS, opts.KubeAPIBurst
 	mgr, hubClient, err := newManager(memberCfg, hubCfg, creds.ClusterName, opts)
 	if err != nil {
 		return err
@@ -84,7 +86,7 @@ func Run(ctx context.Context, opts *Options) error {
 			return err
 		}
 	}
-	works := &worksync.Reconciler{Manager: mgr, HubCluster: HubClusterName, Cluster: creds.ClusterName}
+	works := &worksync.Reconciler{Manager: mgr, HubCluster: HubClusterName, Cluster: creds.ClusterName, Workers: opts.WorkWorkers}
 	if err := works.SetupWithManager(mgr); err != nil {
 		return err
 	}

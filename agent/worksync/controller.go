@@ -15,7 +15,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -37,6 +39,14 @@ import (
 // deletionPoll is how often a deleting Work checks that its member objects are gone.
 const deletionPoll = time.Second
 
+// Retries back off from 100ms to at most 5s. The usual 1000s ceiling would leave a Work's
+// status unreported for minutes after a long hub outage; 5s bounds how long after the
+// hub's return its status catches up.
+const (
+	retryBase = 100 * time.Millisecond
+	retryMax  = 5 * time.Second
+)
+
 // Reconciler syncs Works from the hub to the member.
 type Reconciler struct {
 	Manager mcmanager.Manager
@@ -44,6 +54,8 @@ type Reconciler struct {
 	HubCluster multicluster.ClusterName
 	// Cluster is this member's name; its Works live in muster-member-<Cluster>.
 	Cluster string
+	// Workers is how many Works are synced at once.
+	Workers int
 
 	controller mccontroller.TypedController[mcreconcile.Request]
 	watchMu    sync.Mutex
@@ -57,6 +69,10 @@ func (r *Reconciler) SetupWithManager(mgr mcmanager.Manager) error {
 	ns := musterv1.MemberNamespace(r.Cluster)
 	c, err := mcbuilder.ControllerManagedBy(mgr).
 		Named("work-sync").
+		WithOptions(controller.TypedOptions[mcreconcile.Request]{
+			MaxConcurrentReconciles: r.Workers,
+			RateLimiter:             workqueue.NewTypedItemExponentialFailureRateLimiter[mcreconcile.Request](retryBase, retryMax),
+		}).
 		For(&musterv1.Work{},
 			mcbuilder.WithEngageWithLocalCluster(false),
 			mcbuilder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetNamespace() == ns }))).
