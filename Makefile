@@ -73,7 +73,7 @@ bench: ## Go benchmarks of placement and the hub inventory.
 
 .PHONY: bench-work
 bench-work: toolchain ## Fleet benchmark: 200 Works over 2 members, P50/P99 to the member and back.
-	$(GO) test -tags e2e -run '^$$' -bench BenchmarkWorkDelivery -benchtime 1x -timeout 10m ./e2e/work/
+	$(GO) test -tags e2e -run '^$$' -bench BenchmarkWorkDelivery -benchtime 3x -timeout 10m -v ./e2e/work/ | grep -E 'round|Benchmark|ok|FAIL'
 
 ##@ Local fleet
 

@@ -26,8 +26,8 @@ type Options struct {
 	// CertLifetime is the client certificate lifetime requested from the hub (default
 	// 24h; at least 10m, the API's minimum; the hub's signer may issue shorter ones).
 	CertLifetime time.Duration
-	// KubeAPIQPS and KubeAPIBurst limit requests to the member and to the hub (default 100
-	// and 200): applying hundreds of Works at client-go's defaults would take seconds.
+	// KubeAPIQPS and KubeAPIBurst limit requests to the member and to the hub (default 200
+	// and 400): applying hundreds of Works at client-go's defaults would take seconds.
 	KubeAPIQPS   float32
 	KubeAPIBurst int
 	// WorkWorkers is how many Works are synced concurrently (default 8).
@@ -43,8 +43,8 @@ func NewOptions() *Options {
 		LeaderElect:       true,
 		HeartbeatInterval: 10 * time.Second,
 		CertLifetime:      24 * time.Hour,
-		KubeAPIQPS:        100,
-		KubeAPIBurst:      200,
+		KubeAPIQPS:        200,
+		KubeAPIBurst:      400,
 		WorkWorkers:       8,
 	}
 }

@@ -75,7 +75,12 @@ func (r *Reconciler) SetupWithManager(mgr mcmanager.Manager) error {
 		}).
 		For(&musterv1.Work{},
 			mcbuilder.WithEngageWithLocalCluster(false),
-			mcbuilder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetNamespace() == ns }))).
+			mcbuilder.WithPredicates(
+				predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetNamespace() == ns }),
+				// The agent's own status and finalizer writes need no second pass;
+				// spec changes and deletion do (deletion bumps the generation too).
+				predicate.GenerationChangedPredicate{},
+			)).
 		Build(r)
 	if err != nil {
 		return err
