@@ -141,6 +141,18 @@ func testUnjoin(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
+	// A Work the agent applied carries its cleanup finalizer; with the agent gone, the hub
+	// must release it or member2's hub namespace could never be deleted.
+	w := &musterv1.Work{ObjectMeta: metav1.ObjectMeta{Namespace: musterv1.MemberNamespace("member2"), Name: "left-behind"}}
+	if err := fleet.Hub.Client.Create(ctx, w); err != nil {
+		t.Fatal(err)
+	}
+	if err := framework.Until(ctx, 30*time.Second, "the agent to take the Work", func(ctx context.Context) (bool, string, error) {
+		err := fleet.Hub.Client.Get(ctx, types.NamespacedName{Namespace: w.Namespace, Name: w.Name}, w)
+		return err == nil && slices.Contains(w.Finalizers, "muster.dev/member-cleanup"), errString(err), nil
+	}); err != nil {
+		t.Fatal(err)
+	}
 	muster.Agents["member2"].Stop()
 	if _, err := muster.Musterctl(ctx, fleet.Hub, "unjoin", "member2", "--member-kubeconfig", member.Kubeconfig); err != nil {
 		t.Fatal(err)
