@@ -3,14 +3,16 @@
 package envtest
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	crenvtest "sigs.k8s.io/controller-runtime/pkg/envtest"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/musterhq/muster/e2e/framework"
 	"github.com/musterhq/muster/e2e/toolchain"
@@ -58,24 +60,26 @@ func Start() (*Environment, error) {
 	return &Environment{Config: cfg, Client: c, env: env}, nil
 }
 
+// StartManager starts a controller manager against the environment with the controllers
+// setup registers, until ctx ends.
+func (e *Environment) StartManager(ctx context.Context, setup func(ctrl.Manager) error) error {
+	mgr, err := ctrl.NewManager(e.Config, ctrl.Options{Scheme: framework.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
+	if err != nil {
+		return err
+	}
+	if err := setup(mgr); err != nil {
+		return err
+	}
+	go func() {
+		if err := mgr.Start(ctx); err != nil {
+			ctrl.Log.Error(err, "test manager stopped")
+		}
+	}()
+	return nil
+}
+
 // Stop stops the control plane.
 func (e *Environment) Stop() error { return e.env.Stop() }
 
-// RepoRoot finds the module root by walking up from the working directory, which go test
-// sets to the package under test.
-func RepoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.mod above the working directory")
-		}
-		dir = parent
-	}
-}
+// RepoRoot finds the module root; see framework.RepoRoot.
+func RepoRoot() (string, error) { return framework.RepoRoot() }

@@ -29,7 +29,7 @@ var (
 // per test process.
 func BuildBinaries(ctx context.Context, dir string) (Binaries, error) {
 	buildOnce.Do(func() {
-		root, err := repoRoot()
+		root, err := RepoRoot()
 		if err != nil {
 			buildErr = err
 			return
@@ -45,7 +45,9 @@ func BuildBinaries(ctx context.Context, dir string) (Binaries, error) {
 	return built, buildErr
 }
 
-func repoRoot() (string, error) {
+// RepoRoot finds the module root by walking up from the working directory, which go test
+// sets to the package under test.
+func RepoRoot() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
 		return "", err

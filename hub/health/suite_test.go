@@ -9,9 +9,7 @@ import (
 
 	clocktesting "k8s.io/utils/clock/testing"
 	ctrl "sigs.k8s.io/controller-runtime"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"github.com/musterhq/muster/api/scheme"
 	"github.com/musterhq/muster/e2e/envtest"
 	"github.com/musterhq/muster/hub/health"
 )
@@ -38,16 +36,13 @@ func run(m *testing.M) int {
 	defer env.Stop()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: scheme.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
+	err = env.StartManager(ctx, func(mgr ctrl.Manager) error {
+		r := &health.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("test"), Clock: clock, GracePeriod: grace}
+		return r.SetupWithManager(mgr)
+	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	r := &health.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("test"), Clock: clock, GracePeriod: grace}
-	if err := r.SetupWithManager(mgr); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	go func() { _ = mgr.Start(ctx) }()
 	return m.Run()
 }

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -124,18 +125,14 @@ func (o *joinOptions) checkName(ctx context.Context, hub *bootstrap.Hub, token b
 // install puts the agent's CRDs, namespace, RBAC, bootstrap Secret and Deployment into
 // the member.
 func (o *joinOptions) install(ctx context.Context, member *clients, hub *bootstrap.Hub) error {
-	if err := installCRDs(ctx, member, "crd/muster.dev_broadcastjobs.yaml"); err != nil {
+	if err := installCRDs(ctx, member, agentCRDs); err != nil {
 		return err
 	}
-	objs, err := readManifests(deploy.Agent, "agent/install.yaml", nil)
+	objs, err := agentManifests()
 	if err != nil {
 		return err
 	}
-	role, err := readManifests(deploy.Agent, "agent/rbac/role.yaml", nil)
-	if err != nil {
-		return err
-	}
-	if err := apply(ctx, member.client, append(objs, role...)); err != nil {
+	if err := apply(ctx, member.client, objs); err != nil {
 		return err
 	}
 	secret := &corev1.Secret{
@@ -166,23 +163,35 @@ func (o *joinOptions) install(ctx context.Context, member *clients, hub *bootstr
 
 // uninstallAgent removes everything join installs in a member.
 func uninstallAgent(ctx context.Context, member *clients) error {
-	objs, err := readManifests(deploy.Agent, "agent/install.yaml", nil)
+	objs, err := agentManifests()
 	if err != nil {
 		return err
 	}
-	role, err := readManifests(deploy.Agent, "agent/rbac/role.yaml", nil)
-	if err != nil {
-		return err
-	}
-	crds, err := readManifests(deploy.CRDs, "crd/muster.dev_broadcastjobs.yaml", nil)
+	crds, err := readManifests(deploy.CRDs, agentCRDs, nil)
 	if err != nil {
 		return err
 	}
 	var errs []error
-	for _, u := range append(append(objs, role...), crds...) {
+	for _, u := range append(objs, crds...) {
 		if err := member.client.Delete(ctx, u, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil && !apierrors.IsNotFound(err) {
 			errs = append(errs, fmt.Errorf("deleting %s %s: %w", u.GetKind(), u.GetName(), err))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// agentCRDs are the CRDs a member needs: member-local BroadcastJobs run there.
+const agentCRDs = "crd/muster.dev_broadcastjobs.yaml"
+
+// agentManifests are the agent's namespace, identity and member-side RBAC.
+func agentManifests() ([]*unstructured.Unstructured, error) {
+	objs, err := readManifests(deploy.Agent, "agent/install.yaml", nil)
+	if err != nil {
+		return nil, err
+	}
+	role, err := readManifests(deploy.Agent, "agent/rbac/role.yaml", nil)
+	if err != nil {
+		return nil, err
+	}
+	return append(objs, role...), nil
 }
