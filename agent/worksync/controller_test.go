@@ -1,0 +1,176 @@
+package worksync_test
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/musterhq/muster/agent/worksync"
+	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+)
+
+func cmManifest(t *testing.T, ns, name, value string) musterv1.Manifest {
+	t.Helper()
+	raw, err := json.Marshal(map[string]any{
+		"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"namespace": ns, "name": name},
+		"data":     map[string]any{"key": value},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return musterv1.Manifest{RawExtension: runtime.RawExtension{Raw: raw}}
+}
+
+func createWork(t *testing.T, name string, mutate func(*musterv1.Work), manifests ...musterv1.Manifest) types.NamespacedName {
+	t.Helper()
+	w := &musterv1.Work{ObjectMeta: metav1.ObjectMeta{Namespace: musterv1.MemberNamespace(clusterName), Name: name}}
+	w.Spec.Manifests = manifests
+	if mutate != nil {
+		mutate(w)
+	}
+	if err := env.Client.Create(t.Context(), w); err != nil {
+		t.Fatal(err)
+	}
+	return types.NamespacedName{Namespace: w.Namespace, Name: w.Name}
+}
+
+func waitForWork(t *testing.T, key types.NamespacedName, cond func(*musterv1.Work) bool) *musterv1.Work {
+	t.Helper()
+	var w musterv1.Work
+	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 15*time.Second, true, func(ctx context.Context) (bool, error) {
+		if err := env.Client.Get(ctx, key, &w); err != nil {
+			return false, client.IgnoreNotFound(err)
+		}
+		return cond(&w), nil
+	})
+	if err != nil {
+		t.Fatalf("Work %s: %v; status %+v", key, err, w.Status)
+	}
+	return &w
+}
+
+func reported(w *musterv1.Work) bool {
+	return w.Status.ObservedGeneration == w.Generation && len(w.Status.Manifests) == len(w.Spec.Manifests)
+}
+
+func TestAppliesIntoAMissingNamespaceAndLabelsTheObject(t *testing.T) {
+	key := createWork(t, "fresh", nil, cmManifest(t, "created-by-work", "cm", "v1"))
+	w := waitForWork(t, key, reported)
+	if !meta.IsStatusConditionTrue(w.Status.Conditions, musterv1.WorkApplied) {
+		t.Fatalf("conditions %+v", w.Status.Conditions)
+	}
+	var cm corev1.ConfigMap
+	if err := env.Client.Get(t.Context(), types.NamespacedName{Namespace: "created-by-work", Name: "cm"}, &cm); err != nil {
+		t.Fatal(err)
+	}
+	if cm.Labels[worksync.WorkLabel] != "fresh" || cm.Data["key"] != "v1" {
+		t.Errorf("ConfigMap labels %v data %v", cm.Labels, cm.Data)
+	}
+	if !slices.Contains(w.Finalizers, worksync.Finalizer) {
+		t.Errorf("finalizers %v, want %s", w.Finalizers, worksync.Finalizer)
+	}
+}
+
+func TestUpdatedManifestIsReappliedAndDroppedOneDeleted(t *testing.T) {
+	ns := "default"
+	key := createWork(t, "changing", nil, cmManifest(t, ns, "keep", "v1"), cmManifest(t, ns, "drop", "v1"))
+	waitForWork(t, key, reported)
+	var w musterv1.Work
+	if err := env.Client.Get(t.Context(), key, &w); err != nil {
+		t.Fatal(err)
+	}
+	w.Spec.Manifests = []musterv1.Manifest{cmManifest(t, ns, "keep", "v2")}
+	if err := env.Client.Update(t.Context(), &w); err != nil {
+		t.Fatal(err)
+	}
+	waitForWork(t, key, reported)
+	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 15*time.Second, true, func(ctx context.Context) (bool, error) {
+		var keep corev1.ConfigMap
+		if err := env.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: "keep"}, &keep); err != nil {
+			return false, err
+		}
+		dropErr := env.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: "drop"}, &corev1.ConfigMap{})
+		return keep.Data["key"] == "v2" && apierrors.IsNotFound(dropErr), nil
+	})
+	if err != nil {
+		t.Fatalf("want keep=v2 and drop deleted: %v", err)
+	}
+}
+
+// A field another manager owns is reported as a conflict, and taken over only when the
+// Work says so.
+func TestConflictsAreReportedUnlessForced(t *testing.T) {
+	ctx := t.Context()
+	theirs := &corev1.ConfigMap{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "contested"},
+		Data:       map[string]string{"key": "theirs"},
+	}
+	if err := env.Client.Patch(ctx, theirs, client.Apply, client.FieldOwner("someone-else")); err != nil {
+		t.Fatal(err)
+	}
+	key := createWork(t, "contest", nil, cmManifest(t, "default", "contested", "ours"))
+	w := waitForWork(t, key, reported)
+	c := meta.FindStatusCondition(w.Status.Manifests[0].Conditions, musterv1.WorkApplied)
+	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != worksync.ReasonConflict {
+		t.Fatalf("Applied = %+v, want False/%s", c, worksync.ReasonConflict)
+	}
+	w.Spec.ApplyOption = &musterv1.ApplyOption{ForceConflicts: true}
+	if err := env.Client.Update(ctx, w); err != nil {
+		t.Fatal(err)
+	}
+	waitForWork(t, key, func(w *musterv1.Work) bool {
+		return reported(w) && meta.IsStatusConditionTrue(w.Status.Manifests[0].Conditions, musterv1.WorkApplied)
+	})
+	var cm corev1.ConfigMap
+	if err := env.Client.Get(ctx, types.NamespacedName{Namespace: "default", Name: "contested"}, &cm); err != nil {
+		t.Fatal(err)
+	}
+	if cm.Data["key"] != "ours" {
+		t.Errorf("forced apply left data %v", cm.Data)
+	}
+}
+
+func TestJSONPathFeedback(t *testing.T) {
+	key := createWork(t, "paths", func(w *musterv1.Work) {
+		w.Spec.FeedbackRules = []musterv1.FeedbackRule{{
+			Resource:  musterv1.ResourceIdentifier{Kind: "ConfigMap", Namespace: "default", Name: "pathed"},
+			Mode:      musterv1.FeedbackJSONPaths,
+			JSONPaths: []musterv1.JSONPathRule{{Name: "value", Path: ".data.key"}},
+		}}
+	}, cmManifest(t, "default", "pathed", "hello"))
+	w := waitForWork(t, key, reported)
+	values := w.Status.Manifests[0].Values
+	if len(values) != 1 || string(values[0].Value.Raw) != `"hello"` {
+		t.Errorf("feedback values %+v, want value=\"hello\"", values)
+	}
+}
+
+func TestDeletionWaitsForMemberObjects(t *testing.T) {
+	ctx := t.Context()
+	key := createWork(t, "going", nil, cmManifest(t, "default", "going", "v1"))
+	w := waitForWork(t, key, reported)
+	if err := env.Client.Delete(ctx, w); err != nil {
+		t.Fatal(err)
+	}
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 15*time.Second, true, func(ctx context.Context) (bool, error) {
+		cmErr := env.Client.Get(ctx, types.NamespacedName{Namespace: "default", Name: "going"}, &corev1.ConfigMap{})
+		wErr := env.Client.Get(ctx, key, &musterv1.Work{})
+		return apierrors.IsNotFound(cmErr) && apierrors.IsNotFound(wErr), nil
+	})
+	if err != nil {
+		t.Fatalf("want the ConfigMap and then the Work gone: %v", err)
+	}
+}

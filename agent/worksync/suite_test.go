@@ -1,0 +1,74 @@
+package worksync_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	mcmanager "sigs.k8s.io/multicluster-runtime/pkg/manager"
+	"sigs.k8s.io/multicluster-runtime/providers/clusters"
+
+	"github.com/musterhq/muster/agent/worksync"
+	"github.com/musterhq/muster/api/scheme"
+	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/e2e/envtest"
+)
+
+const clusterName = "c1"
+
+var env *envtest.Environment
+
+// TestMain runs the work syncer against one real API server that plays both parts: the
+// hub (engaged as "hub", restricted to muster-member-c1) and the member (the local cluster).
+func TestMain(m *testing.M) { os.Exit(run(m)) }
+
+func run(m *testing.M) int {
+	var err error
+	if env, err = envtest.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer env.Stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: musterv1.MemberNamespace(clusterName)}}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if err := startAgent(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return m.Run()
+}
+
+func startAgent(ctx context.Context) error {
+	hub, err := cluster.New(env.Config, func(o *cluster.Options) {
+		o.Scheme = scheme.Scheme
+		o.Cache = cache.Options{DefaultNamespaces: map[string]cache.Config{musterv1.MemberNamespace(clusterName): {}}}
+	})
+	if err != nil {
+		return err
+	}
+	provider := clusters.New()
+	mgr, err := mcmanager.New(env.Config, provider, manager.Options{Scheme: scheme.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
+	if err != nil {
+		return err
+	}
+	if err := provider.Add(ctx, "hub", hub); err != nil {
+		return err
+	}
+	r := &worksync.Reconciler{Manager: mgr, HubCluster: "hub", Cluster: clusterName, Workers: 2}
+	if err := r.SetupWithManager(mgr); err != nil {
+		return err
+	}
+	go func() { _ = mgr.Start(ctx) }()
+	return nil
+}
