@@ -3,7 +3,9 @@ package worksync_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,6 +21,12 @@ import (
 	"github.com/musterhq/muster/agent/worksync"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 )
+
+var seq atomic.Int32
+
+// unique names a test's objects so that repeated runs (-count) in one API server do not
+// collide.
+func unique(base string) string { return fmt.Sprintf("%s-%d", base, seq.Add(1)) }
 
 func cmManifest(t *testing.T, ns, name, value string) musterv1.Manifest {
 	t.Helper()
@@ -66,16 +74,17 @@ func reported(w *musterv1.Work) bool {
 }
 
 func TestAppliesIntoAMissingNamespaceAndLabelsTheObject(t *testing.T) {
-	key := createWork(t, "fresh", nil, cmManifest(t, "created-by-work", "cm", "v1"))
+	name, ns := unique("fresh"), unique("created-by-work")
+	key := createWork(t, name, nil, cmManifest(t, ns, "cm", "v1"))
 	w := waitForWork(t, key, reported)
 	if !meta.IsStatusConditionTrue(w.Status.Conditions, musterv1.WorkApplied) {
 		t.Fatalf("conditions %+v", w.Status.Conditions)
 	}
 	var cm corev1.ConfigMap
-	if err := env.Client.Get(t.Context(), types.NamespacedName{Namespace: "created-by-work", Name: "cm"}, &cm); err != nil {
+	if err := env.Client.Get(t.Context(), types.NamespacedName{Namespace: ns, Name: "cm"}, &cm); err != nil {
 		t.Fatal(err)
 	}
-	if cm.Labels[worksync.WorkLabel] != "fresh" || cm.Data["key"] != "v1" {
+	if cm.Labels[worksync.WorkLabel] != name || cm.Data["key"] != "v1" {
 		t.Errorf("ConfigMap labels %v data %v", cm.Labels, cm.Data)
 	}
 	if !slices.Contains(w.Finalizers, worksync.Finalizer) {
@@ -84,24 +93,24 @@ func TestAppliesIntoAMissingNamespaceAndLabelsTheObject(t *testing.T) {
 }
 
 func TestUpdatedManifestIsReappliedAndDroppedOneDeleted(t *testing.T) {
-	ns := "default"
-	key := createWork(t, "changing", nil, cmManifest(t, ns, "keep", "v1"), cmManifest(t, ns, "drop", "v1"))
+	ns, keepName, dropName := "default", unique("keep"), unique("drop")
+	key := createWork(t, unique("changing"), nil, cmManifest(t, ns, keepName, "v1"), cmManifest(t, ns, dropName, "v1"))
 	waitForWork(t, key, reported)
 	var w musterv1.Work
 	if err := env.Client.Get(t.Context(), key, &w); err != nil {
 		t.Fatal(err)
 	}
-	w.Spec.Manifests = []musterv1.Manifest{cmManifest(t, ns, "keep", "v2")}
+	w.Spec.Manifests = []musterv1.Manifest{cmManifest(t, ns, keepName, "v2")}
 	if err := env.Client.Update(t.Context(), &w); err != nil {
 		t.Fatal(err)
 	}
 	waitForWork(t, key, reported)
 	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 15*time.Second, true, func(ctx context.Context) (bool, error) {
 		var keep corev1.ConfigMap
-		if err := env.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: "keep"}, &keep); err != nil {
+		if err := env.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: keepName}, &keep); err != nil {
 			return false, err
 		}
-		dropErr := env.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: "drop"}, &corev1.ConfigMap{})
+		dropErr := env.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: dropName}, &corev1.ConfigMap{})
 		return keep.Data["key"] == "v2" && apierrors.IsNotFound(dropErr), nil
 	})
 	if err != nil {
@@ -113,15 +122,16 @@ func TestUpdatedManifestIsReappliedAndDroppedOneDeleted(t *testing.T) {
 // Work says so.
 func TestConflictsAreReportedUnlessForced(t *testing.T) {
 	ctx := t.Context()
+	contested := unique("contested")
 	theirs := &corev1.ConfigMap{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "contested"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: contested},
 		Data:       map[string]string{"key": "theirs"},
 	}
 	if err := env.Client.Patch(ctx, theirs, client.Apply, client.FieldOwner("someone-else")); err != nil {
 		t.Fatal(err)
 	}
-	key := createWork(t, "contest", nil, cmManifest(t, "default", "contested", "ours"))
+	key := createWork(t, unique("contest"), nil, cmManifest(t, "default", contested, "ours"))
 	w := waitForWork(t, key, reported)
 	c := meta.FindStatusCondition(w.Status.Manifests[0].Conditions, musterv1.WorkApplied)
 	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != worksync.ReasonConflict {
@@ -135,7 +145,7 @@ func TestConflictsAreReportedUnlessForced(t *testing.T) {
 		return reported(w) && meta.IsStatusConditionTrue(w.Status.Manifests[0].Conditions, musterv1.WorkApplied)
 	})
 	var cm corev1.ConfigMap
-	if err := env.Client.Get(ctx, types.NamespacedName{Namespace: "default", Name: "contested"}, &cm); err != nil {
+	if err := env.Client.Get(ctx, types.NamespacedName{Namespace: "default", Name: contested}, &cm); err != nil {
 		t.Fatal(err)
 	}
 	if cm.Data["key"] != "ours" {
@@ -144,13 +154,14 @@ func TestConflictsAreReportedUnlessForced(t *testing.T) {
 }
 
 func TestJSONPathFeedback(t *testing.T) {
-	key := createWork(t, "paths", func(w *musterv1.Work) {
+	pathed := unique("pathed")
+	key := createWork(t, unique("paths"), func(w *musterv1.Work) {
 		w.Spec.FeedbackRules = []musterv1.FeedbackRule{{
-			Resource:  musterv1.ResourceIdentifier{Kind: "ConfigMap", Namespace: "default", Name: "pathed"},
+			Resource:  musterv1.ResourceIdentifier{Kind: "ConfigMap", Namespace: "default", Name: pathed},
 			Mode:      musterv1.FeedbackJSONPaths,
 			JSONPaths: []musterv1.JSONPathRule{{Name: "value", Path: ".data.key"}},
 		}}
-	}, cmManifest(t, "default", "pathed", "hello"))
+	}, cmManifest(t, "default", pathed, "hello"))
 	w := waitForWork(t, key, reported)
 	values := w.Status.Manifests[0].Values
 	if len(values) != 1 || string(values[0].Value.Raw) != `"hello"` {
@@ -160,13 +171,14 @@ func TestJSONPathFeedback(t *testing.T) {
 
 func TestDeletionWaitsForMemberObjects(t *testing.T) {
 	ctx := t.Context()
-	key := createWork(t, "going", nil, cmManifest(t, "default", "going", "v1"))
+	going := unique("going")
+	key := createWork(t, going, nil, cmManifest(t, "default", going, "v1"))
 	w := waitForWork(t, key, reported)
 	if err := env.Client.Delete(ctx, w); err != nil {
 		t.Fatal(err)
 	}
 	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 15*time.Second, true, func(ctx context.Context) (bool, error) {
-		cmErr := env.Client.Get(ctx, types.NamespacedName{Namespace: "default", Name: "going"}, &corev1.ConfigMap{})
+		cmErr := env.Client.Get(ctx, types.NamespacedName{Namespace: "default", Name: going}, &corev1.ConfigMap{})
 		wErr := env.Client.Get(ctx, key, &musterv1.Work{})
 		return apierrors.IsNotFound(cmErr) && apierrors.IsNotFound(wErr), nil
 	})
