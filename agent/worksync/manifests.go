@@ -19,7 +19,7 @@ const (
 	// came from; watch events map back to the Work through it.
 	WorkLabel = "muster.dev/work"
 	// Finalizer holds a Work until its member objects are deleted.
-	Finalizer = "muster.dev/member-cleanup"
+	Finalizer = musterv1.WorkCleanupFinalizer
 )
 
 // manifest is one decoded manifest of a Work.

@@ -17,6 +17,10 @@ const (
 	// ClusterNameLabel names the member cluster an object belongs to or came from.
 	ClusterNameLabel = "muster.dev/cluster"
 
+	// WorkCleanupFinalizer holds a Work until its agent deleted the objects it applied; the
+	// hub removes it for clusters that left the fleet.
+	WorkCleanupFinalizer = "muster.dev/member-cleanup"
+
 	// UnreachableTaintKey is set on a MemberCluster whose agent stopped renewing its Lease.
 	UnreachableTaintKey = "muster.dev/unreachable"
 )

@@ -149,7 +149,7 @@ func testUnjoin(t *testing.T) {
 	}
 	if err := framework.Until(ctx, 30*time.Second, "the agent to take the Work", func(ctx context.Context) (bool, string, error) {
 		err := fleet.Hub.Client.Get(ctx, types.NamespacedName{Namespace: w.Namespace, Name: w.Name}, w)
-		return err == nil && slices.Contains(w.Finalizers, "muster.dev/member-cleanup"), errString(err), nil
+		return err == nil && slices.Contains(w.Finalizers, musterv1.WorkCleanupFinalizer), errString(err), nil
 	}); err != nil {
 		t.Fatal(err)
 	}

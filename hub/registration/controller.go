@@ -111,9 +111,6 @@ func (r *Reconciler) admit(ctx context.Context, mc *musterv1.MemberCluster) erro
 	return r.setAccepted(ctx, mc, metav1.ConditionTrue, ReasonAccepted, "the hub administrator accepted the cluster")
 }
 
-// workFinalizer is the agent's finalizer on Works (agent/worksync.Finalizer).
-const workFinalizer = "muster.dev/member-cleanup"
-
 // releaseWorks removes the agent's finalizer from the Works of a cluster that left the
 // fleet: its agent will never clean them up, and they would hold its namespace forever.
 func (r *Reconciler) releaseWorks(ctx context.Context, cluster string) error {
@@ -123,7 +120,7 @@ func (r *Reconciler) releaseWorks(ctx context.Context, cluster string) error {
 	}
 	for i := range works.Items {
 		w := &works.Items[i]
-		if controllerutil.RemoveFinalizer(w, workFinalizer) {
+		if controllerutil.RemoveFinalizer(w, musterv1.WorkCleanupFinalizer) {
 			if err := r.Client.Update(ctx, w); err != nil && !apierrors.IsNotFound(err) {
 				return fmt.Errorf("releasing Work %s/%s: %w", w.Namespace, w.Name, err)
 			}

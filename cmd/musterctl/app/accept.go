@@ -26,18 +26,9 @@ func newAcceptCommand(flags *genericclioptions.ConfigFlags) *cobra.Command {
 		Use:   "accept CLUSTER...",
 		Short: "Accept clusters into the fleet and approve their agents' certificates",
 		Args:  cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			hub, err := newClients(flags)
-			if err != nil {
-				return err
-			}
-			for _, name := range args {
-				if err := accept(cmd.Context(), cmd.OutOrStdout(), hub, name, wait); err != nil {
-					return err
-				}
-			}
-			return nil
-		},
+		RunE: forEachCluster(flags, func(ctx context.Context, out io.Writer, hub *clients, name string) error {
+			return accept(ctx, out, hub, name, wait)
+		}),
 	}
 	cmd.Flags().DurationVar(&wait, "wait", wait, "how long to wait for the cluster to register and its agent to ask for a certificate")
 	return cmd
@@ -80,12 +71,12 @@ func accept(ctx context.Context, out io.Writer, hub *clients, name string, timeo
 // approvePending approves every undecided CSR of the cluster that the policy allows an
 // administrator to approve; pending says whether any is still undecided.
 func approvePending(ctx context.Context, hub *clients, cluster string) (approved int, pending bool, err error) {
-	var csrs certificatesv1.CertificateSigningRequestList
-	if err := hub.client.List(ctx, &csrs, client.MatchingLabels{registration.ClusterLabel: cluster}); err != nil {
-		return 0, false, fmt.Errorf("listing certificate requests of %s: %w", cluster, err)
+	csrs, err := clusterCSRs(ctx, hub, cluster)
+	if err != nil {
+		return 0, false, err
 	}
-	for i := range csrs.Items {
-		csr := &csrs.Items[i]
+	for i := range csrs {
+		csr := &csrs[i]
 		decision, why := registration.Decide(csr, true, false, true)
 		switch decision {
 		case registration.Approve:
@@ -130,38 +121,57 @@ func setAccepted(ctx context.Context, hub *clients, name string, accepted bool) 
 	return hub.client.Patch(ctx, &mc, patch)
 }
 
+// forEachCluster runs fn on the hub for every cluster named on the command line.
+func forEachCluster(flags *genericclioptions.ConfigFlags, fn func(ctx context.Context, out io.Writer, hub *clients, name string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		hub, err := newClients(flags)
+		if err != nil {
+			return err
+		}
+		for _, name := range args {
+			if err := fn(cmd.Context(), cmd.OutOrStdout(), hub, name); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// clusterCSRs lists the certificate requests made for a cluster's agent.
+func clusterCSRs(ctx context.Context, hub *clients, cluster string) ([]certificatesv1.CertificateSigningRequest, error) {
+	var csrs certificatesv1.CertificateSigningRequestList
+	if err := hub.client.List(ctx, &csrs, client.MatchingLabels{registration.ClusterLabel: cluster}); err != nil {
+		return nil, fmt.Errorf("listing certificate requests of %s: %w", cluster, err)
+	}
+	return csrs.Items, nil
+}
+
 func newDenyCommand(flags *genericclioptions.ConfigFlags) *cobra.Command {
 	return &cobra.Command{
 		Use:   "deny CLUSTER...",
 		Short: "Revoke clusters' acceptance: their agents' certificates stop working on the hub",
 		Args:  cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			hub, err := newClients(flags)
-			if err != nil {
+		RunE: forEachCluster(flags, func(ctx context.Context, out io.Writer, hub *clients, name string) error {
+			if err := setAccepted(ctx, hub, name, false); err != nil {
 				return err
 			}
-			for _, name := range args {
-				if err := setAccepted(cmd.Context(), hub, name, false); err != nil {
-					return err
-				}
-				if err := denyPending(cmd.Context(), hub, name); err != nil {
-					return err
-				}
-				fmt.Fprintf(cmd.OutOrStdout(), "✓ cluster %s denied\n", name)
+			if err := denyPending(ctx, hub, name); err != nil {
+				return err
 			}
+			fmt.Fprintf(out, "✓ cluster %s denied\n", name)
 			return nil
-		},
+		}),
 	}
 }
 
 // denyPending denies the cluster's undecided certificate requests.
 func denyPending(ctx context.Context, hub *clients, cluster string) error {
-	var csrs certificatesv1.CertificateSigningRequestList
-	if err := hub.client.List(ctx, &csrs, client.MatchingLabels{registration.ClusterLabel: cluster}); err != nil {
+	csrs, err := clusterCSRs(ctx, hub, cluster)
+	if err != nil {
 		return err
 	}
-	for i := range csrs.Items {
-		csr := &csrs.Items[i]
+	for i := range csrs {
+		csr := &csrs[i]
 		if len(csr.Status.Conditions) > 0 {
 			continue
 		}
