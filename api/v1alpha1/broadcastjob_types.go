@@ -110,10 +110,13 @@ type BroadcastJobSpec struct {
 }
 
 // BroadcastJobPhase summarises a BroadcastJob.
-// +kubebuilder:validation:Enum=Running;Paused;Completed;Failed
+// +kubebuilder:validation:Enum=Pending;Running;Paused;Completed;Failed
 type BroadcastJobPhase string
 
 const (
+	// BroadcastJobPending: no node (or, on the hub, no cluster) is eligible yet, so
+	// nothing runs; condition NodesEligible says why.
+	BroadcastJobPending   BroadcastJobPhase = "Pending"
 	BroadcastJobRunning   BroadcastJobPhase = "Running"
 	BroadcastJobPausedPh  BroadcastJobPhase = "Paused"
 	BroadcastJobCompleted BroadcastJobPhase = "Completed"
@@ -170,6 +173,11 @@ type BroadcastJobStatus struct {
 	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
 
 	BroadcastCounts `json:",inline"`
+
+	// parallelism is spec.parallelism resolved to a number of pods (a percent taken of
+	// desired); unset when there is no cap.
+	// +optional
+	Parallelism *int32 `json:"parallelism,omitempty"`
 
 	// clusters has one entry per cluster shard (hub only).
 	// +optional

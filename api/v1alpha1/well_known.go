@@ -27,3 +27,31 @@ const (
 
 // MemberNamespace returns the hub namespace of one member cluster.
 func MemberNamespace(cluster string) string { return MemberNamespacePrefix + cluster }
+
+// BroadcastJob labels and annotations.
+const (
+	// BroadcastJobNameLabel and BroadcastJobUIDLabel mark the pods of a member BroadcastJob
+	// and the Works that carry a hub BroadcastJob's shards.
+	BroadcastJobNameLabel = "muster.dev/broadcastjob-name"
+	BroadcastJobUIDLabel  = "muster.dev/broadcastjob-uid"
+
+	// NodeAnnotation names the node a BroadcastJob pod is bound to before the scheduler
+	// sets spec.nodeName.
+	NodeAnnotation = "muster.dev/node"
+
+	// RestartLimitExceededAnnotation marks a pod that restarted more often than the
+	// job's failurePolicy.restartLimit: it counts as failed from then on.
+	RestartLimitExceededAnnotation = "muster.dev/restart-limit-exceeded"
+
+	// PausedAtFailuresAnnotation records the failed-pod count at which failurePolicy Pause
+	// last paused the job, so unpausing does not pause again for the same failures.
+	PausedAtFailuresAnnotation = "muster.dev/paused-at-failures"
+
+	// TerminateAnnotation, set by the hub on a shard, fails the shard with the
+	// annotation's value as the message and deletes its active pods: the hub's way to
+	// apply a fleet-wide FailFast or deadline to every cluster.
+	TerminateAnnotation = "muster.dev/terminate"
+
+	// ShardsFinalizer holds a hub object until the Works carrying its shards are gone.
+	ShardsFinalizer = "muster.dev/shards"
+)

@@ -167,6 +167,11 @@ func (in *BroadcastJobStatus) DeepCopyInto(out *BroadcastJobStatus) {
 		*out = (*in).DeepCopy()
 	}
 	out.BroadcastCounts = in.BroadcastCounts
+	if in.Parallelism != nil {
+		in, out := &in.Parallelism, &out.Parallelism
+		*out = new(int32)
+		**out = **in
+	}
 	if in.Clusters != nil {
 		in, out := &in.Clusters, &out.Clusters
 		*out = make([]ClusterBroadcastStatus, len(*in))

@@ -104,3 +104,21 @@ func isReady(node *corev1.Node) bool {
 	}
 	return false
 }
+
+// Keeps reports whether a pod of the template that already runs on node may stay there.
+// It is weaker than Check, as the kubelet and the taint manager are: a cordoned, NotReady,
+// NoSchedule-tainted or fuller node keeps its pods; a node that no longer matches the
+// pod's node name or required affinity, or that has an untolerated NoExecute taint, does
+// not.
+func (t *Template) Keeps(node *corev1.Node) bool {
+	if t.nodeName != "" && t.nodeName != node.Name {
+		return false
+	}
+	if ok, _ := t.affinity.Match(node); !ok {
+		return false
+	}
+	_, evicted := schedulinghelper.FindMatchingUntoleratedTaint(klog.Background(), node.Spec.Taints, t.tolerations, func(t *corev1.Taint) bool {
+		return t.Effect == corev1.TaintEffectNoExecute
+	}, true)
+	return !evicted
+}

@@ -121,6 +121,34 @@ func TestCheck(t *testing.T) {
 	}
 }
 
+func TestKeeps(t *testing.T) {
+	notReady := func(n *corev1.Node) { n.Status.Conditions[0].Status = corev1.ConditionFalse }
+	relabel := func(n *corev1.Node) { n.Labels["pool"] = "gpu" }
+	cases := []struct {
+		name string
+		pod  *corev1.PodSpec
+		node *corev1.Node
+		want bool
+	}{
+		{name: "plain node", pod: pod(), node: node("n1"), want: true},
+		{name: "cordoned node keeps its pods", pod: pod(), node: node("n1", cordoned), want: true},
+		{name: "not ready node keeps its pods", pod: pod(), node: node("n1", notReady), want: true},
+		{name: "NoSchedule taint does not evict", pod: pod(), node: node("n1", taint("dedicated", corev1.TaintEffectNoSchedule)), want: true},
+		{name: "requests over allocatable do not evict", pod: pod(requestCPU("8")), node: node("n1"), want: true},
+		{name: "untolerated NoExecute taint evicts", pod: pod(), node: node("n1", taint("dedicated", corev1.TaintEffectNoExecute)), want: false},
+		{name: "tolerated NoExecute taint", pod: pod(tolerate("dedicated", corev1.TaintEffectNoExecute)), node: node("n1", taint("dedicated", corev1.TaintEffectNoExecute)), want: true},
+		{name: "node relabelled out of the selector", pod: pod(func(p *corev1.PodSpec) { p.NodeSelector = map[string]string{"pool": "general"} }), node: node("n1", relabel), want: false},
+		{name: "nodeName pins another node", pod: pod(func(p *corev1.PodSpec) { p.NodeName = "n2" }), node: node("n1"), want: false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := NewTemplate(tc.pod).Keeps(tc.node); got != tc.want {
+				t.Errorf("Keeps() = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
 func BenchmarkCheck5000Nodes(b *testing.B) {
 	nodes := make([]*corev1.Node, 5000)
 	for i := range nodes {
