@@ -32,6 +32,8 @@ type Options struct {
 	KubeAPIBurst int
 	// WorkWorkers is how many Works are synced concurrently (default 8).
 	WorkWorkers int
+	// JobWorkers is how many BroadcastJobs are reconciled concurrently (default 4).
+	JobWorkers int
 }
 
 // NewOptions returns the defaults.
@@ -46,6 +48,7 @@ func NewOptions() *Options {
 		KubeAPIQPS:        200,
 		KubeAPIBurst:      400,
 		WorkWorkers:       8,
+		JobWorkers:        4,
 	}
 }
 
@@ -61,4 +64,5 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.Float32Var(&o.KubeAPIQPS, "kube-api-qps", o.KubeAPIQPS, "queries per second to the member and to the hub")
 	fs.IntVar(&o.KubeAPIBurst, "kube-api-burst", o.KubeAPIBurst, "burst of requests to the member and to the hub")
 	fs.IntVar(&o.WorkWorkers, "work-workers", o.WorkWorkers, "how many Works are synced concurrently")
+	fs.IntVar(&o.JobWorkers, "job-workers", o.JobWorkers, "how many BroadcastJobs are reconciled concurrently")
 }

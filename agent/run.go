@@ -6,9 +6,13 @@ import (
 	"os"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -19,6 +23,7 @@ import (
 	mcmanager "sigs.k8s.io/multicluster-runtime/pkg/manager"
 	"sigs.k8s.io/multicluster-runtime/providers/clusters"
 
+	"github.com/musterhq/muster/agent/broadcastjob"
 	"github.com/musterhq/muster/agent/heartbeat"
 	"github.com/musterhq/muster/agent/inventory"
 	"github.com/musterhq/muster/agent/registration"
@@ -26,6 +31,17 @@ import (
 	"github.com/musterhq/muster/api/scheme"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 )
+
+// ownedPods selects the pods of the agent's controllers.
+var ownedPods = labels.SelectorFromSet(nil).Add(mustRequirement(musterv1.BroadcastJobUIDLabel, selection.Exists, nil))
+
+func mustRequirement(key string, op selection.Operator, values []string) labels.Requirement {
+	r, err := labels.NewRequirement(key, op, values)
+	if err != nil {
+		panic(err)
+	}
+	return *r
+}
 
 // HubClusterName is the name under which the agent's multicluster manager engages the hub.
 const HubClusterName = "hub"
@@ -90,6 +106,12 @@ func Run(ctx context.Context, opts *Options) error {
 	if err := works.SetupWithManager(mgr); err != nil {
 		return err
 	}
+	jobs := &broadcastjob.Reconciler{
+		Client: local.GetClient(), Recorder: local.GetEventRecorder("muster-broadcastjob"), Clock: clock.RealClock{}, Workers: opts.JobWorkers,
+	}
+	if err := jobs.SetupWithManager(local); err != nil {
+		return err
+	}
 	reporter := &inventory.Reporter{Member: local.GetClient(), Discovery: member.Discovery(), Hub: hubClient, Cluster: creds.ClusterName}
 	if err := reporter.SetupWithManager(local); err != nil {
 		return err
@@ -120,6 +142,10 @@ func newManager(memberCfg, hubCfg *rest.Config, clusterName string, opts *Option
 		LeaderElectionID:              "muster-agent",
 		LeaderElectionNamespace:       opts.Namespace,
 		LeaderElectionReleaseOnCancel: true,
+		// The agent caches only the pods its controllers own, not every pod of the member.
+		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
+			&corev1.Pod{}: {Label: ownedPods},
+		}},
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("creating the agent manager: %w", err)

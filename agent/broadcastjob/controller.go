@@ -1,0 +1,374 @@
+// Package broadcastjob is the agent's BroadcastJob controller: it runs one pod to
+// completion on every eligible node of its member cluster, for BroadcastJobs created in
+// the member directly or shipped there by the hub as one cluster's shard.
+package broadcastjob
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+)
+
+// Event reasons beyond the condition reasons.
+const (
+	ReasonSuccessfulCreate = "SuccessfulCreate"
+	ReasonFailedCreate     = "FailedCreate"
+	ReasonSuccessfulDelete = "SuccessfulDelete"
+	ReasonRestartLimit     = "RestartLimitExceeded"
+)
+
+// expectationsTTL bounds how long a reconcile waits for the cache to show its own writes.
+const expectationsTTL = time.Minute
+
+// +kubebuilder:rbac:groups=muster.dev,resources=broadcastjobs,verbs=get;list;watch;update;patch;delete
+// +kubebuilder:rbac:groups=muster.dev,resources=broadcastjobs/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
+
+// Reconciler runs member BroadcastJobs.
+type Reconciler struct {
+	Client   client.Client
+	Recorder events.EventRecorder
+	Clock    clock.PassiveClock
+	// Workers is the number of jobs reconciled in parallel.
+	Workers int
+
+	once         sync.Once
+	expectations *expectations
+}
+
+func (r *Reconciler) init() {
+	r.once.Do(func() { r.expectations = newExpectations(expectationsTTL, r.Clock.Now) })
+}
+
+// SetupWithManager watches BroadcastJobs, their pods, and the nodes that decide where
+// pods go.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	r.init()
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("broadcastjob").
+		For(&musterv1.BroadcastJob{}, builder.WithPredicates(memberLocal)).
+		Owns(&corev1.Pod{}).
+		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.unfinishedJobs), builder.WithPredicates(schedulingChanged)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Workers, 1)}).
+		Complete(r)
+}
+
+// memberLocal keeps BroadcastJobs without placement: a job with placement belongs to the
+// hub.
+var memberLocal = predicate.NewPredicateFuncs(func(o client.Object) bool {
+	job, ok := o.(*musterv1.BroadcastJob)
+	return ok && job.Spec.Placement == nil
+})
+
+// schedulingChanged ignores node updates that cannot change where pods go (heartbeats,
+// image lists): without it every node status report would wake every job.
+var schedulingChanged = predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		old, ok1 := e.ObjectOld.(*corev1.Node)
+		cur, ok2 := e.ObjectNew.(*corev1.Node)
+		if !ok1 || !ok2 {
+			return true
+		}
+		return !equality.Semantic.DeepEqual(old.Labels, cur.Labels) ||
+			!equality.Semantic.DeepEqual(old.Spec.Taints, cur.Spec.Taints) ||
+			old.Spec.Unschedulable != cur.Spec.Unschedulable ||
+			!equality.Semantic.DeepEqual(old.Status.Allocatable, cur.Status.Allocatable) ||
+			nodeReady(old) != nodeReady(cur)
+	},
+}
+
+func nodeReady(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// unfinishedJobs maps a node change to every member job still running.
+func (r *Reconciler) unfinishedJobs(ctx context.Context, _ client.Object) []reconcile.Request {
+	var jobs musterv1.BroadcastJobList
+	if err := r.Client.List(ctx, &jobs); err != nil {
+		log.FromContext(ctx).Error(err, "listing BroadcastJobs for a node change")
+		return nil
+	}
+	var reqs []reconcile.Request
+	for i := range jobs.Items {
+		job := &jobs.Items[i]
+		if job.Spec.Placement == nil && !Finished(&job.Status) {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(job)})
+		}
+	}
+	return reqs
+}
+
+// Reconcile brings one job's pods and status in line with its nodes.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	r.init()
+	logger := log.FromContext(ctx)
+	job := &musterv1.BroadcastJob{}
+	if err := r.Client.Get(ctx, req.NamespacedName, job); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.expectations.forget(req.NamespacedName)
+		}
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if job.Spec.Placement != nil || job.DeletionTimestamp != nil {
+		return ctrl.Result{}, nil
+	}
+	if Finished(&job.Status) {
+		return r.deleteAfterTTL(ctx, job)
+	}
+
+	pods, err := r.pods(ctx, job)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if !r.expectations.satisfied(req.NamespacedName, pods) {
+		// The pod events that satisfy them requeue the job; the TTL bounds the wait.
+		return ctrl.Result{RequeueAfter: expectationsTTL}, nil
+	}
+	var nodeList corev1.NodeList
+	if err := r.Client.List(ctx, &nodeList); err != nil {
+		return ctrl.Result{}, fmt.Errorf("listing nodes: %w", err)
+	}
+	nodes := make([]*corev1.Node, len(nodeList.Items))
+	for i := range nodeList.Items {
+		nodes[i] = &nodeList.Items[i]
+	}
+
+	p := decide(observed{job: job, nodes: nodes, pods: pods, now: r.Clock.Now()})
+	if p.pause {
+		// Persisting the pause comes first and alone: the update wakes the job again, and
+		// a crash after it leaves a paused job, not a lost one.
+		return ctrl.Result{}, r.pauseOnFailure(ctx, job, p.status.Failed)
+	}
+	for _, pod := range p.restartsExceeded {
+		if err := r.stopForRestarts(ctx, job, pod); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	if err := r.deletePods(ctx, job, p.stop); err != nil {
+		return ctrl.Result{}, err
+	}
+	created, createErr := r.createPods(ctx, job, p.create)
+	p.status.Active += created
+	if err := r.updateStatus(ctx, job, p.status); err != nil {
+		return ctrl.Result{}, err
+	}
+	if createErr != nil {
+		return ctrl.Result{}, createErr
+	}
+	if Finished(&p.status) {
+		logger.Info("BroadcastJob finished", "phase", p.status.Phase, "succeeded", p.status.Succeeded, "failed", p.status.Failed)
+		if ttl, ok := ttlExpiresIn(job, r.Clock.Now()); ok {
+			return ctrl.Result{RequeueAfter: max(ttl, time.Second)}, nil
+		}
+	}
+	return ctrl.Result{RequeueAfter: p.requeueAfter}, nil
+}
+
+func (r *Reconciler) pods(ctx context.Context, job *musterv1.BroadcastJob) ([]*corev1.Pod, error) {
+	var list corev1.PodList
+	if err := r.Client.List(ctx, &list, client.InNamespace(job.Namespace), client.MatchingLabels{musterv1.BroadcastJobUIDLabel: string(job.UID)}); err != nil {
+		return nil, fmt.Errorf("listing pods: %w", err)
+	}
+	pods := make([]*corev1.Pod, 0, len(list.Items))
+	for i := range list.Items {
+		if metav1.IsControlledBy(&list.Items[i], job) {
+			pods = append(pods, &list.Items[i])
+		}
+	}
+	return pods, nil
+}
+
+// pauseOnFailure sets spec.paused and records how many failures it paused on, in one
+// write guarded by the resourceVersion.
+func (r *Reconciler) pauseOnFailure(ctx context.Context, job *musterv1.BroadcastJob, failed int32) error {
+	patch := client.MergeFromWithOptions(job.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	job.Spec.Paused = true
+	if job.Annotations == nil {
+		job.Annotations = map[string]string{}
+	}
+	job.Annotations[musterv1.PausedAtFailuresAnnotation] = strconv.Itoa(int(failed))
+	if err := r.Client.Patch(ctx, job, patch); err != nil {
+		return fmt.Errorf("pausing after a failed pod: %w", err)
+	}
+	r.Recorder.Eventf(job, nil, corev1.EventTypeWarning, ReasonPausedOnFailure, "Pause", "paused after %d failed pods (failurePolicy Pause)", failed)
+	return nil
+}
+
+// stopForRestarts ends a pod that restarted more often than restartLimit. The pod is not
+// deleted, which would free its node for a new pod: it is marked failed, and a deadline
+// makes the kubelet stop its containers.
+func (r *Reconciler) stopForRestarts(ctx context.Context, job *musterv1.BroadcastJob, pod *corev1.Pod) error {
+	patch := client.MergeFrom(pod.DeepCopy())
+	if pod.Annotations == nil {
+		pod.Annotations = map[string]string{}
+	}
+	pod.Annotations[musterv1.RestartLimitExceededAnnotation] = strconv.Itoa(int(restarts(pod)))
+	deadline := int64(1)
+	if pod.Spec.ActiveDeadlineSeconds == nil || *pod.Spec.ActiveDeadlineSeconds > deadline {
+		pod.Spec.ActiveDeadlineSeconds = &deadline
+	}
+	if err := r.Client.Patch(ctx, pod, patch); err != nil {
+		return fmt.Errorf("stopping pod %s after %d restarts: %w", pod.Name, restarts(pod), err)
+	}
+	r.Recorder.Eventf(job, pod, corev1.EventTypeWarning, ReasonRestartLimit, "Stop",
+		"pod %s restarted %d times, more than restartLimit %d: counted as failed", pod.Name, restarts(pod), job.Spec.FailurePolicy.RestartLimit)
+	return nil
+}
+
+func (r *Reconciler) deletePods(ctx context.Context, job *musterv1.BroadcastJob, pods []*corev1.Pod) error {
+	key := client.ObjectKeyFromObject(job)
+	for _, pod := range pods {
+		r.expectations.expectDelete(key, pod.Name)
+		if err := r.Client.Delete(ctx, pod, client.Preconditions{UID: &pod.UID}); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("deleting pod %s: %w", pod.Name, err)
+		}
+		r.Recorder.Eventf(job, pod, corev1.EventTypeNormal, ReasonSuccessfulDelete, "Delete", "deleted pod %s on node %s", pod.Name, PodNode(pod))
+	}
+	return nil
+}
+
+// createPods creates pods on nodes in slow-start batches of 1, 2, 4, …: a template that
+// cannot be created fails once, not once per node. It returns how many it created; a pod
+// the API server refused is not counted.
+func (r *Reconciler) createPods(ctx context.Context, job *musterv1.BroadcastJob, nodes []string) (int32, error) {
+	key := client.ObjectKeyFromObject(job)
+	var created int32
+	for batch, rest := 1, nodes; len(rest) > 0; batch *= 2 {
+		n := min(batch, len(rest))
+		chunk := rest[:n]
+		rest = rest[n:]
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		for i, node := range chunk {
+			pod := newPod(job, node)
+			r.expectations.expectCreate(key, pod.Name)
+			wg.Go(func() {
+				err := r.Client.Create(ctx, pod)
+				if apierrors.IsAlreadyExists(err) {
+					// Created before, not yet in the cache: the expectation waits for it.
+					return
+				}
+				if err != nil {
+					r.expectations.createFailed(key, pod.Name)
+					errs[i] = err
+				}
+			})
+		}
+		wg.Wait()
+		var firstErr error
+		for i, err := range errs {
+			if err == nil {
+				created++
+				continue
+			}
+			if firstErr == nil {
+				firstErr = fmt.Errorf("creating the pod for node %s: %w", chunk[i], err)
+				r.Recorder.Eventf(job, nil, corev1.EventTypeWarning, ReasonFailedCreate, "Create", "%v", firstErr)
+			}
+		}
+		if firstErr != nil {
+			return created, firstErr
+		}
+	}
+	if created > 0 {
+		r.Recorder.Eventf(job, nil, corev1.EventTypeNormal, ReasonSuccessfulCreate, "Create", "created %d pods", created)
+	}
+	return created, nil
+}
+
+// updateStatus writes status when it changed, and records the job's transitions as events.
+func (r *Reconciler) updateStatus(ctx context.Context, job *musterv1.BroadcastJob, status musterv1.BroadcastJobStatus) error {
+	if equality.Semantic.DeepEqual(job.Status, status) {
+		return nil
+	}
+	before := job.Status.DeepCopy()
+	job.Status = status
+	if err := r.Client.Status().Update(ctx, job); err != nil {
+		return fmt.Errorf("updating status: %w", err)
+	}
+	r.recordTransitions(job, before, &status)
+	return nil
+}
+
+func (r *Reconciler) recordTransitions(job *musterv1.BroadcastJob, before, after *musterv1.BroadcastJobStatus) {
+	for _, e := range transitions(before, after) {
+		r.Recorder.Eventf(job, nil, e.eventType, e.reason, e.condition, "%s", e.message)
+	}
+}
+
+type transition struct{ eventType, reason, condition, message string }
+
+// transitions lists the user-visible changes between two statuses: the job finishing,
+// pausing or resuming, and losing or regaining eligible nodes. A job's first status
+// reports only what is unusual (no eligible nodes, created paused).
+func transitions(before, after *musterv1.BroadcastJobStatus) []transition {
+	var out []transition
+	for _, t := range []string{musterv1.BroadcastJobComplete, musterv1.BroadcastJobFailed, musterv1.BroadcastJobPaused, musterv1.BroadcastJobNodesEligible} {
+		was, now := meta.FindStatusCondition(before.Conditions, t), meta.FindStatusCondition(after.Conditions, t)
+		if now == nil || (was != nil && was.Status == now.Status) {
+			continue
+		}
+		usual := metav1.ConditionFalse
+		if t == musterv1.BroadcastJobNodesEligible {
+			usual = metav1.ConditionTrue
+		}
+		if was == nil && now.Status == usual {
+			continue
+		}
+		reason := now.Reason
+		if t == musterv1.BroadcastJobPaused && now.Status == metav1.ConditionFalse && now.Reason == ReasonNotPaused {
+			reason = ReasonResumed
+		}
+		eventType := corev1.EventTypeNormal
+		if t == musterv1.BroadcastJobFailed || reason == ReasonNoEligibleNodes || reason == ReasonPausedOnFailure {
+			eventType = corev1.EventTypeWarning
+		}
+		out = append(out, transition{eventType: eventType, reason: reason, condition: t, message: now.Message})
+	}
+	return out
+}
+
+// deleteAfterTTL deletes a finished job once its ttlSecondsAfterFinished passed; its pods
+// go with it through their owner references.
+func (r *Reconciler) deleteAfterTTL(ctx context.Context, job *musterv1.BroadcastJob) (ctrl.Result, error) {
+	left, ok := ttlExpiresIn(job, r.Clock.Now())
+	if !ok {
+		return ctrl.Result{}, nil
+	}
+	if left > 0 {
+		return ctrl.Result{RequeueAfter: left}, nil
+	}
+	policy := client.PropagationPolicy("Background")
+	if err := r.Client.Delete(ctx, job, policy, client.Preconditions{UID: &job.UID}); client.IgnoreNotFound(err) != nil {
+		return ctrl.Result{}, fmt.Errorf("deleting the job after its TTL: %w", err)
+	}
+	log.FromContext(ctx).Info("deleted BroadcastJob after ttlSecondsAfterFinished")
+	return ctrl.Result{}, nil
+}

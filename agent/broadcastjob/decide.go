@@ -1,0 +1,293 @@
+package broadcastjob
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/placement/nodefit"
+	"github.com/musterhq/muster/placement/parallelism"
+)
+
+// Condition reasons.
+const (
+	ReasonCompleted        = "Completed"
+	ReasonPodsFailed       = "PodsFailed"
+	ReasonPodFailed        = "PodFailed"
+	ReasonDeadlineExceeded = "DeadlineExceeded"
+	ReasonTerminated       = "Terminated"
+	ReasonPaused           = "Paused"
+	ReasonPausedOnFailure  = "PausedOnFailure"
+	ReasonNotPaused        = "NotPaused"
+	ReasonResumed          = "Resumed"
+	ReasonNoEligibleNodes  = "NoEligibleNodes"
+	ReasonNodesEligible    = "NodesEligible"
+)
+
+// observed is what one reconcile sees.
+type observed struct {
+	job   *musterv1.BroadcastJob
+	nodes []*corev1.Node
+	pods  []*corev1.Pod
+	now   time.Time
+}
+
+// plan is what one reconcile does. Decide computes it without side effects.
+type plan struct {
+	// pause sets spec.paused (failurePolicy Pause) and records the failures it paused on;
+	// nothing else happens in that round.
+	pause bool
+	// restartsExceeded are running pods past the restart limit, to be stopped as failed.
+	restartsExceeded []*corev1.Pod
+	// stop are active pods to delete.
+	stop []*corev1.Pod
+	// create lists nodes that get a pod now, in order.
+	create []string
+	// status is the job's new status, before the creations are counted.
+	status musterv1.BroadcastJobStatus
+	// requeueAfter is when time alone changes the decision (a deadline).
+	requeueAfter time.Duration
+}
+
+// podOutcome classifies one pod.
+type podOutcome int
+
+const (
+	podActive podOutcome = iota
+	podSucceeded
+	podFailed
+)
+
+func outcome(pod *corev1.Pod, restartLimit int32) (podOutcome, bool) {
+	switch {
+	case pod.Status.Phase == corev1.PodSucceeded:
+		return podSucceeded, false
+	case pod.Status.Phase == corev1.PodFailed:
+		return podFailed, false
+	case pod.Annotations[musterv1.RestartLimitExceededAnnotation] != "":
+		return podFailed, false
+	case pod.Spec.RestartPolicy == corev1.RestartPolicyOnFailure && restarts(pod) > restartLimit:
+		return podFailed, true
+	}
+	return podActive, false
+}
+
+func restarts(pod *corev1.Pod) int32 {
+	var n int32
+	for _, s := range pod.Status.ContainerStatuses {
+		n += s.RestartCount
+	}
+	return n
+}
+
+// PodNode is the node a job pod is bound to.
+func PodNode(pod *corev1.Pod) string {
+	if n := pod.Annotations[musterv1.NodeAnnotation]; n != "" {
+		return n
+	}
+	return pod.Spec.NodeName
+}
+
+// decide computes a reconcile's plan for a job that has not finished.
+func decide(o observed) plan {
+	job := o.job
+	var p plan
+	status := *job.Status.DeepCopy()
+	status.ObservedGeneration = job.Generation
+	status.Clusters = nil
+	if status.StartTime == nil {
+		status.StartTime = &metav1.Time{Time: o.now}
+	}
+
+	fit := nodefit.NewTemplate(&job.Spec.Template.Spec)
+	nodes := make(map[string]*corev1.Node, len(o.nodes))
+	for _, n := range o.nodes {
+		nodes[n.Name] = n
+	}
+	counts := musterv1.BroadcastCounts{}
+	var active []*corev1.Pod
+	var firstFailed *corev1.Pod
+	withPod := make(map[string]bool, len(o.pods))
+	for _, pod := range o.pods {
+		name := PodNode(pod)
+		withPod[name] = true
+		result, exceeded := outcome(pod, job.Spec.FailurePolicy.RestartLimit)
+		switch result {
+		case podSucceeded:
+			counts.Succeeded++
+		case podFailed:
+			counts.Failed++
+			if firstFailed == nil || pod.Name < firstFailed.Name {
+				firstFailed = pod
+			}
+			if exceeded {
+				p.restartsExceeded = append(p.restartsExceeded, pod)
+			}
+		case podActive:
+			counts.Active++
+			if pod.DeletionTimestamp != nil {
+				continue
+			}
+			active = append(active, pod)
+			if node, ok := nodes[name]; !ok || !fit.Keeps(node) {
+				p.stop = append(p.stop, pod)
+			}
+		}
+	}
+	var missing []string
+	unfit := map[nodefit.Reason]int{}
+	for _, n := range o.nodes {
+		if withPod[n.Name] {
+			continue
+		}
+		if reason := fit.Check(n); reason != nodefit.Fits {
+			unfit[reason]++
+			continue
+		}
+		missing = append(missing, n.Name)
+	}
+	slices.Sort(missing)
+	counts.Desired = counts.Active + counts.Succeeded + counts.Failed + int32(len(missing))
+	status.BroadcastCounts = counts
+	status.Parallelism = parallelism.Resolve(job.Spec.Parallelism, counts.Desired)
+
+	finish := func(condition, reason, message string, stopActive bool) plan {
+		if stopActive {
+			p.stop = active
+		}
+		p.create = nil
+		status.CompletionTime = &metav1.Time{Time: o.now}
+		setCondition(&status, condition, metav1.ConditionTrue, reason, message)
+		setCondition(&status, musterv1.BroadcastJobPaused, metav1.ConditionFalse, reason, "the job finished")
+		status.Phase = phaseOf(&status)
+		p.status = status
+		return p
+	}
+	policy := job.Spec.FailurePolicy.Type
+	if msg, ok := job.Annotations[musterv1.TerminateAnnotation]; ok {
+		return finish(musterv1.BroadcastJobFailed, ReasonTerminated, msg, true)
+	}
+	if policy == musterv1.FailureFailFast && firstFailed != nil {
+		return finish(musterv1.BroadcastJobFailed, ReasonPodFailed,
+			fmt.Sprintf("pod %s on node %s failed (failurePolicy FailFast)", firstFailed.Name, PodNode(firstFailed)), true)
+	}
+	if d := job.Spec.CompletionPolicy.ActiveDeadlineSeconds; d != nil {
+		deadline := status.StartTime.Add(time.Duration(*d) * time.Second)
+		if !o.now.Before(deadline) {
+			return finish(musterv1.BroadcastJobFailed, ReasonDeadlineExceeded,
+				fmt.Sprintf("the job ran longer than activeDeadlineSeconds (%ds)", *d), true)
+		}
+		p.requeueAfter = deadline.Sub(o.now)
+	}
+	always := job.Spec.CompletionPolicy.Type != musterv1.CompletionNever
+	if always && counts.Desired > 0 && len(missing) == 0 && counts.Active == 0 {
+		if counts.Failed > 0 {
+			return finish(musterv1.BroadcastJobFailed, ReasonPodsFailed,
+				fmt.Sprintf("%d of %d pods failed", counts.Failed, counts.Desired), false)
+		}
+		return finish(musterv1.BroadcastJobComplete, ReasonCompleted,
+			fmt.Sprintf("%d pods succeeded", counts.Succeeded), false)
+	}
+	paused := job.Spec.Paused
+	if policy == musterv1.FailurePause && !paused && counts.Failed > pausedAt(job) {
+		p.pause = true
+		paused = true
+	}
+
+	if paused {
+		reason, msg := ReasonPaused, "spec.paused is true: no new pods are created"
+		if p.pause {
+			reason, msg = ReasonPausedOnFailure, fmt.Sprintf("pod %s on node %s failed (failurePolicy Pause)", firstFailed.Name, PodNode(firstFailed))
+		}
+		setCondition(&status, musterv1.BroadcastJobPaused, metav1.ConditionTrue, reason, msg)
+	} else {
+		setCondition(&status, musterv1.BroadcastJobPaused, metav1.ConditionFalse, ReasonNotPaused, "the job creates pods")
+		p.create = missing
+		if status.Parallelism != nil {
+			room := max(*status.Parallelism-counts.Active, 0)
+			p.create = missing[:min(int(room), len(missing))]
+		}
+	}
+	if counts.Desired == 0 {
+		setCondition(&status, musterv1.BroadcastJobNodesEligible, metav1.ConditionFalse, ReasonNoEligibleNodes, noEligibleNodes(len(o.nodes), unfit))
+	} else {
+		setCondition(&status, musterv1.BroadcastJobNodesEligible, metav1.ConditionTrue, ReasonNodesEligible,
+			fmt.Sprintf("%d of %d nodes are eligible", counts.Desired, len(o.nodes)))
+	}
+	status.Phase = phaseOf(&status)
+	p.status = status
+	return p
+}
+
+// pausedAt is the failed-pod count recorded when failurePolicy Pause last paused the job.
+func pausedAt(job *musterv1.BroadcastJob) int32 {
+	n, err := strconv.ParseInt(job.Annotations[musterv1.PausedAtFailuresAnnotation], 10, 32)
+	if err != nil {
+		return 0
+	}
+	return int32(n)
+}
+
+func noEligibleNodes(total int, unfit map[nodefit.Reason]int) string {
+	if total == 0 {
+		return "the cluster has no nodes"
+	}
+	reasons := slices.SortedFunc(maps.Keys(unfit), func(a, b nodefit.Reason) int {
+		return cmp.Or(cmp.Compare(unfit[b], unfit[a]), cmp.Compare(a, b))
+	})
+	parts := make([]string, 0, len(reasons))
+	for _, r := range reasons {
+		parts = append(parts, fmt.Sprintf("%d %s", unfit[r], r))
+	}
+	return fmt.Sprintf("none of %d nodes fits the pod template: %s", total, strings.Join(parts, ", "))
+}
+
+func setCondition(status *musterv1.BroadcastJobStatus, condition string, s metav1.ConditionStatus, reason, message string) {
+	meta.SetStatusCondition(&status.Conditions, metav1.Condition{
+		Type: condition, Status: s, Reason: reason, Message: message, ObservedGeneration: status.ObservedGeneration,
+	})
+}
+
+// phaseOf summarises the conditions.
+func phaseOf(status *musterv1.BroadcastJobStatus) musterv1.BroadcastJobPhase {
+	switch {
+	case meta.IsStatusConditionTrue(status.Conditions, musterv1.BroadcastJobFailed):
+		return musterv1.BroadcastJobFailedPh
+	case meta.IsStatusConditionTrue(status.Conditions, musterv1.BroadcastJobComplete):
+		return musterv1.BroadcastJobCompleted
+	case meta.IsStatusConditionTrue(status.Conditions, musterv1.BroadcastJobPaused):
+		return musterv1.BroadcastJobPausedPh
+	case meta.IsStatusConditionFalse(status.Conditions, musterv1.BroadcastJobNodesEligible):
+		return musterv1.BroadcastJobPending
+	}
+	return musterv1.BroadcastJobRunning
+}
+
+// Finished reports whether the job reached Complete or Failed.
+func Finished(status *musterv1.BroadcastJobStatus) bool {
+	return meta.IsStatusConditionTrue(status.Conditions, musterv1.BroadcastJobComplete) ||
+		meta.IsStatusConditionTrue(status.Conditions, musterv1.BroadcastJobFailed)
+}
+
+// ttlExpiresIn says how long until a finished job with a TTL is due for deletion; ok is
+// false when the job has no TTL.
+func ttlExpiresIn(job *musterv1.BroadcastJob, now time.Time) (time.Duration, bool) {
+	ttl := job.Spec.CompletionPolicy.TTLSecondsAfterFinished
+	if ttl == nil {
+		return 0, false
+	}
+	finished := job.CreationTimestamp.Time
+	if t := job.Status.CompletionTime; t != nil {
+		finished = t.Time
+	}
+	return finished.Add(time.Duration(*ttl) * time.Second).Sub(now), true
+}

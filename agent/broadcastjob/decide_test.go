@@ -1,0 +1,311 @@
+package broadcastjob
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+)
+
+var t0 = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+
+func testNode(name string, mutate ...func(*corev1.Node)) *corev1.Node {
+	n := &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"pool": "a"}},
+		Status:     corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}},
+	}
+	for _, m := range mutate {
+		m(n)
+	}
+	return n
+}
+
+func nodes(names ...string) []*corev1.Node {
+	var out []*corev1.Node
+	for _, n := range names {
+		out = append(out, testNode(n))
+	}
+	return out
+}
+
+func testJob(mutate ...func(*musterv1.BroadcastJob)) *musterv1.BroadcastJob {
+	j := &musterv1.BroadcastJob{
+		ObjectMeta: metav1.ObjectMeta{Name: "j", Namespace: "ns", UID: "u1", Generation: 1},
+		Spec: musterv1.BroadcastJobSpec{
+			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "c"}}}},
+		},
+	}
+	for _, m := range mutate {
+		m(j)
+	}
+	return j
+}
+
+func podOn(node string, phase corev1.PodPhase) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: PodName("j", node), Annotations: map[string]string{musterv1.NodeAnnotation: node}},
+		Spec:       corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever},
+		Status:     corev1.PodStatus{Phase: phase},
+	}
+}
+
+func podNames(pods []*corev1.Pod) []string {
+	var out []string
+	for _, p := range pods {
+		out = append(out, PodNode(p))
+	}
+	return out
+}
+
+func TestDecide(t *testing.T) {
+	failFast := func(j *musterv1.BroadcastJob) { j.Spec.FailurePolicy.Type = musterv1.FailureFailFast }
+	pausePolicy := func(j *musterv1.BroadcastJob) { j.Spec.FailurePolicy.Type = musterv1.FailurePause }
+	never := func(j *musterv1.BroadcastJob) { j.Spec.CompletionPolicy.Type = musterv1.CompletionNever }
+	par := func(p intstr.IntOrString) func(*musterv1.BroadcastJob) {
+		return func(j *musterv1.BroadcastJob) { j.Spec.Parallelism = &p }
+	}
+	started := func(ago time.Duration) func(*musterv1.BroadcastJob) {
+		return func(j *musterv1.BroadcastJob) { j.Status.StartTime = &metav1.Time{Time: t0.Add(-ago)} }
+	}
+	selector := func(j *musterv1.BroadcastJob) { j.Spec.Template.Spec.NodeSelector = map[string]string{"pool": "a"} }
+
+	cases := []struct {
+		name        string
+		job         *musterv1.BroadcastJob
+		nodes       []*corev1.Node
+		pods        []*corev1.Pod
+		wantCreate  []string
+		wantStop    []string
+		wantPause   bool
+		wantPhase   musterv1.BroadcastJobPhase
+		wantReason  string // reason of the Complete or Failed condition, or of NodesEligible=False
+		wantCounts  musterv1.BroadcastCounts
+		wantRequeue time.Duration
+	}{
+		{
+			name: "a pod for every fitting node, in name order", job: testJob(), nodes: nodes("n2", "n1", "n3"),
+			wantCreate: []string{"n1", "n2", "n3"}, wantPhase: musterv1.BroadcastJobRunning, wantCounts: musterv1.BroadcastCounts{Desired: 3},
+		},
+		{
+			name: "nodes that do not fit get nothing", job: testJob(selector),
+			nodes: []*corev1.Node{testNode("n1"), testNode("n2", func(n *corev1.Node) { n.Labels["pool"] = "b" }), testNode("n3", func(n *corev1.Node) { n.Spec.Unschedulable = true })},
+			wantCreate: []string{"n1"}, wantPhase: musterv1.BroadcastJobRunning, wantCounts: musterv1.BroadcastCounts{Desired: 1},
+		},
+		{
+			name: "integer parallelism counts running pods", job: testJob(par(intstr.FromInt32(2))), nodes: nodes("n1", "n2", "n3", "n4"),
+			pods:       []*corev1.Pod{podOn("n1", corev1.PodRunning)},
+			wantCreate: []string{"n2"}, wantPhase: musterv1.BroadcastJobRunning, wantCounts: musterv1.BroadcastCounts{Desired: 4, Active: 1},
+		},
+		{
+			name: "percent parallelism rounds up over desired", job: testJob(par(intstr.FromString("30%"))), nodes: nodes("n1", "n2", "n3", "n4", "n5"),
+			wantCreate: []string{"n1", "n2"}, wantPhase: musterv1.BroadcastJobRunning, wantCounts: musterv1.BroadcastCounts{Desired: 5},
+		},
+		{
+			name: "finished pods free their slot but their node is done", job: testJob(par(intstr.FromInt32(1))), nodes: nodes("n1", "n2"),
+			pods:       []*corev1.Pod{podOn("n1", corev1.PodSucceeded)},
+			wantCreate: []string{"n2"}, wantPhase: musterv1.BroadcastJobRunning, wantCounts: musterv1.BroadcastCounts{Desired: 2, Succeeded: 1},
+		},
+		{
+			name: "every node done: Complete", job: testJob(), nodes: nodes("n1", "n2"),
+			pods:      []*corev1.Pod{podOn("n1", corev1.PodSucceeded), podOn("n2", corev1.PodSucceeded)},
+			wantPhase: musterv1.BroadcastJobCompleted, wantReason: ReasonCompleted, wantCounts: musterv1.BroadcastCounts{Desired: 2, Succeeded: 2},
+		},
+		{
+			name: "Continue: every node done with a failure ends Failed", job: testJob(), nodes: nodes("n1", "n2"),
+			pods:      []*corev1.Pod{podOn("n1", corev1.PodFailed), podOn("n2", corev1.PodSucceeded)},
+			wantPhase: musterv1.BroadcastJobFailedPh, wantReason: ReasonPodsFailed, wantCounts: musterv1.BroadcastCounts{Desired: 2, Succeeded: 1, Failed: 1},
+		},
+		{
+			name: "Continue keeps creating after a failure", job: testJob(), nodes: nodes("n1", "n2"),
+			pods:       []*corev1.Pod{podOn("n1", corev1.PodFailed)},
+			wantCreate: []string{"n2"}, wantPhase: musterv1.BroadcastJobRunning, wantCounts: musterv1.BroadcastCounts{Desired: 2, Failed: 1},
+		},
+		{
+			name: "FailFast stops every running pod at the first failure", job: testJob(failFast), nodes: nodes("n1", "n2", "n3"),
+			pods:      []*corev1.Pod{podOn("n1", corev1.PodFailed), podOn("n2", corev1.PodRunning)},
+			wantStop:  []string{"n2"},
+			wantPhase: musterv1.BroadcastJobFailedPh, wantReason: ReasonPodFailed, wantCounts: musterv1.BroadcastCounts{Desired: 3, Active: 1, Failed: 1},
+		},
+		{
+			name: "Pause pauses at a new failure and creates nothing", job: testJob(pausePolicy), nodes: nodes("n1", "n2"),
+			pods:      []*corev1.Pod{podOn("n1", corev1.PodFailed)},
+			wantPause: true, wantPhase: musterv1.BroadcastJobPausedPh, wantCounts: musterv1.BroadcastCounts{Desired: 2, Failed: 1},
+		},
+		{
+			name: "Pause does not pause again for failures it already paused on",
+			job: testJob(pausePolicy, func(j *musterv1.BroadcastJob) {
+				j.Annotations = map[string]string{musterv1.PausedAtFailuresAnnotation: "1"}
+			}),
+			nodes: nodes("n1", "n2"), pods: []*corev1.Pod{podOn("n1", corev1.PodFailed)},
+			wantCreate: []string{"n2"}, wantPhase: musterv1.BroadcastJobRunning, wantCounts: musterv1.BroadcastCounts{Desired: 2, Failed: 1},
+		},
+		{
+			name: "paused: running pods go on, no new ones", job: testJob(func(j *musterv1.BroadcastJob) { j.Spec.Paused = true }), nodes: nodes("n1", "n2"),
+			pods:      []*corev1.Pod{podOn("n1", corev1.PodRunning)},
+			wantPhase: musterv1.BroadcastJobPausedPh, wantCounts: musterv1.BroadcastCounts{Desired: 2, Active: 1},
+		},
+		{
+			name: "deadline passed: Failed and running pods stopped",
+			job: testJob(started(time.Minute), func(j *musterv1.BroadcastJob) {
+				j.Spec.CompletionPolicy.ActiveDeadlineSeconds = new(int64(60))
+			}),
+			nodes: nodes("n1", "n2"), pods: []*corev1.Pod{podOn("n1", corev1.PodRunning)},
+			wantStop:  []string{"n1"},
+			wantPhase: musterv1.BroadcastJobFailedPh, wantReason: ReasonDeadlineExceeded, wantCounts: musterv1.BroadcastCounts{Desired: 2, Active: 1},
+		},
+		{
+			name: "deadline ahead: requeue at it",
+			job: testJob(started(20*time.Second), func(j *musterv1.BroadcastJob) {
+				j.Spec.CompletionPolicy.ActiveDeadlineSeconds = new(int64(60))
+			}),
+			nodes: nodes("n1"), wantCreate: []string{"n1"}, wantRequeue: 40 * time.Second,
+			wantPhase: musterv1.BroadcastJobRunning, wantCounts: musterv1.BroadcastCounts{Desired: 1},
+		},
+		{
+			name: "Never does not complete and serves new nodes", job: testJob(never), nodes: nodes("n1", "n2"),
+			pods:       []*corev1.Pod{podOn("n1", corev1.PodSucceeded)},
+			wantCreate: []string{"n2"}, wantPhase: musterv1.BroadcastJobRunning, wantCounts: musterv1.BroadcastCounts{Desired: 2, Succeeded: 1},
+		},
+		{
+			name: "Never with every node done keeps running", job: testJob(never), nodes: nodes("n1"),
+			pods:      []*corev1.Pod{podOn("n1", corev1.PodSucceeded)},
+			wantPhase: musterv1.BroadcastJobRunning, wantCounts: musterv1.BroadcastCounts{Desired: 1, Succeeded: 1},
+		},
+		{
+			name: "no eligible node: Pending with the reasons, not Running", job: testJob(selector),
+			nodes:     []*corev1.Node{testNode("n1", func(n *corev1.Node) { n.Labels["pool"] = "b" })},
+			wantPhase: musterv1.BroadcastJobPending, wantReason: ReasonNoEligibleNodes,
+		},
+		{
+			name: "a running pod whose node was relabelled away is stopped", job: testJob(selector),
+			nodes:     []*corev1.Node{testNode("n1", func(n *corev1.Node) { n.Labels["pool"] = "b" })},
+			pods:      []*corev1.Pod{podOn("n1", corev1.PodRunning)},
+			wantStop:  []string{"n1"},
+			wantPhase: musterv1.BroadcastJobRunning, wantCounts: musterv1.BroadcastCounts{Desired: 1, Active: 1},
+		},
+		{
+			name: "a running pod whose node was deleted is stopped", job: testJob(), nodes: nodes("n2"),
+			pods:       []*corev1.Pod{podOn("n1", corev1.PodRunning)},
+			wantStop:   []string{"n1"},
+			wantCreate: []string{"n2"}, wantPhase: musterv1.BroadcastJobRunning, wantCounts: musterv1.BroadcastCounts{Desired: 2, Active: 1},
+		},
+		{
+			name: "a cordoned node keeps its running pod", job: testJob(),
+			nodes:     []*corev1.Node{testNode("n1", func(n *corev1.Node) { n.Spec.Unschedulable = true })},
+			pods:      []*corev1.Pod{podOn("n1", corev1.PodRunning)},
+			wantPhase: musterv1.BroadcastJobRunning, wantCounts: musterv1.BroadcastCounts{Desired: 1, Active: 1},
+		},
+		{
+			name: "the hub's terminate annotation fails the shard and stops its pods",
+			job: testJob(func(j *musterv1.BroadcastJob) {
+				j.Annotations = map[string]string{musterv1.TerminateAnnotation: "cluster b failed"}
+			}),
+			nodes: nodes("n1", "n2"), pods: []*corev1.Pod{podOn("n1", corev1.PodRunning)},
+			wantStop:  []string{"n1"},
+			wantPhase: musterv1.BroadcastJobFailedPh, wantReason: ReasonTerminated, wantCounts: musterv1.BroadcastCounts{Desired: 2, Active: 1},
+		},
+		{
+			name: "a pod past restartLimit counts as failed and is stopped",
+			job: testJob(failFast, func(j *musterv1.BroadcastJob) {
+				j.Spec.FailurePolicy.RestartLimit = 2
+			}),
+			nodes: nodes("n1", "n2"),
+			pods: []*corev1.Pod{func() *corev1.Pod {
+				p := podOn("n1", corev1.PodRunning)
+				p.Spec.RestartPolicy = corev1.RestartPolicyOnFailure
+				p.Status.ContainerStatuses = []corev1.ContainerStatus{{RestartCount: 3}}
+				return p
+			}()},
+			wantPhase: musterv1.BroadcastJobFailedPh, wantReason: ReasonPodFailed, wantCounts: musterv1.BroadcastCounts{Desired: 2, Failed: 1},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := decide(observed{job: tc.job, nodes: tc.nodes, pods: tc.pods, now: t0})
+			if !slices.Equal(p.create, tc.wantCreate) {
+				t.Errorf("create = %v, want %v", p.create, tc.wantCreate)
+			}
+			if got := podNames(p.stop); !slices.Equal(got, tc.wantStop) {
+				t.Errorf("stop = %v, want %v", got, tc.wantStop)
+			}
+			if p.pause != tc.wantPause {
+				t.Errorf("pause = %v, want %v", p.pause, tc.wantPause)
+			}
+			if p.status.Phase != tc.wantPhase {
+				t.Errorf("phase = %s, want %s (conditions %+v)", p.status.Phase, tc.wantPhase, p.status.Conditions)
+			}
+			if p.status.BroadcastCounts != tc.wantCounts {
+				t.Errorf("counts = %+v, want %+v", p.status.BroadcastCounts, tc.wantCounts)
+			}
+			if tc.wantReason != "" && !hasReason(p.status.Conditions, tc.wantReason) {
+				t.Errorf("no condition with reason %s in %+v", tc.wantReason, p.status.Conditions)
+			}
+			if p.requeueAfter != tc.wantRequeue {
+				t.Errorf("requeueAfter = %s, want %s", p.requeueAfter, tc.wantRequeue)
+			}
+			if Finished(&p.status) != (p.status.CompletionTime != nil) {
+				t.Errorf("completionTime %v does not agree with phase %s", p.status.CompletionTime, p.status.Phase)
+			}
+		})
+	}
+}
+
+func hasReason(conds []metav1.Condition, reason string) bool {
+	return slices.ContainsFunc(conds, func(c metav1.Condition) bool { return c.Reason == reason })
+}
+
+func TestTransitions(t *testing.T) {
+	running := &musterv1.BroadcastJobStatus{}
+	meta.SetStatusCondition(&running.Conditions, metav1.Condition{Type: musterv1.BroadcastJobPaused, Status: metav1.ConditionFalse, Reason: ReasonNotPaused})
+	meta.SetStatusCondition(&running.Conditions, metav1.Condition{Type: musterv1.BroadcastJobNodesEligible, Status: metav1.ConditionTrue, Reason: ReasonNodesEligible})
+	with := func(base *musterv1.BroadcastJobStatus, c, s, reason string) *musterv1.BroadcastJobStatus {
+		out := base.DeepCopy()
+		meta.SetStatusCondition(&out.Conditions, metav1.Condition{Type: c, Status: metav1.ConditionStatus(s), Reason: reason})
+		return out
+	}
+	cases := []struct {
+		name          string
+		before, after *musterv1.BroadcastJobStatus
+		want          []string
+	}{
+		{"a normal first status is quiet", &musterv1.BroadcastJobStatus{}, running, nil},
+		{"no eligible node on the first status", &musterv1.BroadcastJobStatus{}, with(running, musterv1.BroadcastJobNodesEligible, "False", ReasonNoEligibleNodes), []string{"Warning/NoEligibleNodes"}},
+		{"completing", running, with(running, musterv1.BroadcastJobComplete, "True", ReasonCompleted), []string{"Normal/Completed"}},
+		{"failing", running, with(running, musterv1.BroadcastJobFailed, "True", ReasonPodFailed), []string{"Warning/PodFailed"}},
+		{"pausing on failure", running, with(running, musterv1.BroadcastJobPaused, "True", ReasonPausedOnFailure), []string{"Warning/PausedOnFailure"}},
+		{"resuming", with(running, musterv1.BroadcastJobPaused, "True", ReasonPaused), running, []string{"Normal/Resumed"}},
+		{"nothing changed", running, running, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []string
+			for _, e := range transitions(tc.before, tc.after) {
+				got = append(got, e.eventType+"/"+e.reason)
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("transitions = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestPodNameIsStablePerNodeAndDistinct(t *testing.T) {
+	seen := map[string]string{}
+	for i := range 5000 {
+		node := "kwok-node-" + string(rune('a'+i%26)) + "-" + time.Duration(i).String()
+		name := PodName("job", node)
+		if PodName("job", node) != name {
+			t.Fatalf("PodName is not stable for %s", node)
+		}
+		if other, dup := seen[name]; dup {
+			t.Fatalf("nodes %s and %s share pod name %s", other, node, name)
+		}
+		seen[name] = node
+	}
+}
