@@ -38,6 +38,9 @@ const (
 	ReasonRestartLimit     = "RestartLimitExceeded"
 )
 
+// conflictRetry is how soon a job whose write conflicted is looked at again.
+const conflictRetry = 100 * time.Millisecond
+
 // expectationsTTL bounds how long a reconcile waits for the cache to show its own writes.
 const expectationsTTL = time.Minute
 
@@ -164,7 +167,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if p.pause {
 		// Persisting the pause comes first and alone: the update wakes the job again, and
 		// a crash after it leaves a paused job, not a lost one.
-		return ctrl.Result{}, r.pauseOnFailure(ctx, job, p.status.Failed)
+		err := r.pauseOnFailure(ctx, job, p.status.Failed)
+		if apierrors.IsConflict(err) {
+			return ctrl.Result{RequeueAfter: conflictRetry}, nil
+		}
+		return ctrl.Result{}, err
 	}
 	for _, pod := range p.restartsExceeded {
 		if err := r.stopForRestarts(ctx, job, pod); err != nil {
@@ -177,6 +184,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	created, createErr := r.createPods(ctx, job, p.create)
 	p.status.Active += created
 	if err := r.updateStatus(ctx, job, p.status); err != nil {
+		if apierrors.IsConflict(err) {
+			// The job changed since it was read; its update event brings it back.
+			return ctrl.Result{RequeueAfter: conflictRetry}, nil
+		}
 		return ctrl.Result{}, err
 	}
 	if createErr != nil {

@@ -162,7 +162,9 @@ func decide(o observed) plan {
 
 	finish := func(condition, reason, message string, stopActive bool) plan {
 		if stopActive {
+			// The job's status is final from here: the pods being stopped no longer count.
 			p.stop = active
+			status.Active = 0
 		}
 		p.create = nil
 		status.CompletionTime = &metav1.Time{Time: o.now}

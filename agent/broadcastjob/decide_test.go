@@ -94,7 +94,7 @@ func TestDecide(t *testing.T) {
 		},
 		{
 			name: "nodes that do not fit get nothing", job: testJob(selector),
-			nodes: []*corev1.Node{testNode("n1"), testNode("n2", func(n *corev1.Node) { n.Labels["pool"] = "b" }), testNode("n3", func(n *corev1.Node) { n.Spec.Unschedulable = true })},
+			nodes:      []*corev1.Node{testNode("n1"), testNode("n2", func(n *corev1.Node) { n.Labels["pool"] = "b" }), testNode("n3", func(n *corev1.Node) { n.Spec.Unschedulable = true })},
 			wantCreate: []string{"n1"}, wantPhase: musterv1.BroadcastJobRunning, wantCounts: musterv1.BroadcastCounts{Desired: 1},
 		},
 		{
@@ -130,7 +130,7 @@ func TestDecide(t *testing.T) {
 			name: "FailFast stops every running pod at the first failure", job: testJob(failFast), nodes: nodes("n1", "n2", "n3"),
 			pods:      []*corev1.Pod{podOn("n1", corev1.PodFailed), podOn("n2", corev1.PodRunning)},
 			wantStop:  []string{"n2"},
-			wantPhase: musterv1.BroadcastJobFailedPh, wantReason: ReasonPodFailed, wantCounts: musterv1.BroadcastCounts{Desired: 3, Active: 1, Failed: 1},
+			wantPhase: musterv1.BroadcastJobFailedPh, wantReason: ReasonPodFailed, wantCounts: musterv1.BroadcastCounts{Desired: 3, Failed: 1},
 		},
 		{
 			name: "Pause pauses at a new failure and creates nothing", job: testJob(pausePolicy), nodes: nodes("n1", "n2"),
@@ -157,7 +157,7 @@ func TestDecide(t *testing.T) {
 			}),
 			nodes: nodes("n1", "n2"), pods: []*corev1.Pod{podOn("n1", corev1.PodRunning)},
 			wantStop:  []string{"n1"},
-			wantPhase: musterv1.BroadcastJobFailedPh, wantReason: ReasonDeadlineExceeded, wantCounts: musterv1.BroadcastCounts{Desired: 2, Active: 1},
+			wantPhase: musterv1.BroadcastJobFailedPh, wantReason: ReasonDeadlineExceeded, wantCounts: musterv1.BroadcastCounts{Desired: 2},
 		},
 		{
 			name: "deadline ahead: requeue at it",
@@ -208,7 +208,7 @@ func TestDecide(t *testing.T) {
 			}),
 			nodes: nodes("n1", "n2"), pods: []*corev1.Pod{podOn("n1", corev1.PodRunning)},
 			wantStop:  []string{"n1"},
-			wantPhase: musterv1.BroadcastJobFailedPh, wantReason: ReasonTerminated, wantCounts: musterv1.BroadcastCounts{Desired: 2, Active: 1},
+			wantPhase: musterv1.BroadcastJobFailedPh, wantReason: ReasonTerminated, wantCounts: musterv1.BroadcastCounts{Desired: 2},
 		},
 		{
 			name: "a pod past restartLimit counts as failed and is stopped",
