@@ -8,6 +8,7 @@ import (
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/musterhq/muster/hub/broadcastjob"
 	"github.com/musterhq/muster/hub/health"
 	"github.com/musterhq/muster/hub/inventory"
 	"github.com/musterhq/muster/hub/registration"
@@ -40,6 +41,9 @@ func Setup(_ context.Context, mgr ctrl.Manager, opts *Options) (*Controllers, er
 			Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("muster-health"), Clock: clock.RealClock{}, GracePeriod: opts.ClusterGracePeriod,
 		}).SetupWithManager},
 		{"inventory", (&inventory.Reconciler{Client: mgr.GetClient(), Inventory: inv}).SetupWithManager},
+		{"broadcastjob", (&broadcastjob.Reconciler{
+			Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("muster-broadcastjob"), Clock: clock.RealClock{}, Inventory: inv,
+		}).SetupWithManager},
 	}
 	for _, s := range setups {
 		if err := s.setup(mgr); err != nil {

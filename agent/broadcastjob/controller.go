@@ -13,7 +13,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
@@ -27,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	bcj "github.com/musterhq/muster/api/broadcastjob"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 )
 
@@ -121,7 +121,7 @@ func (r *Reconciler) unfinishedJobs(ctx context.Context, _ client.Object) []reco
 	var reqs []reconcile.Request
 	for i := range jobs.Items {
 		job := &jobs.Items[i]
-		if job.Spec.Placement == nil && !Finished(&job.Status) {
+		if job.Spec.Placement == nil && !bcj.Finished(&job.Status) {
 			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(job)})
 		}
 	}
@@ -142,7 +142,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if job.Spec.Placement != nil || job.DeletionTimestamp != nil {
 		return ctrl.Result{}, nil
 	}
-	if Finished(&job.Status) {
+	if bcj.Finished(&job.Status) {
 		return r.deleteAfterTTL(ctx, job)
 	}
 
@@ -193,9 +193,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if createErr != nil {
 		return ctrl.Result{}, createErr
 	}
-	if Finished(&p.status) {
+	if bcj.Finished(&p.status) {
 		logger.Info("BroadcastJob finished", "phase", p.status.Phase, "succeeded", p.status.Succeeded, "failed", p.status.Failed)
-		if ttl, ok := ttlExpiresIn(job, r.Clock.Now()); ok {
+		if ttl, ok := bcj.TTLLeft(job, r.Clock.Now()); ok {
 			return ctrl.Result{RequeueAfter: max(ttl, time.Second)}, nil
 		}
 	}
@@ -228,7 +228,7 @@ func (r *Reconciler) pauseOnFailure(ctx context.Context, job *musterv1.Broadcast
 	if err := r.Client.Patch(ctx, job, patch); err != nil {
 		return fmt.Errorf("pausing after a failed pod: %w", err)
 	}
-	r.Recorder.Eventf(job, nil, corev1.EventTypeWarning, ReasonPausedOnFailure, "Pause", "paused after %d failed pods (failurePolicy Pause)", failed)
+	r.Recorder.Eventf(job, nil, corev1.EventTypeWarning, bcj.ReasonPausedOnFailure, "Pause", "paused after %d failed pods (failurePolicy Pause)", failed)
 	return nil
 }
 
@@ -329,47 +329,15 @@ func (r *Reconciler) updateStatus(ctx context.Context, job *musterv1.BroadcastJo
 }
 
 func (r *Reconciler) recordTransitions(job *musterv1.BroadcastJob, before, after *musterv1.BroadcastJobStatus) {
-	for _, e := range transitions(before, after) {
-		r.Recorder.Eventf(job, nil, e.eventType, e.reason, e.condition, "%s", e.message)
+	for _, e := range bcj.Transitions(before, after) {
+		r.Recorder.Eventf(job, nil, e.EventType, e.Reason, e.Condition, "%s", e.Message)
 	}
-}
-
-type transition struct{ eventType, reason, condition, message string }
-
-// transitions lists the user-visible changes between two statuses: the job finishing,
-// pausing or resuming, and losing or regaining eligible nodes. A job's first status
-// reports only what is unusual (no eligible nodes, created paused).
-func transitions(before, after *musterv1.BroadcastJobStatus) []transition {
-	var out []transition
-	for _, t := range []string{musterv1.BroadcastJobComplete, musterv1.BroadcastJobFailed, musterv1.BroadcastJobPaused, musterv1.BroadcastJobNodesEligible} {
-		was, now := meta.FindStatusCondition(before.Conditions, t), meta.FindStatusCondition(after.Conditions, t)
-		if now == nil || (was != nil && was.Status == now.Status) {
-			continue
-		}
-		usual := metav1.ConditionFalse
-		if t == musterv1.BroadcastJobNodesEligible {
-			usual = metav1.ConditionTrue
-		}
-		if was == nil && now.Status == usual {
-			continue
-		}
-		reason := now.Reason
-		if t == musterv1.BroadcastJobPaused && now.Status == metav1.ConditionFalse && now.Reason == ReasonNotPaused {
-			reason = ReasonResumed
-		}
-		eventType := corev1.EventTypeNormal
-		if t == musterv1.BroadcastJobFailed || reason == ReasonNoEligibleNodes || reason == ReasonPausedOnFailure {
-			eventType = corev1.EventTypeWarning
-		}
-		out = append(out, transition{eventType: eventType, reason: reason, condition: t, message: now.Message})
-	}
-	return out
 }
 
 // deleteAfterTTL deletes a finished job once its ttlSecondsAfterFinished passed; its pods
 // go with it through their owner references.
 func (r *Reconciler) deleteAfterTTL(ctx context.Context, job *musterv1.BroadcastJob) (ctrl.Result, error) {
-	left, ok := ttlExpiresIn(job, r.Clock.Now())
+	left, ok := bcj.TTLLeft(job, r.Clock.Now())
 	if !ok {
 		return ctrl.Result{}, nil
 	}

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/musterhq/muster/agent/broadcastjob"
+	bcj "github.com/musterhq/muster/api/broadcastjob"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 )
 
@@ -57,7 +58,7 @@ func TestOnePodPerEligibleNodeThenComplete(t *testing.T) {
 	if pods := f.pods(); len(pods) != 2 {
 		t.Errorf("a completed job created pods on a new node: %v", keys(pods))
 	}
-	f.expectEvent(j, broadcastjob.ReasonCompleted)
+	f.expectEvent(j, bcj.ReasonCompleted)
 }
 
 func TestParallelismPercentIsNeverExceeded(t *testing.T) {
@@ -118,7 +119,7 @@ func TestFailFastStopsRunningPods(t *testing.T) {
 	got := f.waitForStatus(j, musterv1.BroadcastJobFailedPh, musterv1.BroadcastCounts{Desired: 3, Succeeded: 1, Failed: 1})
 	f.waitForPods("a", "b")
 	c := meta.FindStatusCondition(got.Status.Conditions, musterv1.BroadcastJobFailed)
-	if c.Reason != broadcastjob.ReasonPodFailed || !strings.Contains(c.Message, f.pool+"-b") {
+	if c.Reason != bcj.ReasonPodFailed || !strings.Contains(c.Message, f.pool+"-b") {
 		t.Errorf("Failed condition %+v: want reason PodFailed naming node b", c)
 	}
 }
@@ -133,7 +134,7 @@ func TestContinueRunsEveryNodeAndEndsFailed(t *testing.T) {
 	f.waitForStatus(j, musterv1.BroadcastJobRunning, musterv1.BroadcastCounts{Desired: 2, Active: 1, Failed: 1})
 	f.finish("b", corev1.PodSucceeded)
 	got := f.waitForStatus(j, musterv1.BroadcastJobFailedPh, musterv1.BroadcastCounts{Desired: 2, Succeeded: 1, Failed: 1})
-	if c := meta.FindStatusCondition(got.Status.Conditions, musterv1.BroadcastJobFailed); c.Reason != broadcastjob.ReasonPodsFailed {
+	if c := meta.FindStatusCondition(got.Status.Conditions, musterv1.BroadcastJobFailed); c.Reason != bcj.ReasonPodsFailed {
 		t.Errorf("Failed reason %s, want PodsFailed", c.Reason)
 	}
 }
@@ -167,7 +168,7 @@ func TestPauseOnFailureIsPersistedAndResumes(t *testing.T) {
 	}
 	f.finish("c", corev1.PodSucceeded)
 	f.waitForStatus(j, musterv1.BroadcastJobFailedPh, musterv1.BroadcastCounts{Desired: 3, Succeeded: 2, Failed: 1})
-	f.expectEvent(j, broadcastjob.ReasonPausedOnFailure)
+	f.expectEvent(j, bcj.ReasonPausedOnFailure)
 }
 
 func TestPausedCreatesNothingUntilUnpaused(t *testing.T) {
@@ -211,10 +212,10 @@ func TestNoEligibleNodesIsPendingWithReasons(t *testing.T) {
 	j := f.job()
 	got := f.waitForStatus(j, musterv1.BroadcastJobPending, musterv1.BroadcastCounts{})
 	c := meta.FindStatusCondition(got.Status.Conditions, musterv1.BroadcastJobNodesEligible)
-	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != broadcastjob.ReasonNoEligibleNodes || !strings.Contains(c.Message, "UntoleratedTaint") {
+	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != bcj.ReasonNoEligibleNodes || !strings.Contains(c.Message, "UntoleratedTaint") {
 		t.Errorf("NodesEligible = %+v: want False/NoEligibleNodes naming the taint", c)
 	}
-	f.expectEvent(j, broadcastjob.ReasonNoEligibleNodes)
+	f.expectEvent(j, bcj.ReasonNoEligibleNodes)
 	// Tolerating the taint through a new node appearing is not needed: a fitting node
 	// turns the job into a running one.
 	f.node("ok")
@@ -265,7 +266,7 @@ func TestActiveDeadlineFailsAndStopsPods(t *testing.T) {
 	f.touch(j)
 	got := f.waitForStatus(j, musterv1.BroadcastJobFailedPh, musterv1.BroadcastCounts{Desired: 2, Succeeded: 1})
 	f.waitForPods("a")
-	if c := meta.FindStatusCondition(got.Status.Conditions, musterv1.BroadcastJobFailed); c.Reason != broadcastjob.ReasonDeadlineExceeded {
+	if c := meta.FindStatusCondition(got.Status.Conditions, musterv1.BroadcastJobFailed); c.Reason != bcj.ReasonDeadlineExceeded {
 		t.Errorf("Failed reason %s, want DeadlineExceeded", c.Reason)
 	}
 }

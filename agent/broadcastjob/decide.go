@@ -5,32 +5,16 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	bcj "github.com/musterhq/muster/api/broadcastjob"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/placement/nodefit"
 	"github.com/musterhq/muster/placement/parallelism"
-)
-
-// Condition reasons.
-const (
-	ReasonCompleted        = "Completed"
-	ReasonPodsFailed       = "PodsFailed"
-	ReasonPodFailed        = "PodFailed"
-	ReasonDeadlineExceeded = "DeadlineExceeded"
-	ReasonTerminated       = "Terminated"
-	ReasonPaused           = "Paused"
-	ReasonPausedOnFailure  = "PausedOnFailure"
-	ReasonNotPaused        = "NotPaused"
-	ReasonResumed          = "Resumed"
-	ReasonNoEligibleNodes  = "NoEligibleNodes"
-	ReasonNodesEligible    = "NodesEligible"
 )
 
 // observed is what one reconcile sees.
@@ -168,24 +152,24 @@ func decide(o observed) plan {
 		}
 		p.create = nil
 		status.CompletionTime = &metav1.Time{Time: o.now}
-		setCondition(&status, condition, metav1.ConditionTrue, reason, message)
-		setCondition(&status, musterv1.BroadcastJobPaused, metav1.ConditionFalse, reason, "the job finished")
-		status.Phase = phaseOf(&status)
+		bcj.SetCondition(&status, condition, metav1.ConditionTrue, reason, message)
+		bcj.SetCondition(&status, musterv1.BroadcastJobPaused, metav1.ConditionFalse, reason, "the job finished")
+		status.Phase = bcj.Phase(&status)
 		p.status = status
 		return p
 	}
 	policy := job.Spec.FailurePolicy.Type
 	if msg, ok := job.Annotations[musterv1.TerminateAnnotation]; ok {
-		return finish(musterv1.BroadcastJobFailed, ReasonTerminated, msg, true)
+		return finish(musterv1.BroadcastJobFailed, bcj.ReasonTerminated, msg, true)
 	}
 	if policy == musterv1.FailureFailFast && firstFailed != nil {
-		return finish(musterv1.BroadcastJobFailed, ReasonPodFailed,
+		return finish(musterv1.BroadcastJobFailed, bcj.ReasonPodFailed,
 			fmt.Sprintf("pod %s on node %s failed (failurePolicy FailFast)", firstFailed.Name, PodNode(firstFailed)), true)
 	}
 	if d := job.Spec.CompletionPolicy.ActiveDeadlineSeconds; d != nil {
 		deadline := status.StartTime.Add(time.Duration(*d) * time.Second)
 		if !o.now.Before(deadline) {
-			return finish(musterv1.BroadcastJobFailed, ReasonDeadlineExceeded,
+			return finish(musterv1.BroadcastJobFailed, bcj.ReasonDeadlineExceeded,
 				fmt.Sprintf("the job ran longer than activeDeadlineSeconds (%ds)", *d), true)
 		}
 		p.requeueAfter = deadline.Sub(o.now)
@@ -193,26 +177,26 @@ func decide(o observed) plan {
 	always := job.Spec.CompletionPolicy.Type != musterv1.CompletionNever
 	if always && counts.Desired > 0 && len(missing) == 0 && counts.Active == 0 {
 		if counts.Failed > 0 {
-			return finish(musterv1.BroadcastJobFailed, ReasonPodsFailed,
+			return finish(musterv1.BroadcastJobFailed, bcj.ReasonPodsFailed,
 				fmt.Sprintf("%d of %d pods failed", counts.Failed, counts.Desired), false)
 		}
-		return finish(musterv1.BroadcastJobComplete, ReasonCompleted,
+		return finish(musterv1.BroadcastJobComplete, bcj.ReasonCompleted,
 			fmt.Sprintf("%d pods succeeded", counts.Succeeded), false)
 	}
 	paused := job.Spec.Paused
-	if policy == musterv1.FailurePause && !paused && counts.Failed > pausedAt(job) {
+	if policy == musterv1.FailurePause && !paused && counts.Failed > bcj.PausedAt(job) {
 		p.pause = true
 		paused = true
 	}
 
 	if paused {
-		reason, msg := ReasonPaused, "spec.paused is true: no new pods are created"
+		reason, msg := bcj.ReasonPaused, "spec.paused is true: no new pods are created"
 		if p.pause {
-			reason, msg = ReasonPausedOnFailure, fmt.Sprintf("pod %s on node %s failed (failurePolicy Pause)", firstFailed.Name, PodNode(firstFailed))
+			reason, msg = bcj.ReasonPausedOnFailure, fmt.Sprintf("pod %s on node %s failed (failurePolicy Pause)", firstFailed.Name, PodNode(firstFailed))
 		}
-		setCondition(&status, musterv1.BroadcastJobPaused, metav1.ConditionTrue, reason, msg)
+		bcj.SetCondition(&status, musterv1.BroadcastJobPaused, metav1.ConditionTrue, reason, msg)
 	} else {
-		setCondition(&status, musterv1.BroadcastJobPaused, metav1.ConditionFalse, ReasonNotPaused, "the job creates pods")
+		bcj.SetCondition(&status, musterv1.BroadcastJobPaused, metav1.ConditionFalse, bcj.ReasonNotPaused, "the job creates pods")
 		p.create = missing
 		if status.Parallelism != nil {
 			room := max(*status.Parallelism-counts.Active, 0)
@@ -220,23 +204,14 @@ func decide(o observed) plan {
 		}
 	}
 	if counts.Desired == 0 {
-		setCondition(&status, musterv1.BroadcastJobNodesEligible, metav1.ConditionFalse, ReasonNoEligibleNodes, noEligibleNodes(len(o.nodes), unfit))
+		bcj.SetCondition(&status, musterv1.BroadcastJobNodesEligible, metav1.ConditionFalse, bcj.ReasonNoEligibleNodes, noEligibleNodes(len(o.nodes), unfit))
 	} else {
-		setCondition(&status, musterv1.BroadcastJobNodesEligible, metav1.ConditionTrue, ReasonNodesEligible,
+		bcj.SetCondition(&status, musterv1.BroadcastJobNodesEligible, metav1.ConditionTrue, bcj.ReasonNodesEligible,
 			fmt.Sprintf("%d of %d nodes are eligible", counts.Desired, len(o.nodes)))
 	}
-	status.Phase = phaseOf(&status)
+	status.Phase = bcj.Phase(&status)
 	p.status = status
 	return p
-}
-
-// pausedAt is the failed-pod count recorded when failurePolicy Pause last paused the job.
-func pausedAt(job *musterv1.BroadcastJob) int32 {
-	n, err := strconv.ParseInt(job.Annotations[musterv1.PausedAtFailuresAnnotation], 10, 32)
-	if err != nil {
-		return 0
-	}
-	return int32(n)
 }
 
 func noEligibleNodes(total int, unfit map[nodefit.Reason]int) string {
@@ -251,45 +226,4 @@ func noEligibleNodes(total int, unfit map[nodefit.Reason]int) string {
 		parts = append(parts, fmt.Sprintf("%d %s", unfit[r], r))
 	}
 	return fmt.Sprintf("none of %d nodes fits the pod template: %s", total, strings.Join(parts, ", "))
-}
-
-func setCondition(status *musterv1.BroadcastJobStatus, condition string, s metav1.ConditionStatus, reason, message string) {
-	meta.SetStatusCondition(&status.Conditions, metav1.Condition{
-		Type: condition, Status: s, Reason: reason, Message: message, ObservedGeneration: status.ObservedGeneration,
-	})
-}
-
-// phaseOf summarises the conditions.
-func phaseOf(status *musterv1.BroadcastJobStatus) musterv1.BroadcastJobPhase {
-	switch {
-	case meta.IsStatusConditionTrue(status.Conditions, musterv1.BroadcastJobFailed):
-		return musterv1.BroadcastJobFailedPh
-	case meta.IsStatusConditionTrue(status.Conditions, musterv1.BroadcastJobComplete):
-		return musterv1.BroadcastJobCompleted
-	case meta.IsStatusConditionTrue(status.Conditions, musterv1.BroadcastJobPaused):
-		return musterv1.BroadcastJobPausedPh
-	case meta.IsStatusConditionFalse(status.Conditions, musterv1.BroadcastJobNodesEligible):
-		return musterv1.BroadcastJobPending
-	}
-	return musterv1.BroadcastJobRunning
-}
-
-// Finished reports whether the job reached Complete or Failed.
-func Finished(status *musterv1.BroadcastJobStatus) bool {
-	return meta.IsStatusConditionTrue(status.Conditions, musterv1.BroadcastJobComplete) ||
-		meta.IsStatusConditionTrue(status.Conditions, musterv1.BroadcastJobFailed)
-}
-
-// ttlExpiresIn says how long until a finished job with a TTL is due for deletion; ok is
-// false when the job has no TTL.
-func ttlExpiresIn(job *musterv1.BroadcastJob, now time.Time) (time.Duration, bool) {
-	ttl := job.Spec.CompletionPolicy.TTLSecondsAfterFinished
-	if ttl == nil {
-		return 0, false
-	}
-	finished := job.CreationTimestamp.Time
-	if t := job.Status.CompletionTime; t != nil {
-		finished = t.Time
-	}
-	return finished.Add(time.Duration(*ttl) * time.Second).Sub(now), true
 }

@@ -6,10 +6,10 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	bcj "github.com/musterhq/muster/api/broadcastjob"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 )
 
@@ -114,12 +114,12 @@ func TestDecide(t *testing.T) {
 		{
 			name: "every node done: Complete", job: testJob(), nodes: nodes("n1", "n2"),
 			pods:      []*corev1.Pod{podOn("n1", corev1.PodSucceeded), podOn("n2", corev1.PodSucceeded)},
-			wantPhase: musterv1.BroadcastJobCompleted, wantReason: ReasonCompleted, wantCounts: musterv1.BroadcastCounts{Desired: 2, Succeeded: 2},
+			wantPhase: musterv1.BroadcastJobCompleted, wantReason: bcj.ReasonCompleted, wantCounts: musterv1.BroadcastCounts{Desired: 2, Succeeded: 2},
 		},
 		{
 			name: "Continue: every node done with a failure ends Failed", job: testJob(), nodes: nodes("n1", "n2"),
 			pods:      []*corev1.Pod{podOn("n1", corev1.PodFailed), podOn("n2", corev1.PodSucceeded)},
-			wantPhase: musterv1.BroadcastJobFailedPh, wantReason: ReasonPodsFailed, wantCounts: musterv1.BroadcastCounts{Desired: 2, Succeeded: 1, Failed: 1},
+			wantPhase: musterv1.BroadcastJobFailedPh, wantReason: bcj.ReasonPodsFailed, wantCounts: musterv1.BroadcastCounts{Desired: 2, Succeeded: 1, Failed: 1},
 		},
 		{
 			name: "Continue keeps creating after a failure", job: testJob(), nodes: nodes("n1", "n2"),
@@ -130,7 +130,7 @@ func TestDecide(t *testing.T) {
 			name: "FailFast stops every running pod at the first failure", job: testJob(failFast), nodes: nodes("n1", "n2", "n3"),
 			pods:      []*corev1.Pod{podOn("n1", corev1.PodFailed), podOn("n2", corev1.PodRunning)},
 			wantStop:  []string{"n2"},
-			wantPhase: musterv1.BroadcastJobFailedPh, wantReason: ReasonPodFailed, wantCounts: musterv1.BroadcastCounts{Desired: 3, Failed: 1},
+			wantPhase: musterv1.BroadcastJobFailedPh, wantReason: bcj.ReasonPodFailed, wantCounts: musterv1.BroadcastCounts{Desired: 3, Failed: 1},
 		},
 		{
 			name: "Pause pauses at a new failure and creates nothing", job: testJob(pausePolicy), nodes: nodes("n1", "n2"),
@@ -157,7 +157,7 @@ func TestDecide(t *testing.T) {
 			}),
 			nodes: nodes("n1", "n2"), pods: []*corev1.Pod{podOn("n1", corev1.PodRunning)},
 			wantStop:  []string{"n1"},
-			wantPhase: musterv1.BroadcastJobFailedPh, wantReason: ReasonDeadlineExceeded, wantCounts: musterv1.BroadcastCounts{Desired: 2},
+			wantPhase: musterv1.BroadcastJobFailedPh, wantReason: bcj.ReasonDeadlineExceeded, wantCounts: musterv1.BroadcastCounts{Desired: 2},
 		},
 		{
 			name: "deadline ahead: requeue at it",
@@ -180,7 +180,7 @@ func TestDecide(t *testing.T) {
 		{
 			name: "no eligible node: Pending with the reasons, not Running", job: testJob(selector),
 			nodes:     []*corev1.Node{testNode("n1", func(n *corev1.Node) { n.Labels["pool"] = "b" })},
-			wantPhase: musterv1.BroadcastJobPending, wantReason: ReasonNoEligibleNodes,
+			wantPhase: musterv1.BroadcastJobPending, wantReason: bcj.ReasonNoEligibleNodes,
 		},
 		{
 			name: "a running pod whose node was relabelled away is stopped", job: testJob(selector),
@@ -208,7 +208,7 @@ func TestDecide(t *testing.T) {
 			}),
 			nodes: nodes("n1", "n2"), pods: []*corev1.Pod{podOn("n1", corev1.PodRunning)},
 			wantStop:  []string{"n1"},
-			wantPhase: musterv1.BroadcastJobFailedPh, wantReason: ReasonTerminated, wantCounts: musterv1.BroadcastCounts{Desired: 2},
+			wantPhase: musterv1.BroadcastJobFailedPh, wantReason: bcj.ReasonTerminated, wantCounts: musterv1.BroadcastCounts{Desired: 2},
 		},
 		{
 			name: "a pod past restartLimit counts as failed and is stopped",
@@ -222,7 +222,7 @@ func TestDecide(t *testing.T) {
 				p.Status.ContainerStatuses = []corev1.ContainerStatus{{RestartCount: 3}}
 				return p
 			}()},
-			wantPhase: musterv1.BroadcastJobFailedPh, wantReason: ReasonPodFailed, wantCounts: musterv1.BroadcastCounts{Desired: 2, Failed: 1},
+			wantPhase: musterv1.BroadcastJobFailedPh, wantReason: bcj.ReasonPodFailed, wantCounts: musterv1.BroadcastCounts{Desired: 2, Failed: 1},
 		},
 	}
 	for _, tc := range cases {
@@ -249,7 +249,7 @@ func TestDecide(t *testing.T) {
 			if p.requeueAfter != tc.wantRequeue {
 				t.Errorf("requeueAfter = %s, want %s", p.requeueAfter, tc.wantRequeue)
 			}
-			if Finished(&p.status) != (p.status.CompletionTime != nil) {
+			if bcj.Finished(&p.status) != (p.status.CompletionTime != nil) {
 				t.Errorf("completionTime %v does not agree with phase %s", p.status.CompletionTime, p.status.Phase)
 			}
 		})
@@ -258,41 +258,6 @@ func TestDecide(t *testing.T) {
 
 func hasReason(conds []metav1.Condition, reason string) bool {
 	return slices.ContainsFunc(conds, func(c metav1.Condition) bool { return c.Reason == reason })
-}
-
-func TestTransitions(t *testing.T) {
-	running := &musterv1.BroadcastJobStatus{}
-	meta.SetStatusCondition(&running.Conditions, metav1.Condition{Type: musterv1.BroadcastJobPaused, Status: metav1.ConditionFalse, Reason: ReasonNotPaused})
-	meta.SetStatusCondition(&running.Conditions, metav1.Condition{Type: musterv1.BroadcastJobNodesEligible, Status: metav1.ConditionTrue, Reason: ReasonNodesEligible})
-	with := func(base *musterv1.BroadcastJobStatus, c, s, reason string) *musterv1.BroadcastJobStatus {
-		out := base.DeepCopy()
-		meta.SetStatusCondition(&out.Conditions, metav1.Condition{Type: c, Status: metav1.ConditionStatus(s), Reason: reason})
-		return out
-	}
-	cases := []struct {
-		name          string
-		before, after *musterv1.BroadcastJobStatus
-		want          []string
-	}{
-		{"a normal first status is quiet", &musterv1.BroadcastJobStatus{}, running, nil},
-		{"no eligible node on the first status", &musterv1.BroadcastJobStatus{}, with(running, musterv1.BroadcastJobNodesEligible, "False", ReasonNoEligibleNodes), []string{"Warning/NoEligibleNodes"}},
-		{"completing", running, with(running, musterv1.BroadcastJobComplete, "True", ReasonCompleted), []string{"Normal/Completed"}},
-		{"failing", running, with(running, musterv1.BroadcastJobFailed, "True", ReasonPodFailed), []string{"Warning/PodFailed"}},
-		{"pausing on failure", running, with(running, musterv1.BroadcastJobPaused, "True", ReasonPausedOnFailure), []string{"Warning/PausedOnFailure"}},
-		{"resuming", with(running, musterv1.BroadcastJobPaused, "True", ReasonPaused), running, []string{"Normal/Resumed"}},
-		{"nothing changed", running, running, nil},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			var got []string
-			for _, e := range transitions(tc.before, tc.after) {
-				got = append(got, e.eventType+"/"+e.reason)
-			}
-			if !slices.Equal(got, tc.want) {
-				t.Errorf("transitions = %v, want %v", got, tc.want)
-			}
-		})
-	}
 }
 
 func TestPodNameIsStablePerNodeAndDistinct(t *testing.T) {

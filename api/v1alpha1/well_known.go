@@ -34,6 +34,8 @@ const (
 	// and the Works that carry a hub BroadcastJob's shards.
 	BroadcastJobNameLabel = "muster.dev/broadcastjob-name"
 	BroadcastJobUIDLabel  = "muster.dev/broadcastjob-uid"
+	// BroadcastJobNamespaceLabel names a hub BroadcastJob's namespace on its shards' Works.
+	BroadcastJobNamespaceLabel = "muster.dev/broadcastjob-namespace"
 
 	// NodeAnnotation names the node a BroadcastJob pod is bound to before the scheduler
 	// sets spec.nodeName.

@@ -1,0 +1,111 @@
+// Package broadcastjob holds what the agent's and the hub's BroadcastJob controllers
+// share about a job's status: condition reasons, how conditions make a phase, when a job
+// has finished, and which status changes users see as events.
+package broadcastjob
+
+import (
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+)
+
+// Condition and event reasons.
+const (
+	ReasonCompleted          = "Completed"
+	ReasonPodsFailed         = "PodsFailed"
+	ReasonPodFailed          = "PodFailed"
+	ReasonDeadlineExceeded   = "DeadlineExceeded"
+	ReasonTerminated         = "Terminated"
+	ReasonPaused             = "Paused"
+	ReasonPausedOnFailure    = "PausedOnFailure"
+	ReasonNotPaused          = "NotPaused"
+	ReasonResumed            = "Resumed"
+	ReasonNoEligibleNodes    = "NoEligibleNodes"
+	ReasonNodesEligible      = "NodesEligible"
+	ReasonNoEligibleClusters = "NoEligibleClusters"
+)
+
+// SetCondition sets one condition, stamped with the status's observed generation.
+func SetCondition(status *musterv1.BroadcastJobStatus, condition string, s metav1.ConditionStatus, reason, message string) {
+	meta.SetStatusCondition(&status.Conditions, metav1.Condition{
+		Type: condition, Status: s, Reason: reason, Message: message, ObservedGeneration: status.ObservedGeneration,
+	})
+}
+
+// Phase summarises the conditions.
+func Phase(status *musterv1.BroadcastJobStatus) musterv1.BroadcastJobPhase {
+	switch {
+	case meta.IsStatusConditionTrue(status.Conditions, musterv1.BroadcastJobFailed):
+		return musterv1.BroadcastJobFailedPh
+	case meta.IsStatusConditionTrue(status.Conditions, musterv1.BroadcastJobComplete):
+		return musterv1.BroadcastJobCompleted
+	case meta.IsStatusConditionTrue(status.Conditions, musterv1.BroadcastJobPaused):
+		return musterv1.BroadcastJobPausedPh
+	case meta.IsStatusConditionFalse(status.Conditions, musterv1.BroadcastJobNodesEligible):
+		return musterv1.BroadcastJobPending
+	}
+	return musterv1.BroadcastJobRunning
+}
+
+// Finished reports whether the job reached Complete or Failed.
+func Finished(status *musterv1.BroadcastJobStatus) bool {
+	return meta.IsStatusConditionTrue(status.Conditions, musterv1.BroadcastJobComplete) ||
+		meta.IsStatusConditionTrue(status.Conditions, musterv1.BroadcastJobFailed)
+}
+
+// PausedAt is the failed-pod count recorded when failurePolicy Pause last paused the job.
+func PausedAt(job *musterv1.BroadcastJob) int32 {
+	n, err := strconv.ParseInt(job.Annotations[musterv1.PausedAtFailuresAnnotation], 10, 32)
+	if err != nil {
+		return 0
+	}
+	return int32(n)
+}
+
+// Transition is a user-visible status change, reported as an event.
+type Transition struct{ EventType, Reason, Condition, Message string }
+
+// Transitions lists the user-visible changes between two statuses: the job finishing,
+// pausing or resuming, and losing or regaining eligible nodes. A job's first status
+// reports only what is unusual (nothing eligible, created paused).
+func Transitions(before, after *musterv1.BroadcastJobStatus) []Transition {
+	var out []Transition
+	for _, t := range []string{musterv1.BroadcastJobComplete, musterv1.BroadcastJobFailed, musterv1.BroadcastJobPaused, musterv1.BroadcastJobNodesEligible} {
+		was, now := meta.FindStatusCondition(before.Conditions, t), meta.FindStatusCondition(after.Conditions, t)
+		if now == nil || (was != nil && was.Status == now.Status) {
+			continue
+		}
+		usual := metav1.ConditionFalse
+		if t == musterv1.BroadcastJobNodesEligible {
+			usual = metav1.ConditionTrue
+		}
+		if was == nil && now.Status == usual {
+			continue
+		}
+		reason := now.Reason
+		if t == musterv1.BroadcastJobPaused && now.Status == metav1.ConditionFalse && now.Reason == ReasonNotPaused {
+			reason = ReasonResumed
+		}
+		eventType := corev1.EventTypeNormal
+		if t == musterv1.BroadcastJobFailed || (t == musterv1.BroadcastJobNodesEligible && now.Status == metav1.ConditionFalse) || reason == ReasonPausedOnFailure {
+			eventType = corev1.EventTypeWarning
+		}
+		out = append(out, Transition{EventType: eventType, Reason: reason, Condition: t, Message: now.Message})
+	}
+	return out
+}
+
+// TTLLeft says how long until a finished job with ttlSecondsAfterFinished is due for
+// deletion; ok is false when the job has no TTL or has not finished.
+func TTLLeft(job *musterv1.BroadcastJob, now time.Time) (left time.Duration, ok bool) {
+	ttl := job.Spec.CompletionPolicy.TTLSecondsAfterFinished
+	if ttl == nil || job.Status.CompletionTime == nil {
+		return 0, false
+	}
+	return job.Status.CompletionTime.Add(time.Duration(*ttl) * time.Second).Sub(now), true
+}

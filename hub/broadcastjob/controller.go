@@ -1,0 +1,299 @@
+// Package broadcastjob is the hub's BroadcastJob controller: it runs a BroadcastJob that
+// has a placement across the member clusters it selects, one shard per cluster carried by
+// a Work, and applies parallelism, failure policy, deadline and TTL fleet-wide.
+package broadcastjob
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	bcj "github.com/musterhq/muster/api/broadcastjob"
+	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/hub/inventory"
+	"github.com/musterhq/muster/placement/clusters"
+)
+
+// conflictRetry is how soon a job whose write conflicted is looked at again.
+const conflictRetry = 100 * time.Millisecond
+
+// +kubebuilder:rbac:groups=muster.dev,resources=broadcastjobs,verbs=get;list;watch;update;patch;delete
+// +kubebuilder:rbac:groups=muster.dev,resources=broadcastjobs/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=muster.dev,resources=works,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=muster.dev,resources=memberclusters,verbs=get;list;watch
+
+// Reconciler runs hub BroadcastJobs.
+type Reconciler struct {
+	Client    client.Client
+	Recorder  events.EventRecorder
+	Clock     clock.PassiveClock
+	Inventory *inventory.Inventory
+}
+
+// SetupWithManager watches hub BroadcastJobs, the Works carrying their shards, and the
+// member clusters that can take shards.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("hub-broadcastjob").
+		For(&musterv1.BroadcastJob{}, builder.WithPredicates(placed)).
+		Watches(&musterv1.Work{}, handler.EnqueueRequestsFromMapFunc(jobOfWork)).
+		Watches(&musterv1.MemberCluster{}, handler.EnqueueRequestsFromMapFunc(r.unfinishedJobs)).
+		Complete(r)
+}
+
+// placed keeps BroadcastJobs with a placement: the others run in a member.
+var placed = predicate.NewPredicateFuncs(func(o client.Object) bool {
+	job, ok := o.(*musterv1.BroadcastJob)
+	return ok && job.Spec.Placement != nil
+})
+
+func jobOfWork(_ context.Context, o client.Object) []reconcile.Request {
+	l := o.GetLabels()
+	name, ns := l[musterv1.BroadcastJobNameLabel], l[musterv1.BroadcastJobNamespaceLabel]
+	if name == "" || ns == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}}
+}
+
+// unfinishedJobs maps a member cluster change (joined, available, relabelled) to every
+// hub job that may now place a shard there or lose one.
+func (r *Reconciler) unfinishedJobs(ctx context.Context, _ client.Object) []reconcile.Request {
+	var jobs musterv1.BroadcastJobList
+	if err := r.Client.List(ctx, &jobs); err != nil {
+		log.FromContext(ctx).Error(err, "listing BroadcastJobs for a member cluster change")
+		return nil
+	}
+	var reqs []reconcile.Request
+	for i := range jobs.Items {
+		job := &jobs.Items[i]
+		if job.Spec.Placement != nil && !bcj.Finished(&job.Status) {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(job)})
+		}
+	}
+	return reqs
+}
+
+// Reconcile places, steers and sums up one hub job.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	job := &musterv1.BroadcastJob{}
+	if err := r.Client.Get(ctx, req.NamespacedName, job); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if job.Spec.Placement == nil {
+		return ctrl.Result{}, nil
+	}
+	if job.DeletionTimestamp != nil {
+		return r.deleteShards(ctx, job)
+	}
+	if controllerutil.AddFinalizer(job, musterv1.ShardsFinalizer) {
+		if err := r.Client.Update(ctx, job); err != nil {
+			return requeueOnConflict(err)
+		}
+	}
+	works, err := r.works(ctx, job)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if bcj.Finished(&job.Status) {
+		return r.deleteAfterTTL(ctx, job)
+	}
+
+	observed, err := r.observe(ctx, job, works)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	plan := decideFleet(observed)
+	if plan.pause {
+		return requeueOnConflict(r.pauseOnFailure(ctx, job, plan.status.Failed))
+	}
+	if err := r.writeShards(ctx, job, works, plan.shards); err != nil {
+		return requeueOnConflict(err)
+	}
+	if err := r.updateStatus(ctx, job, plan.status); err != nil {
+		return requeueOnConflict(err)
+	}
+	if bcj.Finished(&plan.status) {
+		if left, ok := bcj.TTLLeft(job, r.Clock.Now()); ok {
+			return ctrl.Result{RequeueAfter: max(left, time.Second)}, nil
+		}
+	}
+	return ctrl.Result{RequeueAfter: plan.requeueAfter}, nil
+}
+
+func requeueOnConflict(err error) (ctrl.Result, error) {
+	if apierrors.IsConflict(err) {
+		return ctrl.Result{RequeueAfter: conflictRetry}, nil
+	}
+	return ctrl.Result{}, err
+}
+
+// works lists the Works carrying the job's shards, by cluster.
+func (r *Reconciler) works(ctx context.Context, job *musterv1.BroadcastJob) (map[string]*musterv1.Work, error) {
+	var list musterv1.WorkList
+	if err := r.Client.List(ctx, &list, client.MatchingLabels{musterv1.BroadcastJobUIDLabel: string(job.UID)}); err != nil {
+		return nil, fmt.Errorf("listing the job's Works: %w", err)
+	}
+	out := make(map[string]*musterv1.Work, len(list.Items))
+	for i := range list.Items {
+		w := &list.Items[i]
+		if c := w.Labels[musterv1.ClusterNameLabel]; c != "" {
+			out[c] = w
+		}
+	}
+	return out, nil
+}
+
+// observe gathers what decideFleet needs: the eligible clusters, each shard and its
+// reported status, and the inventory's node counts for clusters that have not reported.
+func (r *Reconciler) observe(ctx context.Context, job *musterv1.BroadcastJob, works map[string]*musterv1.Work) (fleetObserved, error) {
+	var members musterv1.MemberClusterList
+	if err := r.Client.List(ctx, &members); err != nil {
+		return fleetObserved{}, fmt.Errorf("listing member clusters: %w", err)
+	}
+	eligible, excluded := clusters.Eligible(job.Spec.Placement, members.Items)
+	names := append(slices.Clone(eligible), mapKeys(works)...)
+	slices.Sort(names)
+	names = slices.Compact(names)
+	var fit map[string][]string
+	if r.Inventory != nil {
+		fit = r.Inventory.EligibleNodesByCluster(&job.Spec.Template.Spec)
+	}
+	o := fleetObserved{job: job, excluded: excluded, now: r.Clock.Now()}
+	for _, name := range names {
+		c := cluster{name: name, eligible: slices.Contains(eligible, name), inventoryDesired: int32(len(fit[name]))}
+		if w, ok := works[name]; ok {
+			s, status, err := readWork(w)
+			if err != nil {
+				return fleetObserved{}, err
+			}
+			c.hasShard, c.shard, c.reported = true, s, status
+		}
+		o.clusters = append(o.clusters, c)
+	}
+	return o, nil
+}
+
+func mapKeys(m map[string]*musterv1.Work) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+// writeShards creates or updates every cluster's Work to carry the planned shard.
+func (r *Reconciler) writeShards(ctx context.Context, job *musterv1.BroadcastJob, works map[string]*musterv1.Work, shards map[string]shardSpec) error {
+	var errs []error
+	for cluster, s := range shards {
+		want, err := newWork(job, cluster, s)
+		if err != nil {
+			return err
+		}
+		cur, ok := works[cluster]
+		if !ok {
+			if err := r.Client.Create(ctx, want); err != nil && !apierrors.IsAlreadyExists(err) {
+				errs = append(errs, fmt.Errorf("creating the shard for cluster %s: %w", cluster, err))
+			}
+			continue
+		}
+		if equality.Semantic.DeepEqual(cur.Spec, want.Spec) {
+			continue
+		}
+		cur.Spec = want.Spec
+		if err := r.Client.Update(ctx, cur); err != nil {
+			errs = append(errs, fmt.Errorf("updating the shard for cluster %s: %w", cluster, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// pauseOnFailure sets spec.paused fleet-wide and records the failures it paused on.
+func (r *Reconciler) pauseOnFailure(ctx context.Context, job *musterv1.BroadcastJob, failed int32) error {
+	patch := client.MergeFromWithOptions(job.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	job.Spec.Paused = true
+	if job.Annotations == nil {
+		job.Annotations = map[string]string{}
+	}
+	job.Annotations[musterv1.PausedAtFailuresAnnotation] = strconv.Itoa(int(failed))
+	if err := r.Client.Patch(ctx, job, patch); err != nil {
+		return fmt.Errorf("pausing after a failed pod: %w", err)
+	}
+	r.Recorder.Eventf(job, nil, corev1.EventTypeWarning, bcj.ReasonPausedOnFailure, "Pause", "paused every cluster after %d failed pods (failurePolicy Pause)", failed)
+	return nil
+}
+
+func (r *Reconciler) updateStatus(ctx context.Context, job *musterv1.BroadcastJob, status musterv1.BroadcastJobStatus) error {
+	if equality.Semantic.DeepEqual(job.Status, status) {
+		return nil
+	}
+	before := job.Status.DeepCopy()
+	job.Status = status
+	if err := r.Client.Status().Update(ctx, job); err != nil {
+		return fmt.Errorf("updating status: %w", err)
+	}
+	for _, e := range bcj.Transitions(before, &status) {
+		r.Recorder.Eventf(job, nil, e.EventType, e.Reason, e.Condition, "%s", e.Message)
+	}
+	return nil
+}
+
+// deleteShards deletes the job's Works; each agent deletes its shard and pods before its
+// Work goes. The finalizer comes off once every Work is gone.
+func (r *Reconciler) deleteShards(ctx context.Context, job *musterv1.BroadcastJob) (ctrl.Result, error) {
+	if !controllerutil.ContainsFinalizer(job, musterv1.ShardsFinalizer) {
+		return ctrl.Result{}, nil
+	}
+	works, err := r.works(ctx, job)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	for _, w := range works {
+		if w.DeletionTimestamp == nil {
+			if err := r.Client.Delete(ctx, w); client.IgnoreNotFound(err) != nil {
+				return ctrl.Result{}, fmt.Errorf("deleting the shard for cluster %s: %w", w.Labels[musterv1.ClusterNameLabel], err)
+			}
+		}
+	}
+	if len(works) > 0 {
+		// The Works' deletion events bring the job back.
+		return ctrl.Result{RequeueAfter: 10 * time.Second}, nil
+	}
+	controllerutil.RemoveFinalizer(job, musterv1.ShardsFinalizer)
+	return requeueOnConflict(client.IgnoreNotFound(r.Client.Update(ctx, job)))
+}
+
+// deleteAfterTTL deletes a finished job once its ttlSecondsAfterFinished passed; the
+// finalizer then removes every shard.
+func (r *Reconciler) deleteAfterTTL(ctx context.Context, job *musterv1.BroadcastJob) (ctrl.Result, error) {
+	left, ok := bcj.TTLLeft(job, r.Clock.Now())
+	if !ok {
+		return ctrl.Result{}, nil
+	}
+	if left > 0 {
+		return ctrl.Result{RequeueAfter: left}, nil
+	}
+	if err := r.Client.Delete(ctx, job, client.Preconditions{UID: &job.UID}); client.IgnoreNotFound(err) != nil {
+		return ctrl.Result{}, fmt.Errorf("deleting the job after its TTL: %w", err)
+	}
+	log.FromContext(ctx).Info("deleted BroadcastJob after ttlSecondsAfterFinished")
+	return ctrl.Result{}, nil
+}

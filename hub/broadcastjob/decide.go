@@ -1,0 +1,243 @@
+package broadcastjob
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	bcj "github.com/musterhq/muster/api/broadcastjob"
+	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/placement/parallelism"
+)
+
+// cluster is one member cluster as the hub sees it for a job.
+type cluster struct {
+	name string
+	// eligible: the placement allows new work there now.
+	eligible bool
+	// hasShard: a Work carries the job's shard there; shard is what it says.
+	hasShard bool
+	shard    shardSpec
+	// reported is the shard's status as its agent fed it back; nil before the first report.
+	reported *musterv1.BroadcastJobStatus
+	// inventoryDesired is how many of the cluster's nodes fit the pod template according
+	// to the hub's inventory; it stands in for desired until the agent reports.
+	inventoryDesired int32
+}
+
+type fleetObserved struct {
+	job      *musterv1.BroadcastJob
+	clusters []cluster
+	// excluded counts the clusters the placement leaves out, by reason.
+	excluded map[string]int
+	now      time.Time
+}
+
+type fleetPlan struct {
+	// pause sets the hub job's spec.paused (failurePolicy Pause); nothing else happens.
+	pause bool
+	// shards is the shard every listed cluster must carry.
+	shards map[string]shardSpec
+	status musterv1.BroadcastJobStatus
+	// requeueAfter is when time alone changes the decision (a deadline).
+	requeueAfter time.Duration
+}
+
+// decideFleet computes the fleet-wide plan for a hub job that has not finished.
+func decideFleet(o fleetObserved) fleetPlan {
+	job := o.job
+	status := *job.Status.DeepCopy()
+	status.ObservedGeneration = job.Generation
+	if status.StartTime == nil {
+		status.StartTime = &metav1.Time{Time: o.now}
+	}
+	var totals musterv1.BroadcastCounts
+	status.Clusters = nil
+	var firstFailed *cluster
+	var running []*cluster
+	for i := range o.clusters {
+		c := &o.clusters[i]
+		if !c.hasShard && !c.eligible {
+			continue
+		}
+		running = append(running, c)
+		counts := musterv1.BroadcastCounts{Desired: c.inventoryDesired}
+		entry := musterv1.ClusterBroadcastStatus{ClusterName: c.name, Parallelism: c.shard.parallelism, Phase: musterv1.BroadcastJobPending}
+		if c.reported != nil {
+			counts = c.reported.BroadcastCounts
+			entry.Phase = c.reported.Phase
+		}
+		entry.BroadcastCounts = counts
+		status.Clusters = append(status.Clusters, entry)
+		totals.Desired += counts.Desired
+		totals.Active += counts.Active
+		totals.Succeeded += counts.Succeeded
+		totals.Failed += counts.Failed
+		if counts.Failed > 0 && firstFailed == nil {
+			firstFailed = c
+		}
+	}
+	status.BroadcastCounts = totals
+	budget := parallelism.Resolve(job.Spec.Parallelism, totals.Desired)
+	status.Parallelism = budget
+
+	p := fleetPlan{shards: map[string]shardSpec{}}
+	finish := func(condition, reason, message string) fleetPlan {
+		for _, c := range running {
+			s := c.shard
+			if c.hasShard && !(c.reported != nil && bcj.Finished(c.reported)) {
+				s.terminate = message
+			}
+			if c.hasShard {
+				p.shards[c.name] = s
+			}
+		}
+		if reason != bcj.ReasonCompleted {
+			status.Active = 0
+		}
+		status.CompletionTime = &metav1.Time{Time: o.now}
+		bcj.SetCondition(&status, condition, metav1.ConditionTrue, reason, message)
+		bcj.SetCondition(&status, musterv1.BroadcastJobPaused, metav1.ConditionFalse, reason, "the job finished")
+		status.Phase = bcj.Phase(&status)
+		p.status = status
+		return p
+	}
+	policy := job.Spec.FailurePolicy.Type
+	if policy == musterv1.FailureFailFast && firstFailed != nil {
+		return finish(musterv1.BroadcastJobFailed, bcj.ReasonPodFailed, fmt.Sprintf("a pod failed in cluster %s (failurePolicy FailFast)%s", firstFailed.name, failedDetail(firstFailed.reported)))
+	}
+	if d := job.Spec.CompletionPolicy.ActiveDeadlineSeconds; d != nil {
+		deadline := status.StartTime.Add(time.Duration(*d) * time.Second)
+		if !o.now.Before(deadline) {
+			return finish(musterv1.BroadcastJobFailed, bcj.ReasonDeadlineExceeded, fmt.Sprintf("the job ran longer than activeDeadlineSeconds (%ds)", *d))
+		}
+		p.requeueAfter = deadline.Sub(o.now)
+	}
+	if job.Spec.CompletionPolicy.Type != musterv1.CompletionNever && fleetDone(running, totals) {
+		if totals.Failed > 0 {
+			return finish(musterv1.BroadcastJobFailed, bcj.ReasonPodsFailed, fmt.Sprintf("%d of %d pods failed across %d clusters", totals.Failed, totals.Desired, len(running)))
+		}
+		return finish(musterv1.BroadcastJobComplete, bcj.ReasonCompleted, fmt.Sprintf("%d pods succeeded across %d clusters", totals.Succeeded, len(running)))
+	}
+
+	paused := job.Spec.Paused
+	if policy == musterv1.FailurePause && !paused && totals.Failed > bcj.PausedAt(job) {
+		p.pause = true
+		paused = true
+	}
+	var shares map[string]int32
+	if budget != nil {
+		shares = parallelism.Divide(*budget, budgetClusters(running))
+	}
+	for _, c := range running {
+		s := shardSpec{paused: paused}
+		if shares != nil {
+			v := shares[c.name]
+			s.parallelism = &v
+		}
+		p.shards[c.name] = s
+	}
+	for i := range status.Clusters {
+		if s, ok := p.shards[status.Clusters[i].ClusterName]; ok {
+			status.Clusters[i].Parallelism = s.parallelism
+		}
+	}
+	if paused {
+		reason, msg := bcj.ReasonPaused, "spec.paused is true: no new pods are created in any cluster"
+		if p.pause {
+			reason, msg = bcj.ReasonPausedOnFailure, fmt.Sprintf("a pod failed in cluster %s (failurePolicy Pause)", firstFailed.name)
+		}
+		bcj.SetCondition(&status, musterv1.BroadcastJobPaused, metav1.ConditionTrue, reason, msg)
+	} else {
+		bcj.SetCondition(&status, musterv1.BroadcastJobPaused, metav1.ConditionFalse, bcj.ReasonNotPaused, "the job creates pods")
+	}
+	switch {
+	case len(running) == 0:
+		bcj.SetCondition(&status, musterv1.BroadcastJobNodesEligible, metav1.ConditionFalse, bcj.ReasonNoEligibleClusters, noEligibleClusters(o.excluded))
+	case totals.Desired == 0:
+		bcj.SetCondition(&status, musterv1.BroadcastJobNodesEligible, metav1.ConditionFalse, bcj.ReasonNoEligibleNodes,
+			fmt.Sprintf("no node fits the pod template in clusters %s", clusterNames(running)))
+	default:
+		bcj.SetCondition(&status, musterv1.BroadcastJobNodesEligible, metav1.ConditionTrue, bcj.ReasonNodesEligible,
+			fmt.Sprintf("%d nodes are eligible in %d clusters", totals.Desired, len(running)))
+	}
+	status.Phase = bcj.Phase(&status)
+	p.status = status
+	return p
+}
+
+// fleetDone: every cluster with work has reported its shard finished, or has no node to
+// run on, and the fleet as a whole had something to run.
+func fleetDone(running []*cluster, totals musterv1.BroadcastCounts) bool {
+	if len(running) == 0 || totals.Desired == 0 {
+		return false
+	}
+	for _, c := range running {
+		if !c.hasShard || c.reported == nil {
+			return false
+		}
+		if !bcj.Finished(c.reported) && c.reported.Desired > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// budgetClusters describes the running clusters to parallelism.Divide.
+func budgetClusters(running []*cluster) []parallelism.Cluster {
+	out := make([]parallelism.Cluster, 0, len(running))
+	for _, c := range running {
+		b := parallelism.Cluster{Name: c.name, Remaining: c.inventoryDesired}
+		if c.hasShard {
+			b.Assigned = c.shard.parallelism
+		}
+		if r := c.reported; r != nil {
+			b.Remaining = r.Desired - r.Succeeded - r.Failed
+			b.Active = r.Active
+			b.Applied = r.Parallelism
+			if bcj.Finished(r) {
+				b.Remaining = 0
+			}
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+func failedDetail(s *musterv1.BroadcastJobStatus) string {
+	if s == nil {
+		return ""
+	}
+	if c := meta.FindStatusCondition(s.Conditions, musterv1.BroadcastJobFailed); c != nil && c.Status == metav1.ConditionTrue {
+		return ": " + c.Message
+	}
+	return ""
+}
+
+func clusterNames(cs []*cluster) string {
+	names := make([]string, len(cs))
+	for i, c := range cs {
+		names[i] = c.name
+	}
+	return strings.Join(names, ", ")
+}
+
+func noEligibleClusters(excluded map[string]int) string {
+	if len(excluded) == 0 {
+		return "the fleet has no member clusters"
+	}
+	reasons := slices.SortedFunc(maps.Keys(excluded), func(a, b string) int {
+		return cmp.Or(cmp.Compare(excluded[b], excluded[a]), cmp.Compare(a, b))
+	})
+	parts := make([]string, len(reasons))
+	for i, r := range reasons {
+		parts[i] = fmt.Sprintf("%d %s", excluded[r], r)
+	}
+	return "no member cluster matches the placement: " + strings.Join(parts, ", ")
+}

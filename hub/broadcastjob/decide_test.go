@@ -1,0 +1,248 @@
+package broadcastjob
+
+import (
+	"fmt"
+	"maps"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	bcj "github.com/musterhq/muster/api/broadcastjob"
+	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+)
+
+var t0 = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+
+func hubJob(mutate ...func(*musterv1.BroadcastJob)) *musterv1.BroadcastJob {
+	j := &musterv1.BroadcastJob{
+		ObjectMeta: metav1.ObjectMeta{Name: "j", Namespace: "ns", UID: "u1", Generation: 1},
+		Spec: musterv1.BroadcastJobSpec{
+			Placement: &musterv1.Placement{},
+			Template:  corev1.PodTemplateSpec{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever}},
+		},
+	}
+	for _, m := range mutate {
+		m(j)
+	}
+	return j
+}
+
+func ptr(v int32) *int32 { return &v }
+
+// reported builds a shard status in phase with counts.
+func reported(phase musterv1.BroadcastJobPhase, desired, active, succeeded, failed int32, par *int32) *musterv1.BroadcastJobStatus {
+	s := &musterv1.BroadcastJobStatus{Phase: phase, Parallelism: par, BroadcastCounts: musterv1.BroadcastCounts{Desired: desired, Active: active, Succeeded: succeeded, Failed: failed}}
+	switch phase {
+	case musterv1.BroadcastJobCompleted:
+		bcj.SetCondition(s, musterv1.BroadcastJobComplete, metav1.ConditionTrue, bcj.ReasonCompleted, "")
+	case musterv1.BroadcastJobFailedPh:
+		bcj.SetCondition(s, musterv1.BroadcastJobFailed, metav1.ConditionTrue, bcj.ReasonPodFailed, "pod x failed")
+	}
+	return s
+}
+
+func TestDecideFleet(t *testing.T) {
+	failFast := func(j *musterv1.BroadcastJob) { j.Spec.FailurePolicy.Type = musterv1.FailureFailFast }
+	cases := []struct {
+		name       string
+		job        *musterv1.BroadcastJob
+		clusters   []cluster
+		excluded   map[string]int
+		wantShards map[string]shardSpec
+		wantPause  bool
+		wantPhase  musterv1.BroadcastJobPhase
+		wantReason string
+		wantCounts musterv1.BroadcastCounts
+	}{
+		{
+			name: "a shard for every eligible cluster, desired from the inventory until reported",
+			job:  hubJob(),
+			clusters: []cluster{
+				{name: "a", eligible: true, inventoryDesired: 3},
+				{name: "b", eligible: true, inventoryDesired: 2},
+				{name: "c", eligible: false, inventoryDesired: 5},
+			},
+			wantShards: map[string]shardSpec{"a": {}, "b": {}},
+			wantPhase:  musterv1.BroadcastJobRunning, wantCounts: musterv1.BroadcastCounts{Desired: 5},
+		},
+		{
+			name: "fleet parallelism percent divided over the clusters",
+			job:  hubJob(func(j *musterv1.BroadcastJob) { j.Spec.Parallelism = new(intstr.FromString("30%")) }),
+			clusters: []cluster{
+				{name: "a", eligible: true, inventoryDesired: 10},
+				{name: "b", eligible: true, inventoryDesired: 10},
+			},
+			wantShards: map[string]shardSpec{"a": {parallelism: ptr(3)}, "b": {parallelism: ptr(3)}},
+			wantPhase:  musterv1.BroadcastJobRunning, wantCounts: musterv1.BroadcastCounts{Desired: 20},
+		},
+		{
+			name: "a cluster that became unavailable keeps its shard",
+			job:  hubJob(),
+			clusters: []cluster{
+				{name: "a", eligible: false, hasShard: true, reported: reported(musterv1.BroadcastJobRunning, 2, 2, 0, 0, nil)},
+				{name: "b", eligible: true, hasShard: true, reported: reported(musterv1.BroadcastJobRunning, 1, 1, 0, 0, nil)},
+			},
+			wantShards: map[string]shardSpec{"a": {}, "b": {}},
+			wantPhase:  musterv1.BroadcastJobRunning, wantCounts: musterv1.BroadcastCounts{Desired: 3, Active: 3},
+		},
+		{
+			name: "every shard complete: the fleet job completes",
+			job:  hubJob(),
+			clusters: []cluster{
+				{name: "a", eligible: true, hasShard: true, reported: reported(musterv1.BroadcastJobCompleted, 2, 0, 2, 0, nil)},
+				{name: "b", eligible: true, hasShard: true, reported: reported(musterv1.BroadcastJobCompleted, 3, 0, 3, 0, nil)},
+			},
+			wantShards: map[string]shardSpec{"a": {}, "b": {}},
+			wantPhase:  musterv1.BroadcastJobCompleted, wantReason: bcj.ReasonCompleted, wantCounts: musterv1.BroadcastCounts{Desired: 5, Succeeded: 5},
+		},
+		{
+			name: "a cluster with no eligible node does not hold up completion, and is stopped",
+			job:  hubJob(),
+			clusters: []cluster{
+				{name: "a", eligible: true, hasShard: true, reported: reported(musterv1.BroadcastJobCompleted, 2, 0, 2, 0, nil)},
+				{name: "b", eligible: true, hasShard: true, reported: reported(musterv1.BroadcastJobPending, 0, 0, 0, 0, nil)},
+			},
+			wantShards: map[string]shardSpec{"a": {}, "b": {terminate: "2 pods succeeded across 2 clusters"}},
+			wantPhase:  musterv1.BroadcastJobCompleted, wantReason: bcj.ReasonCompleted, wantCounts: musterv1.BroadcastCounts{Desired: 2, Succeeded: 2},
+		},
+		{
+			name: "a cluster not yet reported holds up completion",
+			job:  hubJob(),
+			clusters: []cluster{
+				{name: "a", eligible: true, hasShard: true, reported: reported(musterv1.BroadcastJobCompleted, 2, 0, 2, 0, nil)},
+				{name: "b", eligible: true, inventoryDesired: 1},
+			},
+			wantShards: map[string]shardSpec{"a": {}, "b": {}},
+			wantPhase:  musterv1.BroadcastJobRunning, wantCounts: musterv1.BroadcastCounts{Desired: 3, Succeeded: 2},
+		},
+		{
+			name: "FailFast: a failure in one cluster stops the others",
+			job:  hubJob(failFast),
+			clusters: []cluster{
+				{name: "a", eligible: true, hasShard: true, reported: reported(musterv1.BroadcastJobFailedPh, 2, 0, 0, 1, nil)},
+				{name: "b", eligible: true, hasShard: true, reported: reported(musterv1.BroadcastJobRunning, 3, 2, 1, 0, nil)},
+			},
+			wantShards: map[string]shardSpec{"a": {}, "b": {terminate: "a pod failed in cluster a (failurePolicy FailFast): pod x failed"}},
+			wantPhase:  musterv1.BroadcastJobFailedPh, wantReason: bcj.ReasonPodFailed, wantCounts: musterv1.BroadcastCounts{Desired: 5, Succeeded: 1, Failed: 1},
+		},
+		{
+			name: "Pause: a new failure anywhere pauses the fleet job",
+			job:  hubJob(func(j *musterv1.BroadcastJob) { j.Spec.FailurePolicy.Type = musterv1.FailurePause }),
+			clusters: []cluster{
+				{name: "a", eligible: true, hasShard: true, reported: reported(musterv1.BroadcastJobRunning, 2, 1, 0, 1, nil)},
+			},
+			wantPause:  true,
+			wantShards: map[string]shardSpec{"a": {paused: true}},
+			wantPhase:  musterv1.BroadcastJobPausedPh, wantCounts: musterv1.BroadcastCounts{Desired: 2, Active: 1, Failed: 1},
+		},
+		{
+			name: "deadline: every unfinished shard is stopped",
+			job: hubJob(func(j *musterv1.BroadcastJob) {
+				j.Spec.CompletionPolicy.ActiveDeadlineSeconds = new(int64(60))
+				j.Status.StartTime = &metav1.Time{Time: t0.Add(-2 * time.Minute)}
+			}),
+			clusters: []cluster{
+				{name: "a", eligible: true, hasShard: true, reported: reported(musterv1.BroadcastJobCompleted, 1, 0, 1, 0, nil)},
+				{name: "b", eligible: true, hasShard: true, reported: reported(musterv1.BroadcastJobRunning, 3, 3, 0, 0, nil)},
+			},
+			wantShards: map[string]shardSpec{"a": {}, "b": {terminate: "the job ran longer than activeDeadlineSeconds (60s)"}},
+			wantPhase:  musterv1.BroadcastJobFailedPh, wantReason: bcj.ReasonDeadlineExceeded, wantCounts: musterv1.BroadcastCounts{Desired: 4, Succeeded: 1},
+		},
+		{
+			name:      "no cluster matches: Pending with the reasons",
+			job:       hubJob(),
+			clusters:  []cluster{{name: "a", eligible: false}},
+			excluded:  map[string]int{"NotAvailable": 1},
+			wantPhase: musterv1.BroadcastJobPending, wantReason: bcj.ReasonNoEligibleClusters,
+			wantShards: map[string]shardSpec{},
+		},
+		{
+			name: "Never: a new cluster gets a shard even when the others are done",
+			job:  hubJob(func(j *musterv1.BroadcastJob) { j.Spec.CompletionPolicy.Type = musterv1.CompletionNever }),
+			clusters: []cluster{
+				{name: "a", eligible: true, hasShard: true, reported: reported(musterv1.BroadcastJobRunning, 2, 0, 2, 0, nil)},
+				{name: "c", eligible: true, inventoryDesired: 4},
+			},
+			wantShards: map[string]shardSpec{"a": {}, "c": {}},
+			wantPhase:  musterv1.BroadcastJobRunning, wantCounts: musterv1.BroadcastCounts{Desired: 6, Succeeded: 2},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := decideFleet(fleetObserved{job: tc.job, clusters: tc.clusters, excluded: tc.excluded, now: t0})
+			if !maps.EqualFunc(p.shards, tc.wantShards, shardSpec.equal) {
+				t.Errorf("shards = %+v, want %+v", show(p.shards), show(tc.wantShards))
+			}
+			if p.pause != tc.wantPause {
+				t.Errorf("pause = %v, want %v", p.pause, tc.wantPause)
+			}
+			if p.status.Phase != tc.wantPhase {
+				t.Errorf("phase = %s, want %s (%+v)", p.status.Phase, tc.wantPhase, p.status.Conditions)
+			}
+			if p.status.BroadcastCounts != tc.wantCounts {
+				t.Errorf("counts = %+v, want %+v", p.status.BroadcastCounts, tc.wantCounts)
+			}
+			if tc.wantReason != "" && !hasReason(p.status.Conditions, tc.wantReason) {
+				t.Errorf("no condition with reason %s: %+v", tc.wantReason, p.status.Conditions)
+			}
+		})
+	}
+}
+
+func hasReason(conds []metav1.Condition, reason string) bool {
+	for _, c := range conds {
+		if c.Reason == reason && (c.Status == metav1.ConditionTrue || meta.IsStatusConditionFalse(conds, c.Type)) {
+			return true
+		}
+	}
+	return false
+}
+
+func show(m map[string]shardSpec) map[string]string {
+	out := map[string]string{}
+	for k, v := range m {
+		par := "nil"
+		if v.parallelism != nil {
+			par = fmt.Sprint(*v.parallelism)
+		}
+		out[k] = fmt.Sprintf("parallelism=%s paused=%v terminate=%q", par, v.paused, v.terminate)
+	}
+	return out
+}
+
+func TestShardObject(t *testing.T) {
+	job := hubJob(func(j *musterv1.BroadcastJob) {
+		j.Spec.FailurePolicy = musterv1.FailurePolicy{Type: musterv1.FailurePause, RestartLimit: 2}
+		j.Spec.CompletionPolicy = musterv1.CompletionPolicy{Type: musterv1.CompletionAlways, ActiveDeadlineSeconds: new(int64(60)), TTLSecondsAfterFinished: new(int32(10))}
+		j.Spec.Parallelism = new(intstr.FromString("50%"))
+	})
+	work, err := newWork(job, "member1", shardSpec{parallelism: ptr(4), paused: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if work.Namespace != "muster-member-member1" || work.Labels[musterv1.BroadcastJobUIDLabel] != "u1" {
+		t.Errorf("work %s/%s labels %v", work.Namespace, work.Name, work.Labels)
+	}
+	back, status, err := readWork(work)
+	if err != nil || status != nil {
+		t.Fatalf("readWork: %v %v", err, status)
+	}
+	if !back.equal(shardSpec{parallelism: ptr(4), paused: true}) {
+		t.Errorf("round trip = %+v", back)
+	}
+	shard := shardObject(job, shardSpec{parallelism: ptr(4)})
+	switch {
+	case shard.Spec.Placement != nil:
+		t.Error("the shard keeps the placement, so the agent would ignore it")
+	case shard.Spec.FailurePolicy.Type != musterv1.FailureContinue || shard.Spec.FailurePolicy.RestartLimit != 2:
+		t.Errorf("failurePolicy %+v: want Continue (the hub pauses) with restartLimit 2", shard.Spec.FailurePolicy)
+	case shard.Spec.CompletionPolicy.ActiveDeadlineSeconds != nil || shard.Spec.CompletionPolicy.TTLSecondsAfterFinished != nil:
+		t.Error("the shard carries the deadline or TTL the hub applies itself")
+	case shard.Spec.Parallelism.IntValue() != 4:
+		t.Errorf("parallelism %v, want the share 4", shard.Spec.Parallelism)
+	}
+}

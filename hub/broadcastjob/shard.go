@@ -1,0 +1,112 @@
+package broadcastjob
+
+import (
+	"encoding/json"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+)
+
+// shardSpec is what the hub decides for one cluster's shard.
+type shardSpec struct {
+	// parallelism is the cluster's share of the fleet's parallelism; nil means no cap.
+	parallelism *int32
+	paused      bool
+	// terminate, when set, stops the shard with this message.
+	terminate string
+}
+
+func (s shardSpec) equal(o shardSpec) bool {
+	return s.paused == o.paused && s.terminate == o.terminate &&
+		(s.parallelism == nil) == (o.parallelism == nil) && (s.parallelism == nil || *s.parallelism == *o.parallelism)
+}
+
+// WorkName is the name of the Work that carries job's shard in every member namespace.
+func WorkName(job *musterv1.BroadcastJob) string {
+	return fmt.Sprintf("broadcastjob-%s-%s", job.Namespace, job.Name)
+}
+
+// shardObject is the member BroadcastJob for one cluster: the hub job's spec without
+// placement, with the cluster's parallelism share. The hub keeps the fleet-wide decisions:
+// its deadline and TTL are not passed on, and failurePolicy Pause becomes Continue so
+// that the hub, not each cluster, pauses the whole fleet. FailFast stays: the cluster
+// stops its own pods at once, the hub stops the others.
+func shardObject(job *musterv1.BroadcastJob, s shardSpec) *musterv1.BroadcastJob {
+	spec := job.Spec.DeepCopy()
+	spec.Placement = nil
+	spec.Paused = s.paused
+	spec.Parallelism = nil
+	if s.parallelism != nil {
+		p := intstr.FromInt32(*s.parallelism)
+		spec.Parallelism = &p
+	}
+	spec.CompletionPolicy = musterv1.CompletionPolicy{Type: job.Spec.CompletionPolicy.Type}
+	if spec.FailurePolicy.Type == musterv1.FailurePause {
+		spec.FailurePolicy.Type = musterv1.FailureContinue
+	}
+	shard := &musterv1.BroadcastJob{
+		TypeMeta: metav1.TypeMeta{APIVersion: musterv1.GroupVersion.String(), Kind: "BroadcastJob"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name: job.Name, Namespace: job.Namespace,
+			Labels: map[string]string{musterv1.BroadcastJobUIDLabel: string(job.UID)},
+		},
+		Spec: *spec,
+	}
+	if s.terminate != "" {
+		shard.Annotations = map[string]string{musterv1.TerminateAnnotation: s.terminate}
+	}
+	return shard
+}
+
+// newWork wraps the shard for cluster.
+func newWork(job *musterv1.BroadcastJob, cluster string, s shardSpec) (*musterv1.Work, error) {
+	raw, err := json.Marshal(shardObject(job, s))
+	if err != nil {
+		return nil, fmt.Errorf("encoding the shard for cluster %s: %w", cluster, err)
+	}
+	return &musterv1.Work{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      WorkName(job),
+			Namespace: musterv1.MemberNamespace(cluster),
+			Labels: map[string]string{
+				musterv1.BroadcastJobUIDLabel:       string(job.UID),
+				musterv1.BroadcastJobNameLabel:      job.Name,
+				musterv1.BroadcastJobNamespaceLabel: job.Namespace,
+				musterv1.ClusterNameLabel:           cluster,
+			},
+		},
+		Spec: musterv1.WorkSpec{
+			Manifests:    []musterv1.Manifest{{RawExtension: runtime.RawExtension{Raw: raw}}},
+			DeleteOption: &musterv1.DeleteOption{PropagationPolicy: musterv1.DeletePropagationDelete},
+		},
+	}, nil
+}
+
+// readWork returns the shard spec a Work carries and the shard status its agent fed back
+// (nil before the first report).
+func readWork(work *musterv1.Work) (shardSpec, *musterv1.BroadcastJobStatus, error) {
+	if len(work.Spec.Manifests) != 1 {
+		return shardSpec{}, nil, fmt.Errorf("work %s/%s carries %d manifests, want 1", work.Namespace, work.Name, len(work.Spec.Manifests))
+	}
+	var shard musterv1.BroadcastJob
+	if err := json.Unmarshal(work.Spec.Manifests[0].Raw, &shard); err != nil {
+		return shardSpec{}, nil, fmt.Errorf("decoding the shard in work %s/%s: %w", work.Namespace, work.Name, err)
+	}
+	s := shardSpec{paused: shard.Spec.Paused, terminate: shard.Annotations[musterv1.TerminateAnnotation]}
+	if p := shard.Spec.Parallelism; p != nil {
+		v := p.IntVal
+		s.parallelism = &v
+	}
+	if len(work.Status.Manifests) == 0 || work.Status.Manifests[0].Status == nil || len(work.Status.Manifests[0].Status.Raw) == 0 {
+		return s, nil, nil
+	}
+	var status musterv1.BroadcastJobStatus
+	if err := json.Unmarshal(work.Status.Manifests[0].Status.Raw, &status); err != nil {
+		return s, nil, fmt.Errorf("decoding the shard status in work %s/%s: %w", work.Namespace, work.Name, err)
+	}
+	return s, &status, nil
+}
