@@ -34,6 +34,7 @@ func newGetCommand(flags *genericclioptions.ConfigFlags) *cobra.Command {
 			return nil
 		},
 	})
+	get.AddCommand(newGetBroadcastJobCommand(flags))
 	return get
 }
 

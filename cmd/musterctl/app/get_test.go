@@ -42,3 +42,44 @@ func TestPrintClusters(t *testing.T) {
 		}
 	}
 }
+
+func TestPrintBroadcastJob(t *testing.T) {
+	job := &musterv1.BroadcastJob{
+		ObjectMeta: metav1.ObjectMeta{Name: "probe", Namespace: "default"},
+		Status: musterv1.BroadcastJobStatus{
+			Phase:           musterv1.BroadcastJobFailedPh,
+			BroadcastCounts: musterv1.BroadcastCounts{Desired: 8, Active: 0, Succeeded: 5, Failed: 1},
+			Parallelism:     new(int32(3)),
+			Conditions: []metav1.Condition{
+				{Type: musterv1.BroadcastJobNodesEligible, Status: metav1.ConditionTrue, Reason: "NodesEligible", Message: "8 nodes"},
+				{Type: musterv1.BroadcastJobFailed, Status: metav1.ConditionTrue, Reason: "PodFailed", Message: "a pod failed in cluster m1"},
+			},
+			Clusters: []musterv1.ClusterBroadcastStatus{
+				{ClusterName: "m1", Phase: musterv1.BroadcastJobFailedPh, Parallelism: new(int32(2)), BroadcastCounts: musterv1.BroadcastCounts{Desired: 4, Succeeded: 2, Failed: 1}},
+				{ClusterName: "m2", BroadcastCounts: musterv1.BroadcastCounts{Desired: 4, Succeeded: 3}},
+			},
+		},
+	}
+	var out bytes.Buffer
+	printBroadcastJob(&out, job)
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	want := []string{
+		"BroadcastJob default/probe: Failed (PodFailed: a pod failed in cluster m1)",
+		"CLUSTER PHASE DESIRED ACTIVE SUCCEEDED FAILED PARALLELISM PROGRESS",
+		"m1 Failed 4 0 2 1 2 75%",
+		"m2 Pending 4 0 3 0 - 75%",
+		"TOTAL Failed 8 0 5 1 3 75%",
+	}
+	if len(lines) != len(want) {
+		t.Fatalf("got %d lines:\n%s", len(lines), out.String())
+	}
+	for i, w := range want {
+		got := strings.Join(strings.Fields(lines[i]), " ")
+		if i == 0 {
+			got = lines[i]
+		}
+		if got != w {
+			t.Errorf("line %d = %q, want %q", i, got, w)
+		}
+	}
+}
