@@ -165,9 +165,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 	p := decide(observed{job: job, nodes: nodes, pods: pods, now: r.Clock.Now()})
 	if p.pause {
-		// Persisting the pause comes first and alone: the update wakes the job again, and
-		// a crash after it leaves a paused job, not a lost one.
+		// Persisting the pause comes first and alone (no pods are created or deleted in
+		// this round): a crash after it leaves a paused job, not a lost one.
 		err := r.pauseOnFailure(ctx, job, p.status.Failed)
+		if err == nil {
+			// The status says why, so a later round can tell this pause from the user's.
+			err = r.updateStatus(ctx, job, p.status)
+		}
 		if apierrors.IsConflict(err) {
 			return ctrl.Result{RequeueAfter: conflictRetry}, nil
 		}

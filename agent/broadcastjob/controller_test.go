@@ -2,6 +2,7 @@ package broadcastjob_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -150,9 +151,11 @@ func TestPauseOnFailureIsPersistedAndResumes(t *testing.T) {
 	})
 	f.waitForPods("a")
 	f.finish("a", corev1.PodFailed)
-	f.eventually("spec.paused set by the failure", func() (bool, string) {
+	f.eventually("spec.paused set by the failure, and said so", func() (bool, string) {
 		got := f.get(j)
-		return got.Spec.Paused && got.Status.Phase == musterv1.BroadcastJobPausedPh, string(got.Status.Phase)
+		c := meta.FindStatusCondition(got.Status.Conditions, musterv1.BroadcastJobPaused)
+		return got.Spec.Paused && got.Status.Phase == musterv1.BroadcastJobPausedPh && c.Reason == bcj.ReasonPausedOnFailure,
+			fmt.Sprintf("paused %v phase %s condition %+v", got.Spec.Paused, got.Status.Phase, c)
 	})
 	time.Sleep(300 * time.Millisecond)
 	if pods := f.pods(); len(pods) != 1 {

@@ -190,10 +190,11 @@ func decide(o observed) plan {
 	}
 
 	if paused {
-		reason, msg := bcj.ReasonPaused, "spec.paused is true: no new pods are created"
+		failure := ""
 		if p.pause {
-			reason, msg = bcj.ReasonPausedOnFailure, fmt.Sprintf("pod %s on node %s failed (failurePolicy Pause)", firstFailed.Name, PodNode(firstFailed))
+			failure = fmt.Sprintf("pod %s on node %s failed (failurePolicy Pause)", firstFailed.Name, PodNode(firstFailed))
 		}
+		reason, msg := bcj.PausedReason(&job.Status, p.pause, failure)
 		bcj.SetCondition(&status, musterv1.BroadcastJobPaused, metav1.ConditionTrue, reason, msg)
 	} else {
 		bcj.SetCondition(&status, musterv1.BroadcastJobPaused, metav1.ConditionFalse, bcj.ReasonNotPaused, "the job creates pods")

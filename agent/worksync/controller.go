@@ -116,7 +116,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (re
 	if err := r.pruneDropped(ctx, member, &work, outcomes); err != nil {
 		return reconcile.Result{}, err
 	}
-	return reconcile.Result{}, r.writeStatus(ctx, hub, &work, outcomes)
+	if err := r.writeStatus(ctx, hub, &work, outcomes); err != nil {
+		if apierrors.IsConflict(err) {
+			// The hub changed the Work meanwhile; its update event brings it back, this
+			// retry only covers a lost event.
+			return reconcile.Result{RequeueAfter: time.Second}, nil
+		}
+		return reconcile.Result{}, err
+	}
+	return reconcile.Result{}, nil
 }
 
 // applyAll applies every manifest; one failing never stops the others.

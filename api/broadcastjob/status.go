@@ -109,3 +109,16 @@ func TTLLeft(job *musterv1.BroadcastJob, now time.Time) (left time.Duration, ok 
 	}
 	return job.Status.CompletionTime.Add(time.Duration(*ttl) * time.Second).Sub(now), true
 }
+
+// PausedReason gives the Paused condition's reason and message for a paused job: a pause
+// made by failurePolicy Pause keeps saying so (with failureMessage when it happens now)
+// until the job is unpaused, so users can tell it from their own.
+func PausedReason(before *musterv1.BroadcastJobStatus, pausingNow bool, failureMessage string) (string, string) {
+	if pausingNow {
+		return ReasonPausedOnFailure, failureMessage
+	}
+	if c := meta.FindStatusCondition(before.Conditions, musterv1.BroadcastJobPaused); c != nil && c.Status == metav1.ConditionTrue && c.Reason == ReasonPausedOnFailure {
+		return c.Reason, c.Message
+	}
+	return ReasonPaused, "spec.paused is true: no new pods are created"
+}

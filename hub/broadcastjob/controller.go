@@ -123,7 +123,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	plan := decideFleet(observed)
 	if plan.pause {
-		return requeueOnConflict(r.pauseOnFailure(ctx, job, plan.status.Failed))
+		// The pause is persisted first and alone; the status then says why, so a later
+		// round can tell this pause from one the user made.
+		if err := r.pauseOnFailure(ctx, job, plan.status.Failed); err != nil {
+			return requeueOnConflict(err)
+		}
+		return requeueOnConflict(r.updateStatus(ctx, job, plan.status))
 	}
 	if err := r.writeShards(ctx, job, works, plan.shards); err != nil {
 		return requeueOnConflict(err)

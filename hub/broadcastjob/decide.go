@@ -149,10 +149,11 @@ func decideFleet(o fleetObserved) fleetPlan {
 		}
 	}
 	if paused {
-		reason, msg := bcj.ReasonPaused, "spec.paused is true: no new pods are created in any cluster"
+		failure := ""
 		if p.pause {
-			reason, msg = bcj.ReasonPausedOnFailure, fmt.Sprintf("a pod failed in cluster %s (failurePolicy Pause)", firstFailed.name)
+			failure = fmt.Sprintf("a pod failed in cluster %s (failurePolicy Pause)", firstFailed.name)
 		}
+		reason, msg := bcj.PausedReason(&job.Status, p.pause, failure)
 		bcj.SetCondition(&status, musterv1.BroadcastJobPaused, metav1.ConditionTrue, reason, msg)
 	} else {
 		bcj.SetCondition(&status, musterv1.BroadcastJobPaused, metav1.ConditionFalse, bcj.ReasonNotPaused, "the job creates pods")
