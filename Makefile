@@ -71,6 +71,10 @@ e2e: toolchain ## End-to-end suites on a fleet (MUSTER_E2E_PROVIDER=local|kind).
 bench: ## Go benchmarks of placement and the hub inventory.
 	$(GO) test -run '^$$' -bench . -benchmem ./placement/... ./hub/inventory/
 
+.PHONY: bench-broadcastjob
+bench-broadcastjob: toolchain ## Fleet benchmark: BroadcastJob on 1 member × 1000 nodes and 3 members × 500 from the hub.
+	$(GO) run ./e2e/cmd/bench-broadcastjob
+
 .PHONY: bench-work
 bench-work: toolchain ## Fleet benchmark: 200 Works over 2 members, P50/P99 to the member and back.
 	$(GO) test -tags e2e -run '^$$' -bench BenchmarkWorkDelivery -benchtime 3x -timeout 10m -v ./e2e/work/ | grep -E 'round|Benchmark|ok|FAIL'
