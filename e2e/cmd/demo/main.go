@@ -1,7 +1,7 @@
 // Command demo brings up a local Muster fleet the way a user would build one: a hub
 // cluster with `musterctl init`, member clusters joined with `musterctl join` and
-// `musterctl accept`, the hub and agents running as processes, and a sample Job run to
-// completion in every member. `make fleet-down` stops it all.
+// `musterctl accept`, the hub and agents running as processes, a sample Job run to
+// completion in every member, and a hub BroadcastJob across all of them. `make fleet-down` stops it all.
 package main
 
 import (
@@ -18,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/yaml"
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/e2e/framework"
@@ -88,14 +89,18 @@ func run(ctx context.Context, dir string, members, nodes int) error {
 			return err
 		}
 	}
+	if err := runSampleBroadcastJob(ctx, m, f); err != nil {
+		return err
+	}
 	fmt.Printf(`
 Muster's demo fleet is up (%s). Try:
 
   %s --kubeconfig %s get clusters
-  kubectl --kubeconfig %s get memberclusters,nodeslices -A
+  %s --kubeconfig %s get broadcastjob prefetch-image
+  kubectl --kubeconfig %s get memberclusters,broadcastjobs,works -A
 
 Logs: %s    Stop everything: make fleet-down
-`, time.Since(start).Round(time.Second), m.Bin.Musterctl, f.Hub.Kubeconfig, f.Hub.Kubeconfig, filepath.Join(f.Dir, "logs"))
+`, time.Since(start).Round(time.Second), m.Bin.Musterctl, f.Hub.Kubeconfig, m.Bin.Musterctl, f.Hub.Kubeconfig, f.Hub.Kubeconfig, filepath.Join(f.Dir, "logs"))
 	return nil
 }
 
@@ -121,6 +126,51 @@ func runSampleJob(ctx context.Context, member *framework.Cluster) error {
 		return err
 	}
 	step("sample Job default/muster-demo in %s: Complete, %d/%d pods succeeded", member.Name, done.Status.Succeeded, completions)
+	return nil
+}
+
+// runSampleBroadcastJob creates deploy/samples/broadcastjob.yaml on the hub, placed on
+// every member, and waits until it ran a pod on every node of the fleet.
+func runSampleBroadcastJob(ctx context.Context, m *framework.Muster, f *framework.Fleet) error {
+	root, err := framework.RepoRoot()
+	if err != nil {
+		return err
+	}
+	raw, err := os.ReadFile(filepath.Join(root, "deploy", "samples", "broadcastjob.yaml"))
+	if err != nil {
+		return err
+	}
+	job := &musterv1.BroadcastJob{}
+	if err := yaml.UnmarshalStrict(raw, job); err != nil {
+		return fmt.Errorf("reading the sample BroadcastJob: %w", err)
+	}
+	job.Spec.Placement.ClusterNames = nil
+	for _, member := range f.Members {
+		job.Spec.Placement.ClusterNames = append(job.Spec.Placement.ClusterNames, member.Name)
+	}
+	// Keep it around for `musterctl get broadcastjob` after the demo.
+	job.Spec.CompletionPolicy.TTLSecondsAfterFinished = nil
+	step("a BroadcastJob on the hub: one pod on every node of %d members", len(f.Members))
+	if err := f.Hub.Client.Create(ctx, job); err != nil {
+		return fmt.Errorf("creating the sample BroadcastJob: %w", err)
+	}
+	err = framework.Until(ctx, 2*time.Minute, "the sample BroadcastJob to complete", func(ctx context.Context) (bool, string, error) {
+		if err := f.Hub.Client.Get(ctx, types.NamespacedName{Namespace: job.Namespace, Name: job.Name}, job); err != nil {
+			return false, err.Error(), nil
+		}
+		if job.Status.Phase == musterv1.BroadcastJobFailedPh {
+			return false, "", fmt.Errorf("the sample BroadcastJob failed: %+v", job.Status.Conditions)
+		}
+		return job.Status.Phase == musterv1.BroadcastJobCompleted, string(job.Status.Phase), nil
+	})
+	if err != nil {
+		return err
+	}
+	out, err := m.Musterctl(ctx, f.Hub, "get", "broadcastjob", job.Name, "-n", job.Namespace)
+	if err != nil {
+		return err
+	}
+	step("musterctl get broadcastjob %s\n\n%s", job.Name, out)
 	return nil
 }
 
