@@ -65,6 +65,8 @@ func (r *Reconciler) init() {
 	r.once.Do(func() { r.expectations = newExpectations(expectationsTTL, r.Clock.Now) })
 }
 
+func (r *Reconciler) writer() bcj.Writer { return bcj.Writer{Client: r.Client, Recorder: r.Recorder} }
+
 // SetupWithManager watches BroadcastJobs, their pods, and the nodes that decide where
 // pods go.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
@@ -167,10 +169,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if p.pause {
 		// Persisting the pause comes first and alone (no pods are created or deleted in
 		// this round): a crash after it leaves a paused job, not a lost one.
-		err := r.pauseOnFailure(ctx, job, p.status.Failed)
+		err := r.writer().PauseOnFailure(ctx, job, p.status.Failed, "the job")
 		if err == nil {
 			// The status says why, so a later round can tell this pause from the user's.
-			err = r.updateStatus(ctx, job, p.status)
+			err = r.writer().UpdateStatus(ctx, job, p.status)
 		}
 		if apierrors.IsConflict(err) {
 			return ctrl.Result{RequeueAfter: conflictRetry}, nil
@@ -187,7 +189,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	created, createErr := r.createPods(ctx, job, p.create)
 	p.status.Active += created
-	if err := r.updateStatus(ctx, job, p.status); err != nil {
+	if err := r.writer().UpdateStatus(ctx, job, p.status); err != nil {
 		if apierrors.IsConflict(err) {
 			// The job changed since it was read; its update event brings it back.
 			return ctrl.Result{RequeueAfter: conflictRetry}, nil
@@ -218,22 +220,6 @@ func (r *Reconciler) pods(ctx context.Context, job *musterv1.BroadcastJob) ([]*c
 		}
 	}
 	return pods, nil
-}
-
-// pauseOnFailure sets spec.paused and records how many failures it paused on, in one
-// write guarded by the resourceVersion.
-func (r *Reconciler) pauseOnFailure(ctx context.Context, job *musterv1.BroadcastJob, failed int32) error {
-	patch := client.MergeFromWithOptions(job.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	job.Spec.Paused = true
-	if job.Annotations == nil {
-		job.Annotations = map[string]string{}
-	}
-	job.Annotations[musterv1.PausedAtFailuresAnnotation] = strconv.Itoa(int(failed))
-	if err := r.Client.Patch(ctx, job, patch); err != nil {
-		return fmt.Errorf("pausing after a failed pod: %w", err)
-	}
-	r.Recorder.Eventf(job, nil, corev1.EventTypeWarning, bcj.ReasonPausedOnFailure, "Pause", "paused after %d failed pods (failurePolicy Pause)", failed)
-	return nil
 }
 
 // stopForRestarts ends a pod that restarted more often than restartLimit. The pod is not
@@ -316,26 +302,6 @@ func (r *Reconciler) createPods(ctx context.Context, job *musterv1.BroadcastJob,
 		r.Recorder.Eventf(job, nil, corev1.EventTypeNormal, ReasonSuccessfulCreate, "Create", "created %d pods", created)
 	}
 	return created, nil
-}
-
-// updateStatus writes status when it changed, and records the job's transitions as events.
-func (r *Reconciler) updateStatus(ctx context.Context, job *musterv1.BroadcastJob, status musterv1.BroadcastJobStatus) error {
-	if equality.Semantic.DeepEqual(job.Status, status) {
-		return nil
-	}
-	before := job.Status.DeepCopy()
-	job.Status = status
-	if err := r.Client.Status().Update(ctx, job); err != nil {
-		return fmt.Errorf("updating status: %w", err)
-	}
-	r.recordTransitions(job, before, &status)
-	return nil
-}
-
-func (r *Reconciler) recordTransitions(job *musterv1.BroadcastJob, before, after *musterv1.BroadcastJobStatus) {
-	for _, e := range bcj.Transitions(before, after) {
-		r.Recorder.Eventf(job, nil, e.EventType, e.Reason, e.Condition, "%s", e.Message)
-	}
 }
 
 // deleteAfterTTL deletes a finished job once its ttlSecondsAfterFinished passed; its pods

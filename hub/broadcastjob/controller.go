@@ -8,10 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
@@ -47,6 +45,8 @@ type Reconciler struct {
 	Clock     clock.PassiveClock
 	Inventory *inventory.Inventory
 }
+
+func (r *Reconciler) writer() bcj.Writer { return bcj.Writer{Client: r.Client, Recorder: r.Recorder} }
 
 // SetupWithManager watches hub BroadcastJobs, the Works carrying their shards, and the
 // member clusters that can take shards.
@@ -125,15 +125,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if plan.pause {
 		// The pause is persisted first and alone; the status then says why, so a later
 		// round can tell this pause from one the user made.
-		if err := r.pauseOnFailure(ctx, job, plan.status.Failed); err != nil {
+		if err := r.writer().PauseOnFailure(ctx, job, plan.status.Failed, "every cluster"); err != nil {
 			return requeueOnConflict(err)
 		}
-		return requeueOnConflict(r.updateStatus(ctx, job, plan.status))
+		return requeueOnConflict(r.writer().UpdateStatus(ctx, job, plan.status))
 	}
 	if err := r.writeShards(ctx, job, works, plan.shards); err != nil {
 		return requeueOnConflict(err)
 	}
-	if err := r.updateStatus(ctx, job, plan.status); err != nil {
+	if err := r.writer().UpdateStatus(ctx, job, plan.status); err != nil {
 		return requeueOnConflict(err)
 	}
 	if bcj.Finished(&plan.status) {
@@ -229,36 +229,6 @@ func (r *Reconciler) writeShards(ctx context.Context, job *musterv1.BroadcastJob
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// pauseOnFailure sets spec.paused fleet-wide and records the failures it paused on.
-func (r *Reconciler) pauseOnFailure(ctx context.Context, job *musterv1.BroadcastJob, failed int32) error {
-	patch := client.MergeFromWithOptions(job.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	job.Spec.Paused = true
-	if job.Annotations == nil {
-		job.Annotations = map[string]string{}
-	}
-	job.Annotations[musterv1.PausedAtFailuresAnnotation] = strconv.Itoa(int(failed))
-	if err := r.Client.Patch(ctx, job, patch); err != nil {
-		return fmt.Errorf("pausing after a failed pod: %w", err)
-	}
-	r.Recorder.Eventf(job, nil, corev1.EventTypeWarning, bcj.ReasonPausedOnFailure, "Pause", "paused every cluster after %d failed pods (failurePolicy Pause)", failed)
-	return nil
-}
-
-func (r *Reconciler) updateStatus(ctx context.Context, job *musterv1.BroadcastJob, status musterv1.BroadcastJobStatus) error {
-	if equality.Semantic.DeepEqual(job.Status, status) {
-		return nil
-	}
-	before := job.Status.DeepCopy()
-	job.Status = status
-	if err := r.Client.Status().Update(ctx, job); err != nil {
-		return fmt.Errorf("updating status: %w", err)
-	}
-	for _, e := range bcj.Transitions(before, &status) {
-		r.Recorder.Eventf(job, nil, e.EventType, e.Reason, e.Condition, "%s", e.Message)
-	}
-	return nil
 }
 
 // deleteShards deletes the job's Works; each agent deletes its shard and pods before its
