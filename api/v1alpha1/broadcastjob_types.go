@@ -123,20 +123,21 @@ const (
 	BroadcastJobFailedPh  BroadcastJobPhase = "Failed"
 )
 
-// BroadcastCounts are the pod counters of a BroadcastJob or of one of its shards.
+// BroadcastCounts are the pod counters of a BroadcastJob or of one of its shards. They are
+// always written, so that `kubectl get` shows 0 rather than an empty column.
 type BroadcastCounts struct {
 	// desired is the number of eligible nodes.
 	// +optional
-	Desired int32 `json:"desired,omitempty"`
+	Desired int32 `json:"desired"`
 	// active pods are created and not finished.
 	// +optional
-	Active int32 `json:"active,omitempty"`
+	Active int32 `json:"active"`
 	// succeeded pods.
 	// +optional
-	Succeeded int32 `json:"succeeded,omitempty"`
+	Succeeded int32 `json:"succeeded"`
 	// failed pods.
 	// +optional
-	Failed int32 `json:"failed,omitempty"`
+	Failed int32 `json:"failed"`
 }
 
 // ClusterBroadcastStatus is one cluster's shard of a hub BroadcastJob.

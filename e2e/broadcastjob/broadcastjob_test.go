@@ -22,7 +22,19 @@ import (
 
 func TestCompletesOnOneEligibleNodeEach(t *testing.T) {
 	j := create(t, newJob("everywhere"))
+	// musterctl get broadcastjob -w follows the job live.
+	watchCtx, stopWatch := context.WithCancel(t.Context())
+	watched := make(chan string)
+	go func() {
+		out, _ := muster.Musterctl(watchCtx, fleet.Hub, "get", "broadcastjob", j.Name, "-n", ns, "-w")
+		watched <- out
+	}()
 	done := waitForPhase(t, j, musterv1.BroadcastJobCompleted, 90*time.Second)
+	time.Sleep(time.Second)
+	stopWatch()
+	if out := squash(<-watched); strings.Count(out, "BroadcastJob default/everywhere:") < 2 || !strings.Contains(out, "TOTAL Completed 20 0 20 0 - 100%") {
+		t.Errorf("musterctl get broadcastjob -w did not follow the job to completion:\n%s", out)
+	}
 
 	for _, m := range []*framework.Cluster{member1, member2} {
 		got := nodesWithPods(t, m, pods(t, m, j))
