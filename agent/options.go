@@ -32,7 +32,8 @@ type Options struct {
 	KubeAPIBurst int
 	// WorkWorkers is how many Works are synced concurrently (default 8).
 	WorkWorkers int
-	// JobWorkers is how many BroadcastJobs are reconciled concurrently (default 4).
+	// JobWorkers is how many Jobs, and how many BroadcastJobs, are reconciled
+	// concurrently (default 4 each).
 	JobWorkers int
 }
 
@@ -64,5 +65,5 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.Float32Var(&o.KubeAPIQPS, "kube-api-qps", o.KubeAPIQPS, "queries per second to the member and to the hub")
 	fs.IntVar(&o.KubeAPIBurst, "kube-api-burst", o.KubeAPIBurst, "burst of requests to the member and to the hub")
 	fs.IntVar(&o.WorkWorkers, "work-workers", o.WorkWorkers, "how many Works are synced concurrently")
-	fs.IntVar(&o.JobWorkers, "job-workers", o.JobWorkers, "how many BroadcastJobs are reconciled concurrently")
+	fs.IntVar(&o.JobWorkers, "job-workers", o.JobWorkers, "how many Jobs, and how many BroadcastJobs, are reconciled concurrently")
 }

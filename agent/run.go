@@ -26,6 +26,7 @@ import (
 	"github.com/musterhq/muster/agent/broadcastjob"
 	"github.com/musterhq/muster/agent/heartbeat"
 	"github.com/musterhq/muster/agent/inventory"
+	"github.com/musterhq/muster/agent/job"
 	"github.com/musterhq/muster/agent/registration"
 	"github.com/musterhq/muster/agent/worksync"
 	"github.com/musterhq/muster/api/scheme"
@@ -33,7 +34,7 @@ import (
 )
 
 // ownedPods selects the pods of the agent's controllers.
-var ownedPods = labels.SelectorFromSet(nil).Add(mustRequirement(musterv1.BroadcastJobUIDLabel, selection.Exists, nil))
+var ownedPods = labels.SelectorFromSet(nil).Add(mustRequirement(musterv1.ControllerLabel, selection.Exists, nil))
 
 func mustRequirement(key string, op selection.Operator, values []string) labels.Requirement {
 	r, err := labels.NewRequirement(key, op, values)
@@ -110,6 +111,12 @@ func Run(ctx context.Context, opts *Options) error {
 		Client: local.GetClient(), Recorder: local.GetEventRecorder("muster-broadcastjob"), Clock: clock.RealClock{}, Workers: opts.JobWorkers,
 	}
 	if err := jobs.SetupWithManager(local); err != nil {
+		return err
+	}
+	batchJobs := &job.Reconciler{
+		Client: local.GetClient(), Recorder: local.GetEventRecorder("muster-job"), Clock: clock.RealClock{}, Workers: opts.JobWorkers,
+	}
+	if err := batchJobs.SetupWithManager(local); err != nil {
 		return err
 	}
 	reporter := &inventory.Reporter{Member: local.GetClient(), Discovery: member.Discovery(), Hub: hubClient, Cluster: creds.ClusterName}

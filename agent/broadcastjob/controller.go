@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/musterhq/muster/agent/expectations"
 	bcj "github.com/musterhq/muster/api/broadcastjob"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 )
@@ -58,11 +59,11 @@ type Reconciler struct {
 	Workers int
 
 	once         sync.Once
-	expectations *expectations
+	expectations *expectations.Expectations
 }
 
 func (r *Reconciler) init() {
-	r.once.Do(func() { r.expectations = newExpectations(expectationsTTL, r.Clock.Now) })
+	r.once.Do(func() { r.expectations = expectations.New(expectationsTTL, r.Clock.Now) })
 }
 
 func (r *Reconciler) writer() bcj.Writer { return bcj.Writer{Client: r.Client, Recorder: r.Recorder} }
@@ -137,7 +138,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	job := &musterv1.BroadcastJob{}
 	if err := r.Client.Get(ctx, req.NamespacedName, job); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.expectations.forget(req.NamespacedName)
+			r.expectations.Forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -152,7 +153,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if !r.expectations.satisfied(req.NamespacedName, pods) {
+	if !r.expectations.Satisfied(req.NamespacedName, pods) {
 		// The pod events that satisfy them requeue the job; the TTL bounds the wait.
 		return ctrl.Result{RequeueAfter: expectationsTTL}, nil
 	}
@@ -246,7 +247,7 @@ func (r *Reconciler) stopForRestarts(ctx context.Context, job *musterv1.Broadcas
 func (r *Reconciler) deletePods(ctx context.Context, job *musterv1.BroadcastJob, pods []*corev1.Pod) error {
 	key := client.ObjectKeyFromObject(job)
 	for _, pod := range pods {
-		r.expectations.expectDelete(key, pod.Name)
+		r.expectations.ExpectDelete(key, pod.Name)
 		if err := r.Client.Delete(ctx, pod, client.Preconditions{UID: &pod.UID}); client.IgnoreNotFound(err) != nil {
 			return fmt.Errorf("deleting pod %s: %w", pod.Name, err)
 		}
@@ -269,7 +270,7 @@ func (r *Reconciler) createPods(ctx context.Context, job *musterv1.BroadcastJob,
 		var wg sync.WaitGroup
 		for i, node := range chunk {
 			pod := newPod(job, node)
-			r.expectations.expectCreate(key, pod.Name)
+			r.expectations.ExpectCreate(key, pod.Name)
 			wg.Go(func() {
 				err := r.Client.Create(ctx, pod)
 				if apierrors.IsAlreadyExists(err) {
@@ -277,7 +278,7 @@ func (r *Reconciler) createPods(ctx context.Context, job *musterv1.BroadcastJob,
 					return
 				}
 				if err != nil {
-					r.expectations.createFailed(key, pod.Name)
+					r.expectations.CreateFailed(key, pod.Name)
 					errs[i] = err
 				}
 			})

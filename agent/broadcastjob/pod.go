@@ -32,6 +32,7 @@ func newPod(job *musterv1.BroadcastJob, node string) *corev1.Pod {
 	if labels == nil {
 		labels = map[string]string{}
 	}
+	labels[musterv1.ControllerLabel] = "broadcastjob"
 	labels[musterv1.BroadcastJobNameLabel] = job.Name
 	labels[musterv1.BroadcastJobUIDLabel] = string(job.UID)
 	annotations := tmpl.Annotations

@@ -28,6 +28,10 @@ const (
 // MemberNamespace returns the hub namespace of one member cluster.
 func MemberNamespace(cluster string) string { return MemberNamespacePrefix + cluster }
 
+// ControllerLabel marks the pods the agent's controllers create, with the controller's
+// name (broadcastjob, job): the agent caches only those pods.
+const ControllerLabel = "muster.dev/controller"
+
 // BroadcastJob labels and annotations.
 const (
 	// BroadcastJobNameLabel and BroadcastJobUIDLabel mark the pods of a member BroadcastJob

@@ -1,0 +1,474 @@
+// Package job is the agent's Job controller: it runs the batch/v1 Jobs whose
+// spec.managedBy is muster.dev/agent, with the behaviour of the Kubernetes v1.36 built-in
+// controller (which leaves those Jobs alone) and within the API server's rules for Jobs
+// managed by another controller.
+package job
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	"github.com/musterhq/muster/agent/expectations"
+	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+)
+
+const (
+	// expectationsTTL bounds how long a reconcile waits for the cache to show its writes.
+	expectationsTTL = time.Minute
+	// conflictRetry is how soon a job whose write conflicted is looked at again.
+	conflictRetry = 100 * time.Millisecond
+)
+
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;delete
+// +kubebuilder:rbac:groups=batch,resources=jobs/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;update;patch;delete
+
+// Reconciler runs agent-managed Jobs.
+type Reconciler struct {
+	Client   client.Client
+	Recorder events.EventRecorder
+	Clock    clock.PassiveClock
+	// Workers is the number of Jobs reconciled in parallel.
+	Workers int
+
+	once         sync.Once
+	expectations *expectations.Expectations
+	backoff      *backoffStore
+}
+
+func (r *Reconciler) init() {
+	r.once.Do(func() {
+		r.expectations = expectations.New(expectationsTTL, r.Clock.Now)
+		r.backoff = newBackoffStore()
+	})
+}
+
+// SetupWithManager watches agent-managed Jobs and their pods.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	r.init()
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("job").
+		For(&batchv1.Job{}, builder.WithPredicates(predicate.NewPredicateFuncs(managedByAgent))).
+		Owns(&corev1.Pod{}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Workers, 1)}).
+		Complete(r)
+}
+
+func managedByAgent(o client.Object) bool {
+	job, ok := o.(*batchv1.Job)
+	return ok && ptr.Deref(job.Spec.ManagedBy, "") == musterv1.AgentManagedBy
+}
+
+// Reconcile runs one round of the Job's life: record the pods that finished, decide
+// whether the job ends, bring the active pods to what it needs, and write the status.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	r.init()
+	job := &batchv1.Job{}
+	if err := r.Client.Get(ctx, req.NamespacedName, job); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.expectations.Forget(req.NamespacedName)
+		}
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !managedByAgent(job) {
+		return ctrl.Result{}, nil
+	}
+	pods, err := r.pods(ctx, job)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if jobFinished(&job.Status) {
+		return r.afterFinish(ctx, job, pods)
+	}
+	if !r.expectations.Satisfied(req.NamespacedName, pods) {
+		// The pod events that satisfy them requeue the job; the TTL bounds the wait.
+		return ctrl.Result{RequeueAfter: expectationsTTL}, nil
+	}
+	result, err := r.sync(ctx, job, pods)
+	if apierrors.IsConflict(err) {
+		return ctrl.Result{RequeueAfter: conflictRetry}, nil
+	}
+	return result, err
+}
+
+func (r *Reconciler) sync(ctx context.Context, job *batchv1.Job, pods []*corev1.Pod) (ctrl.Result, error) {
+	now := r.Clock.Now()
+	status := job.Status.DeepCopy()
+	if status.StartTime == nil && !suspended(job) {
+		status.StartTime = &metav1.Time{Time: now}
+	}
+
+	// 1. Record what finished and whether the job ends, before any finalizer comes off.
+	t := countFinished(job, status, pods)
+	var activePods []*corev1.Pod
+	for _, p := range pods {
+		if podActive(p) {
+			activePods = append(activePods, p)
+		}
+	}
+	retry, keep := retries(job, pods, t)
+	end := decideEnd(job, status, pods, t, int32(len(activePods)), now)
+	release := record(job, status, pods, t, end, keep)
+	if !equality.Semantic.DeepEqual(job.Status.UncountedTerminatedPods, status.UncountedTerminatedPods) ||
+		job.Status.CompletedIndexes != status.CompletedIndexes || !ptr.Equal(job.Status.FailedIndexes, status.FailedIndexes) ||
+		(end != nil && finishing(&job.Status) == nil) {
+		if err := r.writeStatus(ctx, job, status); err != nil {
+			return ctrl.Result{}, err
+		}
+		status = job.Status.DeepCopy()
+	}
+	record := r.backoff.update(job.UID, t.newSucceeded, t.newFailed)
+
+	// 2. Release the recorded pods and count them.
+	released, releaseErr := r.release(ctx, job, release)
+	settle(job, status, pods, released)
+
+	// 3. Stop or start pods.
+	var requeue time.Duration
+	var deleted, created int32
+	var writeErr error
+	switch {
+	case end != nil:
+		deleted, writeErr = r.deletePods(ctx, job, activePods, false)
+	case job.DeletionTimestamp == nil:
+		var toDelete []*corev1.Pod
+		var toCreate []int
+		toDelete, toCreate, requeue = plan(job, t, activePods, pods, record, retry, now)
+		// Pods removed by a scale-down or a suspension are not failures.
+		deleted, writeErr = r.deletePods(ctx, job, toDelete, true)
+		if writeErr == nil {
+			created, writeErr = r.createPods(ctx, job, toCreate, retry)
+		}
+	}
+
+	// 4. Report.
+	var ready, terminating int32
+	for _, p := range pods {
+		switch {
+		case podTerminating(p):
+			terminating++
+		case podActive(p) && podReady(p):
+			ready++
+		}
+	}
+	status.Active = int32(len(activePods)) - deleted + created
+	status.Terminating = ptr.To(terminating + deleted)
+	status.Ready = ptr.To(min(ready, status.Active))
+	if end == nil {
+		r.reportSuspension(job, status, now)
+	} else if len(status.UncountedTerminatedPods.Succeeded)+len(status.UncountedTerminatedPods.Failed) == 0 &&
+		status.Active == 0 && *status.Terminating == 0 {
+		finish(status, end, now)
+	}
+	if err := r.writeStatus(ctx, job, status); err != nil {
+		return ctrl.Result{}, err
+	}
+	if jobFinished(&job.Status) {
+		r.reportFinished(job)
+		r.backoff.forget(job.UID)
+		return r.afterFinish(ctx, job, nil)
+	}
+	if left, ok := deadlineLeft(job, status, now); ok && left > 0 && (requeue == 0 || left < requeue) {
+		requeue = left
+	}
+	if releaseErr != nil {
+		return ctrl.Result{}, releaseErr
+	}
+	return ctrl.Result{RequeueAfter: requeue}, writeErr
+}
+
+// plan decides which active pods to delete and which pods to create for a job that is not
+// ending: indexes for an Indexed job, noIndex entries for a NonIndexed one. The time to
+// requeue says when a backoff ends.
+func plan(job *batchv1.Job, t tally, activePods, pods []*corev1.Pod, record backoffRecord, retry map[int]indexRetry, now time.Time) ([]*corev1.Pod, []int, time.Duration) {
+	toDelete := surplus(job, t, activePods)
+	doomed := map[types.UID]bool{}
+	for _, p := range toDelete {
+		doomed[p.UID] = true
+	}
+	var keep []*corev1.Pod
+	for _, p := range activePods {
+		if !doomed[p.UID] {
+			keep = append(keep, p)
+		}
+	}
+	want := wantActive(job, t, int32(len(keep)))
+	if extra := int32(len(keep)) - want; extra > 0 {
+		toDelete = append(toDelete, sortForDeletion(keep, false)[:extra]...)
+		return capped(toDelete), nil, 0
+	}
+	missing := want - int32(len(keep))
+	if onlyReplaceFailed(job) {
+		for _, p := range pods {
+			if podTerminating(p) {
+				missing--
+			}
+		}
+	}
+	if missing <= 0 {
+		return capped(toDelete), nil, 0
+	}
+	missing = min(missing, maxPodWritesPerRound)
+	if !indexed(job) || job.Spec.BackoffLimitPerIndex == nil {
+		if wait := record.remaining(now); wait > 0 {
+			return capped(toDelete), nil, wait
+		}
+	}
+	if !indexed(job) {
+		create := make([]int, missing)
+		for i := range create {
+			create[i] = noIndex
+		}
+		return capped(toDelete), create, 0
+	}
+	var create []int
+	var wait time.Duration
+	for _, i := range indexesToStart(job, t, keep, int(ptr.Deref(job.Spec.Completions, 0))) {
+		if len(create) == int(missing) {
+			break
+		}
+		if r, ok := retry[i]; ok && r.after.After(now) {
+			if left := r.after.Sub(now); wait == 0 || left < wait {
+				wait = left
+			}
+			continue
+		}
+		create = append(create, i)
+	}
+	return capped(toDelete), create, wait
+}
+
+func capped(pods []*corev1.Pod) []*corev1.Pod {
+	return pods[:min(len(pods), maxPodWritesPerRound)]
+}
+
+// finish turns the interim condition into the final one, once no pod runs or waits to be
+// counted: FailureTarget into Failed, SuccessCriteriaMet into Complete with its time.
+func finish(status *batchv1.JobStatus, end *batchv1.JobCondition, now time.Time) {
+	final := newCondition(batchv1.JobFailed, end.Reason, end.Message, now)
+	if end.Type == batchv1.JobSuccessCriteriaMet {
+		final = newCondition(batchv1.JobComplete, end.Reason, end.Message, now)
+		status.CompletionTime = &metav1.Time{Time: now}
+	}
+	status.Conditions = append(status.Conditions, *final)
+}
+
+// reportSuspension keeps the Suspended condition in line with spec.suspend. Resuming
+// restarts the clock of activeDeadlineSeconds, which counts continuous activity.
+func (r *Reconciler) reportSuspension(job *batchv1.Job, status *batchv1.JobStatus, now time.Time) {
+	var cond *batchv1.JobCondition
+	for i := range status.Conditions {
+		if status.Conditions[i].Type == batchv1.JobSuspended {
+			cond = &status.Conditions[i]
+		}
+	}
+	ts := metav1.NewTime(now)
+	switch {
+	case suspended(job) && (cond == nil || cond.Status != corev1.ConditionTrue):
+		if cond == nil {
+			status.Conditions = append(status.Conditions, batchv1.JobCondition{Type: batchv1.JobSuspended})
+			cond = &status.Conditions[len(status.Conditions)-1]
+		}
+		cond.Status, cond.Reason, cond.Message, cond.LastProbeTime, cond.LastTransitionTime = corev1.ConditionTrue, "JobSuspended", "Job suspended", ts, ts
+		r.Recorder.Eventf(job, nil, corev1.EventTypeNormal, "Suspended", "Suspend", "Job suspended")
+	case !suspended(job) && cond != nil && cond.Status == corev1.ConditionTrue:
+		cond.Status, cond.Reason, cond.Message, cond.LastProbeTime, cond.LastTransitionTime = corev1.ConditionFalse, "JobResumed", "Job resumed", ts, ts
+		status.StartTime = &ts
+		r.Recorder.Eventf(job, nil, corev1.EventTypeNormal, "Resumed", "Resume", "Job resumed")
+	}
+}
+
+func (r *Reconciler) reportFinished(job *batchv1.Job) {
+	if c := findCondition(&job.Status, batchv1.JobComplete); c != nil {
+		r.Recorder.Eventf(job, nil, corev1.EventTypeNormal, "Completed", "Complete", "Job completed")
+		return
+	}
+	if c := findCondition(&job.Status, batchv1.JobFailed); c != nil {
+		r.Recorder.Eventf(job, nil, corev1.EventTypeWarning, c.Reason, "Fail", "%s", c.Message)
+	}
+}
+
+func (r *Reconciler) pods(ctx context.Context, job *batchv1.Job) ([]*corev1.Pod, error) {
+	var list corev1.PodList
+	if err := r.Client.List(ctx, &list, client.InNamespace(job.Namespace), client.MatchingLabels{batchv1.ControllerUidLabel: string(job.UID)}); err != nil {
+		return nil, fmt.Errorf("listing pods: %w", err)
+	}
+	pods := make([]*corev1.Pod, 0, len(list.Items))
+	for i := range list.Items {
+		if metav1.IsControlledBy(&list.Items[i], job) {
+			pods = append(pods, &list.Items[i])
+		}
+	}
+	return pods, nil
+}
+
+// writeStatus stores status when it changed; job then holds what the server returned.
+func (r *Reconciler) writeStatus(ctx context.Context, job *batchv1.Job, status *batchv1.JobStatus) error {
+	if equality.Semantic.DeepEqual(&job.Status, status) {
+		return nil
+	}
+	job.Status = *status
+	if err := r.Client.Status().Update(ctx, job); err != nil {
+		return fmt.Errorf("updating status: %w", err)
+	}
+	return nil
+}
+
+// release removes the tracking finalizer from pods whose finish the status holds, and
+// returns the UIDs it removed it from.
+func (r *Reconciler) release(ctx context.Context, job *batchv1.Job, pods []*corev1.Pod) (map[types.UID]bool, error) {
+	released := map[types.UID]bool{}
+	var mu sync.Mutex
+	errs := forEach(pods, func(p *corev1.Pod) error {
+		if err := r.removeFinalizer(ctx, job, p); err != nil {
+			return err
+		}
+		mu.Lock()
+		released[p.UID] = true
+		mu.Unlock()
+		return nil
+	})
+	return released, errs
+}
+
+func (r *Reconciler) removeFinalizer(ctx context.Context, job *batchv1.Job, p *corev1.Pod) error {
+	key := client.ObjectKeyFromObject(job)
+	r.expectations.ExpectRelease(key, p.Name, trackingFinalizer)
+	// A strategic-merge delete of the one entry: no conflict with other writers of the
+	// pod, and the cached pod is left as it is.
+	if err := r.Client.Patch(ctx, p.DeepCopy(), client.RawPatch(types.StrategicMergePatchType, releasePatch)); client.IgnoreNotFound(err) != nil {
+		r.expectations.ReleaseFailed(key, p.Name)
+		return fmt.Errorf("removing the tracking finalizer of pod %s: %w", p.Name, err)
+	}
+	return nil
+}
+
+var releasePatch = []byte(fmt.Sprintf(`{"metadata":{"$deleteFromPrimitiveList/finalizers":[%q]}}`, trackingFinalizer))
+
+// deletePods deletes pods; with release, it removes their tracking finalizer first, so
+// that they are not counted as failed.
+func (r *Reconciler) deletePods(ctx context.Context, job *batchv1.Job, pods []*corev1.Pod, release bool) (int32, error) {
+	var mu sync.Mutex
+	var deleted int32
+	key := client.ObjectKeyFromObject(job)
+	err := forEach(pods, func(p *corev1.Pod) error {
+		if release && hasFinalizer(p) {
+			if err := r.removeFinalizer(ctx, job, p); err != nil {
+				return err
+			}
+		}
+		r.expectations.ExpectDelete(key, p.Name)
+		if err := r.Client.Delete(ctx, p, client.Preconditions{UID: &p.UID}); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("deleting pod %s: %w", p.Name, err)
+		}
+		mu.Lock()
+		deleted++
+		mu.Unlock()
+		return nil
+	})
+	if deleted > 0 {
+		r.Recorder.Eventf(job, nil, corev1.EventTypeNormal, "SuccessfulDelete", "Delete", "Deleted %d pods", deleted)
+	}
+	return deleted, err
+}
+
+// createPods creates pods in slow-start batches of 1, 2, 4, …: a template that cannot be
+// created fails once, not once per pod. A pod the API server refused is not counted.
+func (r *Reconciler) createPods(ctx context.Context, job *batchv1.Job, indexes []int, retry map[int]indexRetry) (int32, error) {
+	key := client.ObjectKeyFromObject(job)
+	var created int32
+	for batch, rest := 1, indexes; len(rest) > 0; batch *= 2 {
+		chunk := rest[:min(batch, len(rest))]
+		rest = rest[len(chunk):]
+		var mu sync.Mutex
+		err := forEach(chunk, func(i int) error {
+			pod := newPod(job, i, retry[i])
+			if err := r.Client.Create(ctx, pod); err != nil {
+				return fmt.Errorf("creating a pod: %w", err)
+			}
+			r.expectations.ExpectCreate(key, pod.Name)
+			mu.Lock()
+			created++
+			mu.Unlock()
+			return nil
+		})
+		if err != nil {
+			r.Recorder.Eventf(job, nil, corev1.EventTypeWarning, "FailedCreate", "Create", "%v", err)
+			if created > 0 {
+				r.Recorder.Eventf(job, nil, corev1.EventTypeNormal, "SuccessfulCreate", "Create", "Created %d pods", created)
+			}
+			return created, err
+		}
+	}
+	if created > 0 {
+		r.Recorder.Eventf(job, nil, corev1.EventTypeNormal, "SuccessfulCreate", "Create", "Created %d pods", created)
+	}
+	return created, nil
+}
+
+// afterFinish releases any pod a finished job still holds and deletes the job once its
+// ttlSecondsAfterFinished passed.
+func (r *Reconciler) afterFinish(ctx context.Context, job *batchv1.Job, pods []*corev1.Pod) (ctrl.Result, error) {
+	var held []*corev1.Pod
+	for _, p := range pods {
+		if hasFinalizer(p) {
+			held = append(held, p)
+		}
+	}
+	if _, err := r.release(ctx, job, held); err != nil {
+		return ctrl.Result{}, err
+	}
+	ttl := job.Spec.TTLSecondsAfterFinished
+	if ttl == nil {
+		return ctrl.Result{}, nil
+	}
+	finished := job.Status.CompletionTime
+	if c := findCondition(&job.Status, batchv1.JobFailed); c != nil {
+		finished = &c.LastTransitionTime
+	}
+	if finished == nil {
+		return ctrl.Result{}, nil
+	}
+	if left := finished.Add(time.Duration(*ttl) * time.Second).Sub(r.Clock.Now()); left > 0 {
+		return ctrl.Result{RequeueAfter: left}, nil
+	}
+	if err := r.Client.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground), client.Preconditions{UID: &job.UID}); client.IgnoreNotFound(err) != nil {
+		return ctrl.Result{}, fmt.Errorf("deleting the job after its TTL: %w", err)
+	}
+	log.FromContext(ctx).Info("deleted Job after ttlSecondsAfterFinished")
+	return ctrl.Result{}, nil
+}
+
+// forEach runs fn on every item concurrently and returns the first error.
+func forEach[T any](items []T, fn func(T) error) error {
+	errs := make([]error, len(items))
+	var wg sync.WaitGroup
+	for i, item := range items {
+		wg.Go(func() { errs[i] = fn(item) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,65 @@
+package job
+
+import (
+	"fmt"
+	"strconv"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+)
+
+// newPod builds a pod of job from its template, with the tracking finalizer. For Indexed
+// jobs index is the completion index, published as the built-in controller does: the
+// annotation and label, JOB_COMPLETION_INDEX, the hostname <job>-<index>, and the index's
+// failure counts for backoffLimitPerIndex.
+func newPod(job *batchv1.Job, index int, retry indexRetry) *corev1.Pod {
+	tmpl := job.Spec.Template.DeepCopy()
+	labels := tmpl.Labels
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[musterv1.ControllerLabel] = "job"
+	annotations := tmpl.Annotations
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			GenerateName:    job.Name + "-",
+			Namespace:       job.Namespace,
+			Labels:          labels,
+			Annotations:     annotations,
+			Finalizers:      []string{trackingFinalizer},
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(job, batchv1.SchemeGroupVersion.WithKind("Job"))},
+		},
+		Spec: tmpl.Spec,
+	}
+	if index == noIndex {
+		return pod
+	}
+	pod.GenerateName = fmt.Sprintf("%s-%d-", job.Name, index)
+	annotations[indexAnnotation] = strconv.Itoa(index)
+	labels[batchv1.JobCompletionIndexAnnotation] = strconv.Itoa(index)
+	if retry.failures > 0 {
+		annotations[indexFailureAnnotation] = strconv.Itoa(int(retry.failures))
+	}
+	if retry.ignored > 0 {
+		annotations[indexIgnoredAnnotation] = strconv.Itoa(int(retry.ignored))
+	}
+	if pod.Spec.Hostname == "" {
+		pod.Spec.Hostname = fmt.Sprintf("%s-%d", job.Name, index)
+	}
+	env := corev1.EnvVar{Name: indexEnv, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{
+		FieldPath: fmt.Sprintf("metadata.annotations['%s']", indexAnnotation),
+	}}}
+	for i := range pod.Spec.InitContainers {
+		pod.Spec.InitContainers[i].Env = append(pod.Spec.InitContainers[i].Env, env)
+	}
+	for i := range pod.Spec.Containers {
+		pod.Spec.Containers[i].Env = append(pod.Spec.Containers[i].Env, env)
+	}
+	return pod
+}

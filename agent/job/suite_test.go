@@ -1,0 +1,283 @@
+package job_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zapcore"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/musterhq/muster/agent/job"
+	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/e2e/envtest"
+)
+
+var (
+	env   *envtest.Environment
+	clock = clocktesting.NewFakeClock(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC))
+)
+
+// TestMain runs the agent's Job controller, on a clock the tests move, against a real API
+// server, which also enforces its rules for the status of externally managed Jobs. There
+// is no kubelet or kube-controller-manager: tests play the kubelet by setting pod phases.
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.ErrorLevel)))
+	var err error
+	env, err = envtest.Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer env.Stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	err = env.StartManager(ctx, func(mgr ctrl.Manager) error {
+		r := &job.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("test"), Clock: clock, Workers: 4}
+		return r.SetupWithManager(mgr)
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return m.Run()
+}
+
+type fixture struct {
+	t  *testing.T
+	ns string
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	name := strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name()))
+	if len(name) > 55 {
+		name = name[:55]
+	}
+	name = strings.TrimRight(name, "-")
+	if err := env.Client.Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
+		t.Fatal(err)
+	}
+	return &fixture{t: t, ns: name}
+}
+
+// job creates an agent-managed Job with the given parallelism and completions.
+func (f *fixture) job(parallelism, completions *int32, mutate ...func(*batchv1.Job)) *batchv1.Job {
+	f.t.Helper()
+	j := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: "job", Namespace: f.ns},
+		Spec: batchv1.JobSpec{
+			ManagedBy:   ptr.To(musterv1.AgentManagedBy),
+			Parallelism: parallelism,
+			Completions: completions,
+			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+				RestartPolicy: corev1.RestartPolicyNever,
+				Containers:    []corev1.Container{{Name: "main", Image: "busybox"}},
+			}},
+		},
+	}
+	for _, m := range mutate {
+		m(j)
+	}
+	if err := env.Client.Create(f.t.Context(), j); err != nil {
+		f.t.Fatal(err)
+	}
+	return j
+}
+
+func (f *fixture) get(j *batchv1.Job) *batchv1.Job {
+	f.t.Helper()
+	out := &batchv1.Job{}
+	if err := env.Client.Get(f.t.Context(), client.ObjectKeyFromObject(j), out); err != nil {
+		f.t.Fatal(err)
+	}
+	return out
+}
+
+// pods lists the job's pods, oldest first; with all, terminating ones too.
+func (f *fixture) pods(all bool) []corev1.Pod {
+	f.t.Helper()
+	var list corev1.PodList
+	if err := env.Client.List(f.t.Context(), &list, client.InNamespace(f.ns)); err != nil {
+		f.t.Fatal(err)
+	}
+	var out []corev1.Pod
+	for _, p := range list.Items {
+		if all || p.DeletionTimestamp == nil {
+			out = append(out, p)
+		}
+	}
+	slices.SortFunc(out, func(a, b corev1.Pod) int {
+		if c := a.CreationTimestamp.Compare(b.CreationTimestamp.Time); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	return out
+}
+
+// running returns the job's pods that are neither finished nor terminating.
+func (f *fixture) running() []corev1.Pod {
+	var out []corev1.Pod
+	for _, p := range f.pods(false) {
+		if p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func (f *fixture) eventually(what string, cond func() (bool, string)) {
+	f.t.Helper()
+	var last string
+	err := wait.PollUntilContextTimeout(f.t.Context(), 50*time.Millisecond, 15*time.Second, true, func(context.Context) (bool, error) {
+		ok, state := cond()
+		last = state
+		return ok, nil
+	})
+	if err != nil {
+		f.t.Fatalf("%s: never happened; last state: %s", what, last)
+	}
+}
+
+// waitRunning waits until exactly n pods run.
+func (f *fixture) waitRunning(n int) []corev1.Pod {
+	f.t.Helper()
+	var pods []corev1.Pod
+	f.eventually(fmt.Sprintf("%d running pods", n), func() (bool, string) {
+		pods = f.running()
+		return len(pods) == n, fmt.Sprintf("%d running", len(pods))
+	})
+	// The controller may still be creating: give it a moment and check nothing more came.
+	time.Sleep(150 * time.Millisecond)
+	if got := f.running(); len(got) != n {
+		f.t.Fatalf("%d pods running, want %d", len(got), n)
+	}
+	return pods
+}
+
+// finish plays the kubelet for one pod.
+func (f *fixture) finish(p corev1.Pod, phase corev1.PodPhase, exitCode int32, conditions ...corev1.PodCondition) {
+	f.t.Helper()
+	cur := &corev1.Pod{}
+	if err := env.Client.Get(f.t.Context(), client.ObjectKeyFromObject(&p), cur); err != nil {
+		f.t.Fatal(err)
+	}
+	now := metav1.NewTime(clock.Now())
+	cur.Status.Phase = phase
+	cur.Status.Conditions = append(conditions, corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionFalse, LastTransitionTime: now})
+	cur.Status.ContainerStatuses = []corev1.ContainerStatus{{
+		Name: "main", Image: "busybox", ImageID: "busybox",
+		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: exitCode, FinishedAt: now, StartedAt: now}},
+	}}
+	if err := env.Client.Status().Update(f.t.Context(), cur); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// setReady plays the kubelet: the pod runs and is Ready.
+func (f *fixture) setReady(p corev1.Pod) {
+	f.t.Helper()
+	cur := &corev1.Pod{}
+	if err := env.Client.Get(f.t.Context(), client.ObjectKeyFromObject(&p), cur); err != nil {
+		f.t.Fatal(err)
+	}
+	cur.Status.Phase = corev1.PodRunning
+	cur.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+	if err := env.Client.Status().Update(f.t.Context(), cur); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// counts is the part of a Job's status the tests compare.
+type counts struct {
+	Active, Ready, Succeeded, Failed, Terminating int32
+	Completed, FailedIndexes                      string
+}
+
+func countsOf(s *batchv1.JobStatus) counts {
+	return counts{
+		Active: s.Active, Ready: ptr.Deref(s.Ready, 0), Succeeded: s.Succeeded, Failed: s.Failed,
+		Terminating: ptr.Deref(s.Terminating, 0), Completed: s.CompletedIndexes, FailedIndexes: ptr.Deref(s.FailedIndexes, ""),
+	}
+}
+
+// waitStatus waits for the counts.
+func (f *fixture) waitStatus(j *batchv1.Job, want counts) *batchv1.Job {
+	f.t.Helper()
+	var got *batchv1.Job
+	f.eventually(fmt.Sprintf("status %+v", want), func() (bool, string) {
+		got = f.get(j)
+		return countsOf(&got.Status) == want, fmt.Sprintf("%+v conditions %s", countsOf(&got.Status), conditions(got))
+	})
+	return got
+}
+
+// waitCondition waits for a True condition with reason and returns the job.
+func (f *fixture) waitCondition(j *batchv1.Job, t batchv1.JobConditionType, reason string) *batchv1.Job {
+	f.t.Helper()
+	var got *batchv1.Job
+	f.eventually(fmt.Sprintf("condition %s/%s", t, reason), func() (bool, string) {
+		got = f.get(j)
+		for _, c := range got.Status.Conditions {
+			if c.Type == t && c.Status == corev1.ConditionTrue && (reason == "" || c.Reason == reason) {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("%+v conditions %s", countsOf(&got.Status), conditions(got))
+	})
+	return got
+}
+
+func conditions(j *batchv1.Job) string {
+	var parts []string
+	for _, c := range j.Status.Conditions {
+		parts = append(parts, fmt.Sprintf("%s=%s/%s", c.Type, c.Status, c.Reason))
+	}
+	return strings.Join(parts, " ")
+}
+
+func hasCondition(j *batchv1.Job, t batchv1.JobConditionType) bool {
+	for _, c := range j.Status.Conditions {
+		if c.Type == t && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+func (f *fixture) patchJob(j *batchv1.Job, mutate func(*batchv1.Job)) {
+	f.t.Helper()
+	cur := f.get(j)
+	patch := client.MergeFrom(cur.DeepCopy())
+	mutate(cur)
+	if err := env.Client.Patch(f.t.Context(), cur, patch); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// touch makes the controller look at the job again after the clock moved.
+func (f *fixture) touch(j *batchv1.Job) {
+	f.patchJob(j, func(j *batchv1.Job) {
+		if j.Annotations == nil {
+			j.Annotations = map[string]string{}
+		}
+		j.Annotations["touched"] = fmt.Sprint(time.Now().UnixNano())
+	})
+}
