@@ -9,6 +9,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/musterhq/muster/hub/broadcastjob"
+	"github.com/musterhq/muster/hub/fleetjob"
 	"github.com/musterhq/muster/hub/health"
 	"github.com/musterhq/muster/hub/inventory"
 	"github.com/musterhq/muster/hub/registration"
@@ -41,6 +42,9 @@ func Setup(_ context.Context, mgr ctrl.Manager, opts *Options) (*Controllers, er
 			Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("muster-health"), Clock: clock.RealClock{}, GracePeriod: opts.ClusterGracePeriod,
 		}).SetupWithManager},
 		{"inventory", (&inventory.Reconciler{Client: mgr.GetClient(), Inventory: inv}).SetupWithManager},
+		{"fleetjob", (&fleetjob.Reconciler{
+			Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("muster-fleetjob"), Clock: clock.RealClock{}, Inventory: inv,
+		}).SetupWithManager},
 		{"broadcastjob", (&broadcastjob.Reconciler{
 			Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("muster-broadcastjob"), Clock: clock.RealClock{}, Inventory: inv,
 		}).SetupWithManager},

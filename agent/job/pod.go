@@ -42,6 +42,14 @@ func newPod(job *batchv1.Job, index int, retry indexRetry) *corev1.Pod {
 	}
 	pod.GenerateName = fmt.Sprintf("%s-%d-", job.Name, index)
 	annotations[indexAnnotation] = strconv.Itoa(index)
+	// A shard of a divided FleetJob runs a slice of the fleet's indexes: the pod keeps its
+	// local index for the Job's bookkeeping and shows the fleet-wide one to the workload.
+	visible := index
+	offset, hasOffset := job.Annotations[musterv1.IndexOffsetAnnotation]
+	if n, err := strconv.Atoi(offset); hasOffset && err == nil && n >= 0 {
+		visible = index + n
+		annotations[musterv1.GlobalIndexAnnotation] = strconv.Itoa(visible)
+	}
 	labels[batchv1.JobCompletionIndexAnnotation] = strconv.Itoa(index)
 	if retry.failures > 0 {
 		annotations[indexFailureAnnotation] = strconv.Itoa(int(retry.failures))
@@ -50,11 +58,14 @@ func newPod(job *batchv1.Job, index int, retry indexRetry) *corev1.Pod {
 		annotations[indexIgnoredAnnotation] = strconv.Itoa(int(retry.ignored))
 	}
 	if pod.Spec.Hostname == "" {
-		pod.Spec.Hostname = fmt.Sprintf("%s-%d", job.Name, index)
+		pod.Spec.Hostname = fmt.Sprintf("%s-%d", job.Name, visible)
 	}
 	env := corev1.EnvVar{Name: indexEnv, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{
 		FieldPath: fmt.Sprintf("metadata.annotations['%s']", indexAnnotation),
 	}}}
+	if visible != index {
+		env = corev1.EnvVar{Name: indexEnv, Value: strconv.Itoa(visible)}
+	}
 	for i := range pod.Spec.InitContainers {
 		pod.Spec.InitContainers[i].Env = append(pod.Spec.InitContainers[i].Env, env)
 	}

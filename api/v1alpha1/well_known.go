@@ -61,3 +61,18 @@ const (
 	// ShardsFinalizer holds a hub object until the Works carrying its shards are gone.
 	ShardsFinalizer = "muster.dev/shards"
 )
+
+// FleetJob labels and annotations.
+const (
+	// FleetJobNameLabel, FleetJobNamespaceLabel and FleetJobUIDLabel mark the Works that
+	// carry a FleetJob's shards, and the shard Jobs.
+	FleetJobNameLabel      = "muster.dev/fleetjob-name"
+	FleetJobNamespaceLabel = "muster.dev/fleetjob-namespace"
+	FleetJobUIDLabel       = "muster.dev/fleetjob-uid"
+
+	// IndexOffsetAnnotation, on a shard of a divided Indexed FleetJob, is the first
+	// fleet-wide completion index of the shard: its pod for local index i runs fleet index
+	// offset+i, in JOB_COMPLETION_INDEX, its hostname and GlobalIndexAnnotation.
+	IndexOffsetAnnotation = "muster.dev/index-offset"
+	GlobalIndexAnnotation = "muster.dev/completion-index"
+)

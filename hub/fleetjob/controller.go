@@ -1,0 +1,257 @@
+// Package fleetjob is the hub's FleetJob controller: it places a batch Job on one cluster,
+// on every selected cluster, or divided among them, ships each cluster's shard through a
+// Work to the agent's Job controller, and sums up the shards' status.
+package fleetjob
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/hub/inventory"
+	"github.com/musterhq/muster/placement/clusters"
+)
+
+const conflictRetry = 100 * time.Millisecond
+
+// +kubebuilder:rbac:groups=muster.dev,resources=fleetjobs,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=muster.dev,resources=fleetjobs/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=muster.dev,resources=works,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=muster.dev,resources=memberclusters,verbs=get;list;watch
+
+// Reconciler runs FleetJobs.
+type Reconciler struct {
+	Client    client.Client
+	Recorder  events.EventRecorder
+	Clock     clock.PassiveClock
+	Inventory *inventory.Inventory
+}
+
+// SetupWithManager watches FleetJobs, their shards' Works, and member clusters (a FleetJob
+// waiting for an eligible cluster is placed when one appears).
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("fleetjob").
+		For(&musterv1.FleetJob{}).
+		Watches(&musterv1.Work{}, handler.EnqueueRequestsFromMapFunc(fleetJobOfWork)).
+		Watches(&musterv1.MemberCluster{}, handler.EnqueueRequestsFromMapFunc(r.unplaced)).
+		Complete(r)
+}
+
+func fleetJobOfWork(_ context.Context, o client.Object) []reconcile.Request {
+	l := o.GetLabels()
+	name, ns := l[musterv1.FleetJobNameLabel], l[musterv1.FleetJobNamespaceLabel]
+	if name == "" || ns == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}}
+}
+
+func (r *Reconciler) unplaced(ctx context.Context, _ client.Object) []reconcile.Request {
+	var list musterv1.FleetJobList
+	if err := r.Client.List(ctx, &list); err != nil {
+		log.FromContext(ctx).Error(err, "listing FleetJobs for a member cluster change")
+		return nil
+	}
+	var reqs []reconcile.Request
+	for i := range list.Items {
+		if !meta.IsStatusConditionTrue(list.Items[i].Status.Conditions, musterv1.FleetJobScheduled) {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+		}
+	}
+	return reqs
+}
+
+// Reconcile places a FleetJob once, then keeps its status in line with its shards.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	fj := &musterv1.FleetJob{}
+	if err := r.Client.Get(ctx, req.NamespacedName, fj); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if fj.DeletionTimestamp != nil {
+		return r.deleteShards(ctx, fj)
+	}
+	if controllerutil.AddFinalizer(fj, musterv1.ShardsFinalizer) {
+		if err := r.Client.Update(ctx, fj); err != nil {
+			return requeueOnConflict(err)
+		}
+	}
+	works, err := r.works(ctx, fj)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if len(works) == 0 && !meta.IsStatusConditionTrue(fj.Status.Conditions, musterv1.FleetJobScheduled) {
+		return r.place(ctx, fj)
+	}
+	var shards []shardState
+	for _, w := range works {
+		s, st, err := readWork(w)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		shards = append(shards, shardState{shard: s, status: st})
+	}
+	slices.SortFunc(shards, func(a, b shardState) int { return cmp.Compare(a.cluster, b.cluster) })
+	status, stop := summarize(fj, shards, r.Clock.Now())
+	for _, c := range stop {
+		if err := r.suspend(ctx, fj, works[c]); err != nil {
+			return requeueOnConflict(err)
+		}
+	}
+	return requeueOnConflict(r.updateStatus(ctx, fj, status))
+}
+
+func requeueOnConflict(err error) (ctrl.Result, error) {
+	if apierrors.IsConflict(err) {
+		return ctrl.Result{RequeueAfter: conflictRetry}, nil
+	}
+	return ctrl.Result{}, err
+}
+
+// place chooses the clusters and writes one Work per shard. The decision is final: the
+// shards' completions and index ranges cannot change once their Jobs exist.
+func (r *Reconciler) place(ctx context.Context, fj *musterv1.FleetJob) (ctrl.Result, error) {
+	var members musterv1.MemberClusterList
+	if err := r.Client.List(ctx, &members); err != nil {
+		return ctrl.Result{}, fmt.Errorf("listing member clusters: %w", err)
+	}
+	eligible, excluded := clusters.Eligible(&fj.Spec.Placement.Placement, members.Items)
+	fit := map[string]int{}
+	if r.Inventory != nil {
+		for c, nodes := range r.Inventory.EligibleNodesByCluster(&fj.Spec.Template.Spec.Template.Spec) {
+			fit[c] = len(nodes)
+		}
+	}
+	shards := place(fj, eligible, fit)
+	status := fj.Status.DeepCopy()
+	if len(shards) == 0 {
+		meta.SetStatusCondition(&status.Conditions, metav1.Condition{
+			Type: musterv1.FleetJobScheduled, Status: metav1.ConditionFalse, Reason: ReasonNoEligibleClusters,
+			Message: fmt.Sprintf("no member cluster can take the job (excluded: %v)", excluded), ObservedGeneration: fj.Generation,
+		})
+		status.Phase = musterv1.JobPending
+		return requeueOnConflict(r.updateStatus(ctx, fj, *status))
+	}
+	var errs []error
+	var names []string
+	for _, s := range shards {
+		w, err := newWork(fj, s)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if err := r.Client.Create(ctx, w); err != nil && !apierrors.IsAlreadyExists(err) {
+			errs = append(errs, fmt.Errorf("creating the shard for cluster %s: %w", s.cluster, err))
+		}
+		names = append(names, s.cluster)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return ctrl.Result{}, err
+	}
+	meta.SetStatusCondition(&status.Conditions, metav1.Condition{
+		Type: musterv1.FleetJobScheduled, Status: metav1.ConditionTrue, Reason: ReasonPlaced,
+		Message: fmt.Sprintf("%s: shards in %v", fj.Spec.Placement.Mode, names), ObservedGeneration: fj.Generation,
+	})
+	status.Phase = musterv1.JobPending
+	r.Recorder.Eventf(fj, nil, corev1.EventTypeNormal, ReasonPlaced, "Place", "placed %d shards (%s) in %v", len(shards), fj.Spec.Placement.Mode, names)
+	return requeueOnConflict(r.updateStatus(ctx, fj, *status))
+}
+
+// suspend stops a shard: its Job is suspended, so its pods are removed without counting
+// as failures and its record stays.
+func (r *Reconciler) suspend(ctx context.Context, fj *musterv1.FleetJob, w *musterv1.Work) error {
+	s, _, err := readWork(w)
+	if err != nil {
+		return err
+	}
+	s.suspend = true
+	want, err := newWork(fj, s)
+	if err != nil {
+		return err
+	}
+	w.Spec = want.Spec
+	if err := r.Client.Update(ctx, w); err != nil {
+		return fmt.Errorf("suspending the shard in cluster %s: %w", s.cluster, err)
+	}
+	r.Recorder.Eventf(fj, nil, corev1.EventTypeWarning, "ShardStopped", "Suspend", "suspended the shard in cluster %s after another shard failed", s.cluster)
+	return nil
+}
+
+func (r *Reconciler) works(ctx context.Context, fj *musterv1.FleetJob) (map[string]*musterv1.Work, error) {
+	var list musterv1.WorkList
+	if err := r.Client.List(ctx, &list, client.MatchingLabels{musterv1.FleetJobUIDLabel: string(fj.UID)}); err != nil {
+		return nil, fmt.Errorf("listing the FleetJob's Works: %w", err)
+	}
+	out := make(map[string]*musterv1.Work, len(list.Items))
+	for i := range list.Items {
+		if c := list.Items[i].Labels[musterv1.ClusterNameLabel]; c != "" {
+			out[c] = &list.Items[i]
+		}
+	}
+	return out, nil
+}
+
+func (r *Reconciler) updateStatus(ctx context.Context, fj *musterv1.FleetJob, status musterv1.FleetJobStatus) error {
+	if equality.Semantic.DeepEqual(fj.Status, status) {
+		return nil
+	}
+	wasFinished := finishedFleet(&fj.Status)
+	fj.Status = status
+	if err := r.Client.Status().Update(ctx, fj); err != nil {
+		return fmt.Errorf("updating status: %w", err)
+	}
+	if !wasFinished && finishedFleet(&status) {
+		for _, t := range []string{musterv1.FleetJobComplete, musterv1.FleetJobFailed} {
+			if c := meta.FindStatusCondition(status.Conditions, t); c != nil && c.Status == metav1.ConditionTrue {
+				eventType := corev1.EventTypeNormal
+				if t == musterv1.FleetJobFailed {
+					eventType = corev1.EventTypeWarning
+				}
+				r.Recorder.Eventf(fj, nil, eventType, c.Reason, t, "%s", c.Message)
+			}
+		}
+	}
+	return nil
+}
+
+// deleteShards deletes the FleetJob's Works; each agent deletes its Job and pods before
+// its Work goes. The finalizer comes off once every Work is gone.
+func (r *Reconciler) deleteShards(ctx context.Context, fj *musterv1.FleetJob) (ctrl.Result, error) {
+	if !controllerutil.ContainsFinalizer(fj, musterv1.ShardsFinalizer) {
+		return ctrl.Result{}, nil
+	}
+	works, err := r.works(ctx, fj)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	for c, w := range works {
+		if w.DeletionTimestamp == nil {
+			if err := r.Client.Delete(ctx, w); client.IgnoreNotFound(err) != nil {
+				return ctrl.Result{}, fmt.Errorf("deleting the shard for cluster %s: %w", c, err)
+			}
+		}
+	}
+	if len(works) > 0 {
+		return ctrl.Result{RequeueAfter: 10 * time.Second}, nil
+	}
+	controllerutil.RemoveFinalizer(fj, musterv1.ShardsFinalizer)
+	return requeueOnConflict(client.IgnoreNotFound(r.Client.Update(ctx, fj)))
+}

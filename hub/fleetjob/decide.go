@@ -1,0 +1,261 @@
+package fleetjob
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/placement/division"
+)
+
+// Condition reasons.
+const (
+	ReasonPlaced             = "Placed"
+	ReasonNoEligibleClusters = "NoEligibleClusters"
+	ReasonShardsCompleted    = "ShardsCompleted"
+	ReasonShardFailed        = "ShardFailed"
+	ReasonShardsFailed       = "ShardsFailed"
+)
+
+// place decides the shards of a FleetJob that has none yet. eligible are the clusters the
+// placement allows, sorted; fit counts each one's nodes that fit the pod template (the
+// inventory's view of free capacity). It returns no shard when nothing can run.
+func place(fj *musterv1.FleetJob, eligible []string, fit map[string]int) []shard {
+	if len(eligible) == 0 {
+		return nil
+	}
+	tmpl := fj.Spec.Template.Spec
+	switch fj.Spec.Placement.Mode {
+	case musterv1.PlacementDuplicate:
+		out := make([]shard, len(eligible))
+		for i, c := range eligible {
+			out[i] = shard{cluster: c, parallelism: tmpl.Parallelism, completions: tmpl.Completions}
+		}
+		return out
+	case musterv1.PlacementDivided:
+		return divide(fj, eligible, fit)
+	}
+	// Single: the cluster where most nodes fit; ties go to the first by name.
+	best := eligible[0]
+	for _, c := range eligible[1:] {
+		if fit[c] > fit[best] {
+			best = c
+		}
+	}
+	return []shard{{cluster: best, parallelism: tmpl.Parallelism, completions: tmpl.Completions}}
+}
+
+// divide splits parallelism and completions by the division's weights, or, without
+// weights, by the clusters' fitting nodes. Indexed shards get contiguous index ranges.
+func divide(fj *musterv1.FleetJob, eligible []string, fit map[string]int) []shard {
+	weights := make([]int32, len(eligible))
+	if d := fj.Spec.Placement.Division; d != nil && len(d.Weights) > 0 {
+		for _, w := range d.Weights {
+			if i := slices.Index(eligible, w.ClusterName); i >= 0 {
+				weights[i] = w.Weight
+			}
+		}
+	} else {
+		for i, c := range eligible {
+			weights[i] = int32(fit[c])
+		}
+		if !slices.ContainsFunc(weights, func(w int32) bool { return w > 0 }) {
+			for i := range weights {
+				weights[i] = 1
+			}
+		}
+	}
+	tmpl := fj.Spec.Template.Spec
+	parallelism := ptr.Deref(tmpl.Parallelism, 1)
+	var completions []int32
+	if tmpl.Completions != nil {
+		completions = division.Split(*tmpl.Completions, weights)
+	}
+	pars := division.Split(parallelism, weights)
+	var ranges []division.Range
+	if completions != nil {
+		ranges = division.Ranges(completions)
+	}
+	indexed := ptr.Deref(tmpl.CompletionMode, batchv1.NonIndexedCompletion) == batchv1.IndexedCompletion
+	var out []shard
+	for i, c := range eligible {
+		s := shard{cluster: c}
+		p := pars[i]
+		if completions != nil {
+			if completions[i] == 0 {
+				continue
+			}
+			s.completions = ptr.To(completions[i])
+			// A shard with work runs at least one pod and never more than its completions.
+			p = min(max(p, 1), completions[i])
+			if indexed {
+				s.indexes = &musterv1.IndexRange{Start: ranges[i].Start, End: ranges[i].End}
+			}
+		} else if p == 0 {
+			continue
+		}
+		s.parallelism = ptr.To(p)
+		out = append(out, s)
+	}
+	return out
+}
+
+// shardState is a placed shard and what its cluster reports.
+type shardState struct {
+	shard
+	status *batchv1.JobStatus
+}
+
+func jobCondition(s *batchv1.JobStatus, t batchv1.JobConditionType) bool {
+	if s == nil {
+		return false
+	}
+	for _, c := range s.Conditions {
+		if c.Type == t && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+func shardPhase(s shardState) musterv1.JobPhase {
+	switch {
+	case s.status == nil:
+		return musterv1.JobPending
+	case jobCondition(s.status, batchv1.JobComplete):
+		return musterv1.JobComplete
+	case jobCondition(s.status, batchv1.JobFailed):
+		return musterv1.JobFailed
+	case jobCondition(s.status, batchv1.JobSuspended):
+		return musterv1.JobSuspended
+	}
+	return musterv1.JobRunning
+}
+
+// globalIndexes rewrites a shard's completedIndexes ("0-2,5") in fleet indexes.
+func globalIndexes(local string, r *musterv1.IndexRange) string {
+	if r == nil || r.Start == 0 || local == "" {
+		return local
+	}
+	parts := strings.Split(local, ",")
+	for i, p := range parts {
+		lo, hi, isRange := strings.Cut(p, "-")
+		a, err1 := strconv.Atoi(lo)
+		if err1 != nil {
+			continue
+		}
+		if !isRange {
+			parts[i] = strconv.Itoa(a + int(r.Start))
+			continue
+		}
+		b, err2 := strconv.Atoi(hi)
+		if err2 != nil {
+			continue
+		}
+		parts[i] = fmt.Sprintf("%d-%d", a+int(r.Start), b+int(r.Start))
+	}
+	return strings.Join(parts, ",")
+}
+
+// summarize computes the FleetJob's status from its shards and says which shards to stop:
+// with shardFailurePolicy FailFast, the first failed shard fails the FleetJob and the
+// others are suspended, which stops their pods without counting them as failures.
+func summarize(fj *musterv1.FleetJob, shards []shardState, now time.Time) (musterv1.FleetJobStatus, []string) {
+	status := *fj.Status.DeepCopy()
+	status.ObservedGeneration = fj.Generation
+	status.Clusters = nil
+	status.Active, status.Ready, status.Succeeded, status.Failed = 0, 0, 0, 0
+	var failed, finished []string
+	for _, s := range shards {
+		entry := musterv1.ClusterJobStatus{ClusterName: s.cluster, Parallelism: s.parallelism, Completions: s.completions, Indexes: s.indexes, Phase: shardPhase(s)}
+		if st := s.status; st != nil {
+			entry.Active, entry.Ready, entry.Succeeded, entry.Failed = st.Active, ptr.Deref(st.Ready, 0), st.Succeeded, st.Failed
+			entry.CompletedIndexes = globalIndexes(st.CompletedIndexes, s.indexes)
+		}
+		status.Clusters = append(status.Clusters, entry)
+		status.Active += entry.Active
+		status.Ready += entry.Ready
+		status.Succeeded += entry.Succeeded
+		status.Failed += entry.Failed
+		switch entry.Phase {
+		case musterv1.JobFailed:
+			failed = append(failed, s.cluster)
+			finished = append(finished, s.cluster)
+		case musterv1.JobComplete:
+			finished = append(finished, s.cluster)
+		}
+	}
+	if status.StartTime == nil && len(shards) > 0 {
+		status.StartTime = &metav1.Time{Time: now}
+	}
+	var stop []string
+	setCond := func(t string, s metav1.ConditionStatus, reason, msg string) {
+		meta.SetStatusCondition(&status.Conditions, metav1.Condition{Type: t, Status: s, Reason: reason, Message: msg, ObservedGeneration: fj.Generation})
+	}
+	failFast := fj.Spec.ShardFailurePolicy != musterv1.ShardContinue
+	switch {
+	case len(failed) > 0 && failFast:
+		setCond(musterv1.FleetJobFailed, metav1.ConditionTrue, ReasonShardFailed, fmt.Sprintf("the shard in cluster %s failed%s", failed[0], shardFailure(shards, failed[0])))
+		for _, s := range shards {
+			if !slices.Contains(finished, s.cluster) && !s.suspend {
+				stop = append(stop, s.cluster)
+			}
+		}
+	case len(shards) > 0 && len(finished) == len(shards) && len(failed) > 0:
+		setCond(musterv1.FleetJobFailed, metav1.ConditionTrue, ReasonShardsFailed, fmt.Sprintf("the shards in clusters %s failed", strings.Join(failed, ", ")))
+	case len(shards) > 0 && len(finished) == len(shards):
+		setCond(musterv1.FleetJobComplete, metav1.ConditionTrue, ReasonShardsCompleted, fmt.Sprintf("%d pods succeeded in %d clusters", status.Succeeded, len(shards)))
+	}
+	if finishedFleet(&status) && status.CompletionTime == nil {
+		status.CompletionTime = &metav1.Time{Time: now}
+	}
+	status.Phase = fleetPhase(&status, shards)
+	return status, stop
+}
+
+func shardFailure(shards []shardState, cluster string) string {
+	for _, s := range shards {
+		if s.cluster != cluster || s.status == nil {
+			continue
+		}
+		for _, c := range s.status.Conditions {
+			if c.Type == batchv1.JobFailed && c.Status == corev1.ConditionTrue {
+				return fmt.Sprintf(": %s: %s", c.Reason, c.Message)
+			}
+		}
+	}
+	return ""
+}
+
+func finishedFleet(status *musterv1.FleetJobStatus) bool {
+	return meta.IsStatusConditionTrue(status.Conditions, musterv1.FleetJobComplete) || meta.IsStatusConditionTrue(status.Conditions, musterv1.FleetJobFailed)
+}
+
+func fleetPhase(status *musterv1.FleetJobStatus, shards []shardState) musterv1.JobPhase {
+	switch {
+	case meta.IsStatusConditionTrue(status.Conditions, musterv1.FleetJobFailed):
+		return musterv1.JobFailed
+	case meta.IsStatusConditionTrue(status.Conditions, musterv1.FleetJobComplete):
+		return musterv1.JobComplete
+	case len(shards) == 0:
+		return musterv1.JobPending
+	}
+	for _, s := range shards {
+		if p := shardPhase(s); p == musterv1.JobRunning || p == musterv1.JobComplete {
+			return musterv1.JobRunning
+		}
+	}
+	if slices.ContainsFunc(shards, func(s shardState) bool { return shardPhase(s) == musterv1.JobSuspended }) {
+		return musterv1.JobSuspended
+	}
+	return musterv1.JobPending
+}
