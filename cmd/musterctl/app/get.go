@@ -34,7 +34,7 @@ func newGetCommand(flags *genericclioptions.ConfigFlags) *cobra.Command {
 			return nil
 		},
 	})
-	get.AddCommand(newGetBroadcastJobCommand(flags))
+	get.AddCommand(newGetBroadcastJobCommand(flags), newGetFleetJobCommand(flags))
 	return get
 }
 

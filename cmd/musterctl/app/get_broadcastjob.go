@@ -19,70 +19,78 @@ import (
 )
 
 func newGetBroadcastJobCommand(flags *genericclioptions.ConfigFlags) *cobra.Command {
-	var follow bool
+	var watching bool
 	cmd := &cobra.Command{
 		Use:     "broadcastjob NAME",
 		Aliases: []string{"broadcastjobs", "bcj"},
 		Short:   "Show a hub BroadcastJob's progress in every cluster",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ns, _, err := flags.ToRawKubeConfigLoader().Namespace()
-			if err != nil {
-				return err
-			}
-			cfg, err := flags.ToRESTConfig()
-			if err != nil {
-				return fmt.Errorf("loading kubeconfig: %w", err)
-			}
-			c, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme.Scheme})
-			if err != nil {
-				return err
-			}
-			job := &musterv1.BroadcastJob{}
-			if err := c.Get(cmd.Context(), clientKey(ns, args[0]), job); err != nil {
-				return err
-			}
-			printBroadcastJob(cmd.OutOrStdout(), job)
-			if !follow {
-				return nil
-			}
-			return watchBroadcastJob(cmd.Context(), c, job, cmd.OutOrStdout())
+			return show(cmd, flags, args[0], watching, &musterv1.BroadcastJob{}, &musterv1.BroadcastJobList{}, func(out io.Writer, o client.Object) {
+				printBroadcastJob(out, o.(*musterv1.BroadcastJob))
+			})
 		},
 	}
-	cmd.Flags().BoolVarP(&follow, "watch", "w", false, "keep printing the table as the job progresses")
+	cmd.Flags().BoolVarP(&watching, "watch", "w", false, "keep printing the table as the job progresses")
 	return cmd
 }
 
-// watchBroadcastJob prints the table again at every change until the job is deleted or
-// ctx ends.
-func watchBroadcastJob(ctx context.Context, c client.WithWatch, job *musterv1.BroadcastJob, out io.Writer) error {
+// show prints the named object of the hub with print and, when watching, again at every
+// change.
+func show(cmd *cobra.Command, flags *genericclioptions.ConfigFlags, name string, watching bool, obj client.Object, list client.ObjectList, print func(io.Writer, client.Object)) error {
+	ns, _, err := flags.ToRawKubeConfigLoader().Namespace()
+	if err != nil {
+		return err
+	}
+	cfg, err := flags.ToRESTConfig()
+	if err != nil {
+		return fmt.Errorf("loading kubeconfig: %w", err)
+	}
+	c, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme.Scheme})
+	if err != nil {
+		return err
+	}
+	if err := c.Get(cmd.Context(), clientKey(ns, name), obj); err != nil {
+		return err
+	}
+	print(cmd.OutOrStdout(), obj)
+	if !watching {
+		return nil
+	}
+	return follow(cmd.Context(), c, obj, list, cmd.OutOrStdout(), print)
+}
+
+// follow prints obj again, with print, at every change until it is deleted or ctx ends.
+// list is an empty list of obj's kind, to watch with.
+func follow(ctx context.Context, c client.WithWatch, obj client.Object, list client.ObjectList, out io.Writer, print func(io.Writer, client.Object)) error {
 	for {
-		w, err := c.Watch(ctx, &musterv1.BroadcastJobList{}, client.InNamespace(job.Namespace),
-			client.MatchingFieldsSelector{Selector: fields.OneTermEqualSelector("metadata.name", job.Name)},
-			&client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: job.ResourceVersion}})
+		w, err := c.Watch(ctx, list, client.InNamespace(obj.GetNamespace()),
+			client.MatchingFieldsSelector{Selector: fields.OneTermEqualSelector("metadata.name", obj.GetName())},
+			&client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: obj.GetResourceVersion()}})
 		if err != nil {
-			return fmt.Errorf("watching BroadcastJob %s/%s: %w", job.Namespace, job.Name, err)
+			return fmt.Errorf("watching %s/%s: %w", obj.GetNamespace(), obj.GetName(), err)
 		}
 		for ev := range w.ResultChan() {
-			cur, ok := ev.Object.(*musterv1.BroadcastJob)
-			switch {
-			case ev.Type == watch.Deleted:
+			switch ev.Type {
+			case watch.Deleted:
 				w.Stop()
-				fmt.Fprintf(out, "BroadcastJob %s/%s was deleted\n", job.Namespace, job.Name)
+				fmt.Fprintf(out, "%s/%s was deleted\n", obj.GetNamespace(), obj.GetName())
 				return nil
-			case ev.Type == watch.Error:
+			case watch.Error:
 				// Most likely the version expired: start again from the current object.
 				w.Stop()
-				if err := c.Get(ctx, client.ObjectKeyFromObject(job), job); err != nil {
+				if err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
 					return err
 				}
 				continue
-			case !ok:
+			}
+			cur, ok := ev.Object.(client.Object)
+			if !ok {
 				continue
 			}
-			job = cur
+			obj = cur
 			fmt.Fprintln(out)
-			printBroadcastJob(out, job)
+			print(out, obj)
 		}
 		if ctx.Err() != nil {
 			return nil

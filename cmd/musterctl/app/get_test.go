@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
@@ -80,6 +81,45 @@ func TestPrintBroadcastJob(t *testing.T) {
 		}
 		if got != w {
 			t.Errorf("line %d = %q, want %q", i, got, w)
+		}
+	}
+}
+
+func TestPrintFleetJob(t *testing.T) {
+	fj := &musterv1.FleetJob{
+		ObjectMeta: metav1.ObjectMeta{Name: "render", Namespace: "default"},
+		Spec: musterv1.FleetJobSpec{
+			Placement: musterv1.FleetJobPlacement{Mode: musterv1.PlacementDivided},
+			Template:  batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Completions: new(int32(20))}},
+		},
+		Status: musterv1.FleetJobStatus{
+			Phase: musterv1.JobRunning, Active: 3, Succeeded: 12,
+			Clusters: []musterv1.ClusterJobStatus{
+				{ClusterName: "m1", Phase: musterv1.JobComplete, Completions: new(int32(10)), Indexes: &musterv1.IndexRange{Start: 0, End: 10}, Succeeded: 10, CompletedIndexes: "0-9"},
+				{ClusterName: "m2", Phase: musterv1.JobRunning, Completions: new(int32(10)), Indexes: &musterv1.IndexRange{Start: 10, End: 20}, Active: 3, Succeeded: 2, CompletedIndexes: "10,11"},
+			},
+		},
+	}
+	var out bytes.Buffer
+	printFleetJob(&out, fj)
+	got := strings.Split(strings.TrimSpace(out.String()), "\n")
+	want := []string{
+		"FleetJob default/render (Divided): Running",
+		"CLUSTER PHASE INDEXES COMPLETIONS ACTIVE SUCCEEDED FAILED COMPLETED-INDEXES",
+		"m1 Complete 0-9 10 0 10 0 0-9",
+		"m2 Running 10-19 10 3 2 0 10,11",
+		"TOTAL Running - 20 3 12 0 -",
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got:\n%s", out.String())
+	}
+	for i := range want {
+		line := strings.Join(strings.Fields(got[i]), " ")
+		if i == 0 {
+			line = got[i]
+		}
+		if line != want[i] {
+			t.Errorf("line %d = %q, want %q", i, line, want[i])
 		}
 	}
 }
