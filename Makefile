@@ -75,6 +75,10 @@ bench: ## Go benchmarks of placement and the hub inventory.
 bench-broadcastjob: toolchain ## Fleet benchmark: BroadcastJob on 1 member × 1000 nodes and 3 members × 500 from the hub.
 	$(GO) run ./e2e/cmd/bench-broadcastjob
 
+.PHONY: bench-job
+bench-job: toolchain ## Fleet benchmark: a 1000-completion Job by kube-controller-manager and by the agent, wall time and writes.
+	$(GO) run ./e2e/cmd/bench-job
+
 .PHONY: bench-work
 bench-work: toolchain ## Fleet benchmark: 200 Works over 2 members, P50/P99 to the member and back.
 	$(GO) test -tags e2e -run '^$$' -bench BenchmarkWorkDelivery -benchtime 3x -timeout 10m -v ./e2e/work/ | grep -E 'round|Benchmark|ok|FAIL'

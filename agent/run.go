@@ -115,6 +115,7 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	batchJobs := &job.Reconciler{
 		Client: local.GetClient(), Recorder: local.GetEventRecorder("muster-job"), Clock: clock.RealClock{}, Workers: opts.JobWorkers,
+		BatchPeriod: time.Second,
 	}
 	if err := batchJobs.SetupWithManager(local); err != nil {
 		return err

@@ -17,14 +17,18 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/musterhq/muster/agent/expectations"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
@@ -48,6 +52,10 @@ type Reconciler struct {
 	Clock    clock.PassiveClock
 	// Workers is the number of Jobs reconciled in parallel.
 	Workers int
+	// BatchPeriod delays the reconcile a pod change triggers, so that the changes of many
+	// pods of a job are handled, and its status written, once: the built-in controller
+	// batches pod events the same way (1s).
+	BatchPeriod time.Duration
 
 	once         sync.Once
 	expectations *expectations.Expectations
@@ -67,9 +75,32 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("job").
 		For(&batchv1.Job{}, builder.WithPredicates(predicate.NewPredicateFuncs(managedByAgent))).
-		Owns(&corev1.Pod{}).
+		Watches(&corev1.Pod{}, r.batchedOwner()).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Workers, 1)}).
 		Complete(r)
+}
+
+// batchedOwner enqueues a pod's Job BatchPeriod after the pod changed; changes within the
+// period share one reconcile.
+func (r *Reconciler) batchedOwner() handler.TypedEventHandler[client.Object, reconcile.Request] {
+	enqueue := func(o client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		ref := metav1.GetControllerOf(o)
+		if ref == nil || ref.Kind != "Job" || ref.APIVersion != batchv1.SchemeGroupVersion.String() {
+			return
+		}
+		q.AddAfter(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: ref.Name}}, r.BatchPeriod)
+	}
+	return handler.TypedFuncs[client.Object, reconcile.Request]{
+		CreateFunc: func(_ context.Context, e event.TypedCreateEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			enqueue(e.Object, q)
+		},
+		UpdateFunc: func(_ context.Context, e event.TypedUpdateEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			enqueue(e.ObjectNew, q)
+		},
+		DeleteFunc: func(_ context.Context, e event.TypedDeleteEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			enqueue(e.Object, q)
+		},
+	}
 }
 
 func managedByAgent(o client.Object) bool {

@@ -197,8 +197,9 @@ func TestIndexedStartsLowestIndexesAndRetriesAFailedIndex(t *testing.T) {
 	}
 	f.finish(byIndex["0"], corev1.PodSucceeded, 0)
 	f.finish(byIndex["1"], corev1.PodFailed, 1)
-	f.waitStatus(j, counts{Active: 1, Succeeded: 1, Failed: 1, Completed: "0"})
-	// Index 2 started at once; index 1 comes back after the backoff, before index 3.
+	// As upstream, a failure holds back every new pod of the job for the backoff.
+	f.waitStatus(j, counts{Succeeded: 1, Failed: 1, Completed: "0"})
+	// Then the lowest free indexes start: 1 again, and 2 (not 3).
 	clock.Step(11 * time.Second)
 	f.touch(j)
 	now := f.waitRunning(2)

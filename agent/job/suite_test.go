@@ -49,7 +49,7 @@ func run(m *testing.M) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	err = env.StartManager(ctx, func(mgr ctrl.Manager) error {
-		r := &job.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("test"), Clock: clock, Workers: 4}
+		r := &job.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("test"), Clock: clock, Workers: 4, BatchPeriod: 50 * time.Millisecond}
 		return r.SetupWithManager(mgr)
 	})
 	if err != nil {

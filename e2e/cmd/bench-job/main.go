@@ -1,0 +1,206 @@
+// Command bench-job runs the same Job — completions 1000, parallelism 100 — on one member
+// with 100 kwok nodes twice: once by kube-controller-manager's Job controller and once by
+// the agent's (spec.managedBy muster.dev/agent), both with client QPS 5000 and burst
+// 10000. For each it prints the wall time from creation to Complete and the write
+// requests the member's API server served for Jobs, pods (not their status or binding,
+// which the kubelet and scheduler write) and events, then the agent/built-in ratios.
+// `make bench-job` runs it.
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/e2e/framework"
+)
+
+const (
+	qps   = "5000" // what kwokctl --disable-qps-limits gives kube-controller-manager
+	burst = "10000"
+)
+
+func main() {
+	nodes := flag.Int("nodes", 100, "kwok nodes in the member")
+	completions := flag.Int("completions", 1000, "the Job's completions")
+	parallelism := flag.Int("parallelism", 100, "the Job's parallelism")
+	flag.Parse()
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+	if err := run(ctx, *nodes, int32(*completions), int32(*parallelism)); err != nil {
+		fmt.Fprintln(os.Stderr, "bench-job:", err)
+		os.Exit(1)
+	}
+}
+
+type result struct {
+	name               string
+	wall               time.Duration
+	jobs, pods, events float64
+}
+
+func run(ctx context.Context, nodes int, completions, parallelism int32) error {
+	dir, err := os.MkdirTemp("", "muster-bench-job-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	f, err := framework.Up(ctx, framework.FleetOptions{Dir: dir, Members: 1, NodesPerMember: nodes})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := f.Down(context.Background()); err != nil {
+			fmt.Fprintln(os.Stderr, "tearing the fleet down:", err)
+		}
+	}()
+	member := f.Members[0]
+	if err := framework.WaitForClusterReady(ctx, member, nodes, 5*time.Minute); err != nil {
+		return err
+	}
+	m, err := framework.InstallHub(ctx, f)
+	if err != nil {
+		return err
+	}
+	defer m.Stop()
+	if err := m.StartHubProcess("--leader-elect=false"); err != nil {
+		return err
+	}
+	if err := m.JoinAndAccept(ctx, f.Members, "--kube-api-qps", qps, "--kube-api-burst", burst); err != nil {
+		return err
+	}
+	fmt.Printf("==> hub and member with %d nodes up; Job: completions %d, parallelism %d\n", nodes, completions, parallelism)
+	var results []result
+	for _, managedBy := range []string{"", musterv1.AgentManagedBy} {
+		r, err := measure(ctx, member, managedBy, completions, parallelism)
+		if err != nil {
+			return err
+		}
+		results = append(results, r)
+		fmt.Printf("==> %s: Complete in %.2fs; writes: jobs %.0f, pods %.0f, events %.0f\n", r.name, r.wall.Seconds(), r.jobs, r.pods, r.events)
+	}
+	kcm, agent := results[0], results[1]
+	fmt.Printf("\n%-32s %10s %8s %8s %8s %10s\n", "CONTROLLER", "WALL (s)", "JOBS", "PODS", "EVENTS", "ALL WRITES")
+	for _, r := range results {
+		fmt.Printf("%-32s %10.2f %8.0f %8.0f %8.0f %10.0f\n", r.name, r.wall.Seconds(), r.jobs, r.pods, r.events, r.jobs+r.pods+r.events)
+	}
+	fmt.Printf("%-32s %10.2f %8.2f %8.2f %8.2f %10.2f\n", "ratio agent / built-in", agent.wall.Seconds()/kcm.wall.Seconds(),
+		agent.jobs/kcm.jobs, agent.pods/kcm.pods, agent.events/max(kcm.events, 1), (agent.jobs+agent.pods+agent.events)/(kcm.jobs+kcm.pods+kcm.events))
+	return nil
+}
+
+// measure runs the Job in a namespace of its own and returns its wall time and the write
+// requests counted while it ran.
+func measure(ctx context.Context, member *framework.Cluster, managedBy string, completions, parallelism int32) (result, error) {
+	name := "kube-controller-manager"
+	if managedBy != "" {
+		name = "muster-agent"
+	}
+	r := result{name: name}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "bench-" + map[bool]string{true: "agent", false: "kcm"}[managedBy != ""]}}
+	if err := member.Client.Create(ctx, ns); err != nil {
+		return r, err
+	}
+	if err := framework.Until(ctx, time.Minute, "the namespace's default service account", func(ctx context.Context) (bool, string, error) {
+		err := member.Client.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: "default"}, &corev1.ServiceAccount{})
+		return err == nil, fmt.Sprint(err), nil
+	}); err != nil {
+		return r, err
+	}
+	before, err := writes(ctx, member)
+	if err != nil {
+		return r, err
+	}
+	job := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: "bench", Namespace: ns.Name},
+		Spec: batchv1.JobSpec{
+			Completions: ptr.To(completions), Parallelism: ptr.To(parallelism), BackoffLimit: ptr.To[int32](10),
+			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+				RestartPolicy: corev1.RestartPolicyNever,
+				Containers:    []corev1.Container{{Name: "work", Image: "busybox"}},
+			}},
+		},
+	}
+	if managedBy != "" {
+		job.Spec.ManagedBy = ptr.To(managedBy)
+	}
+	start := time.Now()
+	if err := member.Client.Create(ctx, job); err != nil {
+		return r, err
+	}
+	if _, err := framework.WaitForJobCondition(ctx, member, client.ObjectKeyFromObject(job), batchv1.JobComplete, 15*time.Minute); err != nil {
+		return r, err
+	}
+	r.wall = time.Since(start)
+	// Let the last finalizer removals and events land before counting.
+	time.Sleep(3 * time.Second)
+	after, err := writes(ctx, member)
+	if err != nil {
+		return r, err
+	}
+	r.jobs, r.pods, r.events = after.jobs-before.jobs, after.pods-before.pods, after.events-before.events
+	return r, nil
+}
+
+type counters struct{ jobs, pods, events float64 }
+
+// writes reads the member API server's apiserver_request_total and sums the write
+// requests by resource. Pod status and binding are left out: the kubelet (kwok) and the
+// scheduler write them, the same for both controllers.
+func writes(ctx context.Context, member *framework.Cluster) (counters, error) {
+	raw, err := member.Clientset.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return counters{}, fmt.Errorf("reading the member's API server metrics: %w", err)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(bytes.NewReader(raw))
+	if err != nil {
+		return counters{}, err
+	}
+	var c counters
+	family := families["apiserver_request_total"]
+	if family == nil {
+		return c, fmt.Errorf("the member's API server exports no apiserver_request_total")
+	}
+	for _, m := range family.Metric {
+		l := labels(m)
+		switch l["verb"] {
+		case "POST", "PUT", "PATCH", "DELETE", "DELETECOLLECTION":
+		default:
+			continue
+		}
+		v := m.GetCounter().GetValue()
+		switch {
+		case l["resource"] == "jobs":
+			c.jobs += v
+		case l["resource"] == "pods" && l["subresource"] == "":
+			c.pods += v
+		case l["resource"] == "events":
+			c.events += v
+		}
+	}
+	return c, nil
+}
+
+func labels(m *dto.Metric) map[string]string {
+	out := map[string]string{}
+	for _, l := range m.Label {
+		out[l.GetName()] = l.GetValue()
+	}
+	return out
+}
