@@ -74,10 +74,34 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.init()
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("job").
-		For(&batchv1.Job{}, builder.WithPredicates(predicate.NewPredicateFuncs(managedByAgent))).
+		Watches(&batchv1.Job{}, r.jobChanges(), builder.WithPredicates(predicate.NewPredicateFuncs(managedByAgent))).
 		Watches(&corev1.Pod{}, r.batchedOwner()).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Workers, 1)}).
 		Complete(r)
+}
+
+// jobChanges enqueues a Job at once when it appears or its spec changes, and after
+// BatchPeriod when only its status or metadata changed: those updates are mostly this
+// controller's own writes, and reacting at once would write again for little.
+func (r *Reconciler) jobChanges() handler.TypedEventHandler[client.Object, reconcile.Request] {
+	key := func(o client.Object) reconcile.Request {
+		return reconcile.Request{NamespacedName: client.ObjectKeyFromObject(o)}
+	}
+	return handler.TypedFuncs[client.Object, reconcile.Request]{
+		CreateFunc: func(_ context.Context, e event.TypedCreateEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			q.Add(key(e.Object))
+		},
+		UpdateFunc: func(_ context.Context, e event.TypedUpdateEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			if e.ObjectNew.GetGeneration() != e.ObjectOld.GetGeneration() || e.ObjectNew.GetDeletionTimestamp() != nil {
+				q.Add(key(e.ObjectNew))
+				return
+			}
+			q.AddAfter(key(e.ObjectNew), r.BatchPeriod)
+		},
+		DeleteFunc: func(_ context.Context, e event.TypedDeleteEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			q.Add(key(e.Object))
+		},
+	}
 }
 
 // batchedOwner enqueues a pod's Job BatchPeriod after the pod changed; changes within the

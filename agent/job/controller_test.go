@@ -481,8 +481,12 @@ func TestTTLDeletesTheFinishedJob(t *testing.T) {
 	pods := f.waitRunning(1)
 	f.finish(pods[0], corev1.PodSucceeded, 0)
 	f.waitCondition(j, batchv1.JobComplete, "")
+	time.Sleep(300 * time.Millisecond)
+	if _, err := f.tryGet(j); err != nil {
+		t.Fatalf("deleted before its TTL: %v", err)
+	}
 	clock.Step(61 * time.Second)
-	f.touch(j)
+	f.touchIfThere(j)
 	f.eventually("job deleted", func() (bool, string) {
 		err := env.Client.Get(t.Context(), client.ObjectKeyFromObject(j), &batchv1.Job{})
 		return apierrors.IsNotFound(err), "still there"

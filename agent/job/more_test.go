@@ -191,6 +191,7 @@ func TestFailedJobIsDeletedAfterItsTTL(t *testing.T) {
 	j := f.job(ptr.To[int32](1), ptr.To[int32](1), backoff(0), func(j *batchv1.Job) { j.Spec.TTLSecondsAfterFinished = ptr.To[int32](0) })
 	pods := f.waitRunning(1)
 	f.finish(pods[0], corev1.PodFailed, 1)
+	f.touchIfThere(j)
 	f.eventually("failed job deleted", func() (bool, string) {
 		err := env.Client.Get(t.Context(), client.ObjectKeyFromObject(j), &batchv1.Job{})
 		return err != nil, "still there"

@@ -281,3 +281,23 @@ func (f *fixture) touch(j *batchv1.Job) {
 		j.Annotations["touched"] = fmt.Sprint(time.Now().UnixNano())
 	})
 }
+
+func (f *fixture) tryGet(j *batchv1.Job) (*batchv1.Job, error) {
+	out := &batchv1.Job{}
+	return out, env.Client.Get(f.t.Context(), client.ObjectKeyFromObject(j), out)
+}
+
+// touchIfThere is touch for a job the controller may have deleted already.
+func (f *fixture) touchIfThere(j *batchv1.Job) {
+	f.t.Helper()
+	cur, err := f.tryGet(j)
+	if err != nil {
+		return
+	}
+	patch := client.MergeFrom(cur.DeepCopy())
+	if cur.Annotations == nil {
+		cur.Annotations = map[string]string{}
+	}
+	cur.Annotations["touched"] = fmt.Sprint(time.Now().UnixNano())
+	_ = env.Client.Patch(f.t.Context(), cur, patch)
+}
