@@ -171,7 +171,9 @@ func (r *Reconciler) sync(ctx context.Context, job *batchv1.Job, pods []*corev1.
 		status.StartTime = &metav1.Time{Time: now}
 	}
 
-	// 1. Record what finished and whether the job ends, before any finalizer comes off.
+	// 1. Count the pods an earlier round recorded and released, then record the pods that
+	// finished since, and decide whether the job ends.
+	settle(job, status, pods, nil)
 	t := countFinished(job, status, pods)
 	var activePods []*corev1.Pod
 	for _, p := range pods {
@@ -182,21 +184,9 @@ func (r *Reconciler) sync(ctx context.Context, job *batchv1.Job, pods []*corev1.
 	retry, keep := retries(job, pods, t)
 	end := decideEnd(job, status, pods, t, int32(len(activePods)), now)
 	release := record(job, status, pods, t, end, keep)
-	if !equality.Semantic.DeepEqual(job.Status.UncountedTerminatedPods, status.UncountedTerminatedPods) ||
-		job.Status.CompletedIndexes != status.CompletedIndexes || !ptr.Equal(job.Status.FailedIndexes, status.FailedIndexes) ||
-		(end != nil && finishing(&job.Status) == nil) {
-		if err := r.writeStatus(ctx, job, status); err != nil {
-			return ctrl.Result{}, err
-		}
-		status = job.Status.DeepCopy()
-	}
-	record := r.backoff.update(job.UID, t.newSucceeded, t.newFailed)
+	backoff := r.backoff.update(job.UID, t.newSucceeded, t.newFailed)
 
-	// 2. Release the recorded pods and count them.
-	released, releaseErr := r.release(ctx, job, release)
-	settle(job, status, pods, released)
-
-	// 3. Stop or start pods.
+	// 2. Stop or start pods.
 	var requeue time.Duration
 	var deleted, created int32
 	var writeErr error
@@ -206,7 +196,7 @@ func (r *Reconciler) sync(ctx context.Context, job *batchv1.Job, pods []*corev1.
 	case job.DeletionTimestamp == nil:
 		var toDelete []*corev1.Pod
 		var toCreate []int
-		toDelete, toCreate, requeue = plan(job, t, activePods, pods, record, retry, now)
+		toDelete, toCreate, requeue = plan(job, t, activePods, pods, backoff, retry, now)
 		// Pods removed by a scale-down or a suspension are not failures.
 		deleted, writeErr = r.deletePods(ctx, job, toDelete, true)
 		if writeErr == nil {
@@ -214,7 +204,7 @@ func (r *Reconciler) sync(ctx context.Context, job *batchv1.Job, pods []*corev1.
 		}
 	}
 
-	// 4. Report.
+	// 3. Write the status in one go: counts, the pods just recorded, the end.
 	var ready, terminating int32
 	for _, p := range pods {
 		switch {
@@ -230,10 +220,16 @@ func (r *Reconciler) sync(ctx context.Context, job *batchv1.Job, pods []*corev1.
 	if end == nil {
 		r.reportSuspension(job, status, now)
 	} else if len(status.UncountedTerminatedPods.Succeeded)+len(status.UncountedTerminatedPods.Failed) == 0 &&
-		status.Active == 0 && *status.Terminating == 0 {
+		len(release) == 0 && status.Active == 0 && *status.Terminating == 0 {
 		finish(status, end, now)
 	}
 	if err := r.writeStatus(ctx, job, status); err != nil {
+		return ctrl.Result{}, err
+	}
+
+	// 4. Only now that the status holds them, release the recorded pods; the next round
+	// counts them. One status write per round, like one round per batch of pod events.
+	if _, err := r.release(ctx, job, release); err != nil {
 		return ctrl.Result{}, err
 	}
 	if jobFinished(&job.Status) {
@@ -243,9 +239,6 @@ func (r *Reconciler) sync(ctx context.Context, job *batchv1.Job, pods []*corev1.
 	}
 	if left, ok := deadlineLeft(job, status, now); ok && left > 0 && (requeue == 0 || left < requeue) {
 		requeue = left
-	}
-	if releaseErr != nil {
-		return ctrl.Result{}, releaseErr
 	}
 	return ctrl.Result{RequeueAfter: requeue}, writeErr
 }
