@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,7 +16,6 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/musterhq/muster/agent/broadcastjob"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
@@ -32,29 +30,10 @@ var (
 // TestMain runs the BroadcastJob controller, on a clock the tests move, against a real
 // API server. There is no scheduler or kubelet: tests play them by setting pod phases.
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.ErrorLevel)))
-	var err error
-	env, err = envtest.Start()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer env.Stop()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	err = env.StartManager(ctx, func(mgr ctrl.Manager) error {
+	os.Exit(envtest.Main(m, &env, func(mgr ctrl.Manager) error {
 		r := &broadcastjob.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("test"), Clock: clock, Workers: 2}
 		return r.SetupWithManager(mgr)
-	})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	return m.Run()
+	}))
 }
 
 // fixture is one test's namespace and node pool. Nodes are cluster-wide, so each test's

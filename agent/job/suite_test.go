@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/zap/zapcore"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,7 +17,6 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/musterhq/muster/agent/job"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
@@ -34,29 +32,10 @@ var (
 // server, which also enforces its rules for the status of externally managed Jobs. There
 // is no kubelet or kube-controller-manager: tests play the kubelet by setting pod phases.
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.ErrorLevel)))
-	var err error
-	env, err = envtest.Start()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer env.Stop()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	err = env.StartManager(ctx, func(mgr ctrl.Manager) error {
+	os.Exit(envtest.Main(m, &env, func(mgr ctrl.Manager) error {
 		r := &job.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("test"), Clock: clock, Workers: 4, BatchPeriod: 50 * time.Millisecond}
 		return r.SetupWithManager(mgr)
-	})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	return m.Run()
+	}))
 }
 
 type fixture struct {

@@ -6,12 +6,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"testing"
+
+	"go.uber.org/zap/zapcore"
 
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	crenvtest "sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/musterhq/muster/e2e/framework"
@@ -83,3 +88,25 @@ func (e *Environment) Stop() error { return e.env.Stop() }
 
 // RepoRoot finds the module root; see framework.RepoRoot.
 func RepoRoot() (string, error) { return framework.RepoRoot() }
+
+// Main is the TestMain of a controller test package: it starts a control plane, stores it
+// in env, starts a manager with the controllers setup registers, runs the tests and stops
+// everything. It returns the exit code for os.Exit. Controller logs below errors are
+// dropped: the tests say what went wrong.
+func Main(m *testing.M, env **Environment, setup func(ctrl.Manager) error) int {
+	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.ErrorLevel)))
+	e, err := Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer e.Stop()
+	*env = e
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := e.StartManager(ctx, setup); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return m.Run()
+}

@@ -14,6 +14,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -187,6 +188,28 @@ func TestDuplicateCompletesInEveryCluster(t *testing.T) {
 		if c.Phase != musterv1.JobComplete || c.Succeeded != 3 {
 			t.Errorf("cluster %s: %s with %d succeeded", c.ClusterName, c.Phase, c.Succeeded)
 		}
+	}
+
+	// Deleting the FleetJob removes every shard and its pods.
+	if err := fleet.Hub.Client.Delete(t.Context(), fj); err != nil {
+		t.Fatal(err)
+	}
+	err := framework.Until(t.Context(), 2*time.Minute, "the FleetJob, its shards and pods gone", func(ctx context.Context) (bool, string, error) {
+		if err := fleet.Hub.Client.Get(ctx, client.ObjectKeyFromObject(fj), &musterv1.FleetJob{}); !apierrors.IsNotFound(err) {
+			return false, "FleetJob still on the hub", nil
+		}
+		for _, m := range fleet.Members {
+			if err := m.Client.Get(ctx, client.ObjectKeyFromObject(fj), &batchv1.Job{}); !apierrors.IsNotFound(err) {
+				return false, "shard Job still in " + m.Name, nil
+			}
+			if n := len(jobPods(t, m, fj)); n > 0 {
+				return false, fmt.Sprintf("%d pods still in %s", n, m.Name), nil
+			}
+		}
+		return true, "", nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 

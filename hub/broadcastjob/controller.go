@@ -27,6 +27,7 @@ import (
 	bcj "github.com/musterhq/muster/api/broadcastjob"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/hub/inventory"
+	"github.com/musterhq/muster/hub/shards"
 	"github.com/musterhq/muster/placement/clusters"
 )
 
@@ -153,18 +154,7 @@ func requeueOnConflict(err error) (ctrl.Result, error) {
 
 // works lists the Works carrying the job's shards, by cluster.
 func (r *Reconciler) works(ctx context.Context, job *musterv1.BroadcastJob) (map[string]*musterv1.Work, error) {
-	var list musterv1.WorkList
-	if err := r.Client.List(ctx, &list, client.MatchingLabels{musterv1.BroadcastJobUIDLabel: string(job.UID)}); err != nil {
-		return nil, fmt.Errorf("listing the job's Works: %w", err)
-	}
-	out := make(map[string]*musterv1.Work, len(list.Items))
-	for i := range list.Items {
-		w := &list.Items[i]
-		if c := w.Labels[musterv1.ClusterNameLabel]; c != "" {
-			out[c] = w
-		}
-	}
-	return out, nil
+	return shards.Works(ctx, r.Client, musterv1.BroadcastJobUIDLabel, job.UID)
 }
 
 // observe gathers what decideFleet needs: the eligible clusters, each shard and its
@@ -234,26 +224,12 @@ func (r *Reconciler) writeShards(ctx context.Context, job *musterv1.BroadcastJob
 // deleteShards deletes the job's Works; each agent deletes its shard and pods before its
 // Work goes. The finalizer comes off once every Work is gone.
 func (r *Reconciler) deleteShards(ctx context.Context, job *musterv1.BroadcastJob) (ctrl.Result, error) {
-	if !controllerutil.ContainsFinalizer(job, musterv1.ShardsFinalizer) {
-		return ctrl.Result{}, nil
+	done, err := shards.Release(ctx, r.Client, job, musterv1.BroadcastJobUIDLabel)
+	if err != nil || done {
+		return requeueOnConflict(err)
 	}
-	works, err := r.works(ctx, job)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	for _, w := range works {
-		if w.DeletionTimestamp == nil {
-			if err := r.Client.Delete(ctx, w); client.IgnoreNotFound(err) != nil {
-				return ctrl.Result{}, fmt.Errorf("deleting the shard for cluster %s: %w", w.Labels[musterv1.ClusterNameLabel], err)
-			}
-		}
-	}
-	if len(works) > 0 {
-		// The Works' deletion events bring the job back.
-		return ctrl.Result{RequeueAfter: 10 * time.Second}, nil
-	}
-	controllerutil.RemoveFinalizer(job, musterv1.ShardsFinalizer)
-	return requeueOnConflict(client.IgnoreNotFound(r.Client.Update(ctx, job)))
+	// The Works' deletion events bring the BroadcastJob back; the requeue covers a lost one.
+	return ctrl.Result{RequeueAfter: 10 * time.Second}, nil
 }
 
 // deleteAfterTTL deletes a finished job once its ttlSecondsAfterFinished passed; the

@@ -28,6 +28,7 @@ import (
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/hub/inventory"
+	"github.com/musterhq/muster/hub/shards"
 	"github.com/musterhq/muster/placement/clusters"
 )
 
@@ -196,17 +197,7 @@ func (r *Reconciler) suspend(ctx context.Context, fj *musterv1.FleetJob, w *must
 }
 
 func (r *Reconciler) works(ctx context.Context, fj *musterv1.FleetJob) (map[string]*musterv1.Work, error) {
-	var list musterv1.WorkList
-	if err := r.Client.List(ctx, &list, client.MatchingLabels{musterv1.FleetJobUIDLabel: string(fj.UID)}); err != nil {
-		return nil, fmt.Errorf("listing the FleetJob's Works: %w", err)
-	}
-	out := make(map[string]*musterv1.Work, len(list.Items))
-	for i := range list.Items {
-		if c := list.Items[i].Labels[musterv1.ClusterNameLabel]; c != "" {
-			out[c] = &list.Items[i]
-		}
-	}
-	return out, nil
+	return shards.Works(ctx, r.Client, musterv1.FleetJobUIDLabel, fj.UID)
 }
 
 func (r *Reconciler) updateStatus(ctx context.Context, fj *musterv1.FleetJob, status musterv1.FleetJobStatus) error {
@@ -235,23 +226,10 @@ func (r *Reconciler) updateStatus(ctx context.Context, fj *musterv1.FleetJob, st
 // deleteShards deletes the FleetJob's Works; each agent deletes its Job and pods before
 // its Work goes. The finalizer comes off once every Work is gone.
 func (r *Reconciler) deleteShards(ctx context.Context, fj *musterv1.FleetJob) (ctrl.Result, error) {
-	if !controllerutil.ContainsFinalizer(fj, musterv1.ShardsFinalizer) {
-		return ctrl.Result{}, nil
+	done, err := shards.Release(ctx, r.Client, fj, musterv1.FleetJobUIDLabel)
+	if err != nil || done {
+		return requeueOnConflict(err)
 	}
-	works, err := r.works(ctx, fj)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	for c, w := range works {
-		if w.DeletionTimestamp == nil {
-			if err := r.Client.Delete(ctx, w); client.IgnoreNotFound(err) != nil {
-				return ctrl.Result{}, fmt.Errorf("deleting the shard for cluster %s: %w", c, err)
-			}
-		}
-	}
-	if len(works) > 0 {
-		return ctrl.Result{RequeueAfter: 10 * time.Second}, nil
-	}
-	controllerutil.RemoveFinalizer(fj, musterv1.ShardsFinalizer)
-	return requeueOnConflict(client.IgnoreNotFound(r.Client.Update(ctx, fj)))
+	// The Works' deletion events bring the FleetJob back; the requeue covers a lost one.
+	return ctrl.Result{RequeueAfter: 10 * time.Second}, nil
 }

@@ -1,8 +1,6 @@
 package health_test
 
 import (
-	"context"
-	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -23,26 +21,8 @@ const grace = 40 * time.Second
 
 // TestMain runs the health reconciler, on a clock the tests move, against a real API server.
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	var err error
-	env, err = envtest.Start()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer env.Stop()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	err = env.StartManager(ctx, func(mgr ctrl.Manager) error {
+	os.Exit(envtest.Main(m, &env, func(mgr ctrl.Manager) error {
 		r := &health.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("test"), Clock: clock, GracePeriod: grace}
 		return r.SetupWithManager(mgr)
-	})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	return m.Run()
+	}))
 }

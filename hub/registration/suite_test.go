@@ -1,8 +1,6 @@
 package registration_test
 
 import (
-	"context"
-	"fmt"
 	"os"
 	"testing"
 
@@ -18,20 +16,7 @@ var env *envtest.Environment
 // TestMain runs the registration reconciler and the CSR approver against a real API
 // server for the whole package.
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	var err error
-	env, err = envtest.Start()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer env.Stop()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	err = env.StartManager(ctx, func(mgr ctrl.Manager) error {
+	os.Exit(envtest.Main(m, &env, func(mgr ctrl.Manager) error {
 		cs, err := kubernetes.NewForConfig(mgr.GetConfig())
 		if err != nil {
 			return err
@@ -40,10 +25,5 @@ func run(m *testing.M) int {
 			return err
 		}
 		return (&registration.Approver{Client: mgr.GetClient(), Clientset: cs}).SetupWithManager(mgr)
-	})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	return m.Run()
+	}))
 }
