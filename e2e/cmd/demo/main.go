@@ -1,7 +1,7 @@
 // Command demo brings up a local Muster fleet the way a user would build one: a hub
 // cluster with `musterctl init`, member clusters joined with `musterctl join` and
-// `musterctl accept`, the hub and agents running as processes, a sample Job run to
-// completion in every member, and a hub BroadcastJob across all of them. `make fleet-down` stops it all.
+// `musterctl accept`, the hub and agents running as processes, and two sample jobs placed
+// by the hub across every member: a divided Indexed FleetJob and a BroadcastJob. `make fleet-down` stops it all.
 package main
 
 import (
@@ -14,8 +14,6 @@ import (
 	"syscall"
 	"time"
 
-	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/yaml"
@@ -84,10 +82,8 @@ func run(ctx context.Context, dir string, members, nodes int) error {
 		return err
 	}
 	step("musterctl get clusters\n\n%s", out)
-	for _, member := range f.Members {
-		if err := runSampleJob(ctx, member); err != nil {
-			return err
-		}
+	if err := runSampleFleetJob(ctx, m, f); err != nil {
+		return err
 	}
 	if err := runSampleBroadcastJob(ctx, m, f); err != nil {
 		return err
@@ -96,65 +92,87 @@ func run(ctx context.Context, dir string, members, nodes int) error {
 Muster's demo fleet is up (%s). Try:
 
   %s --kubeconfig %s get clusters
+  %s --kubeconfig %s get fleetjob render-frames
   %s --kubeconfig %s get broadcastjob prefetch-image
-  kubectl --kubeconfig %s get memberclusters,broadcastjobs,works -A
+  kubectl --kubeconfig %s get memberclusters,fleetjobs,broadcastjobs,works -A
 
 Logs: %s    Stop everything: make fleet-down
-`, time.Since(start).Round(time.Second), m.Bin.Musterctl, f.Hub.Kubeconfig, m.Bin.Musterctl, f.Hub.Kubeconfig, f.Hub.Kubeconfig, filepath.Join(f.Dir, "logs"))
+`, time.Since(start).Round(time.Second), m.Bin.Musterctl, f.Hub.Kubeconfig, m.Bin.Musterctl, f.Hub.Kubeconfig, m.Bin.Musterctl, f.Hub.Kubeconfig, f.Hub.Kubeconfig, filepath.Join(f.Dir, "logs"))
 	return nil
 }
 
-// runSampleJob runs a small batch/v1 Job in a member and waits for it to complete.
-func runSampleJob(ctx context.Context, member *framework.Cluster) error {
-	completions := int32(3)
-	job := &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{Name: "muster-demo", Namespace: "default"},
-		Spec: batchv1.JobSpec{
-			Completions: &completions,
-			Parallelism: &completions,
-			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
-				RestartPolicy: corev1.RestartPolicyNever,
-				Containers:    []corev1.Container{{Name: "hello", Image: "busybox", Command: []string{"echo", "hello from " + member.Name}}},
-			}},
-		},
+// runSampleFleetJob creates deploy/samples/fleetjob.yaml on the hub, divided over every
+// member, and waits until every one of its indexes succeeded.
+func runSampleFleetJob(ctx context.Context, m *framework.Muster, f *framework.Fleet) error {
+	fj := &musterv1.FleetJob{}
+	if err := readSample("fleetjob.yaml", fj); err != nil {
+		return err
 	}
-	if err := member.Client.Create(ctx, job); err != nil {
-		return fmt.Errorf("creating the sample Job in %s: %w", member.Name, err)
+	fj.Spec.Placement.ClusterSelector = nil
+	fj.Spec.Placement.ClusterNames = memberNames(f)
+	step("a FleetJob on the hub: %d indexed completions divided over %d members", *fj.Spec.Template.Spec.Completions, len(f.Members))
+	if err := f.Hub.Client.Create(ctx, fj); err != nil {
+		return fmt.Errorf("creating the sample FleetJob: %w", err)
 	}
-	done, err := framework.WaitForJobCondition(ctx, member, types.NamespacedName{Namespace: "default", Name: "muster-demo"}, batchv1.JobComplete, time.Minute)
+	err := framework.Until(ctx, 2*time.Minute, "the sample FleetJob to complete", func(ctx context.Context) (bool, string, error) {
+		if err := f.Hub.Client.Get(ctx, types.NamespacedName{Namespace: fj.Namespace, Name: fj.Name}, fj); err != nil {
+			return false, err.Error(), nil
+		}
+		if fj.Status.Phase == musterv1.JobFailed {
+			return false, "", fmt.Errorf("the sample FleetJob failed: %+v", fj.Status.Conditions)
+		}
+		return fj.Status.Phase == musterv1.JobComplete, string(fj.Status.Phase), nil
+	})
 	if err != nil {
 		return err
 	}
-	step("sample Job default/muster-demo in %s: Complete, %d/%d pods succeeded", member.Name, done.Status.Succeeded, completions)
+	out, err := m.Musterctl(ctx, f.Hub, "get", "fleetjob", fj.Name, "-n", fj.Namespace)
+	if err != nil {
+		return err
+	}
+	step("musterctl get fleetjob %s\n\n%s", fj.Name, out)
+	return nil
+}
+
+func memberNames(f *framework.Fleet) []string {
+	var names []string
+	for _, member := range f.Members {
+		names = append(names, member.Name)
+	}
+	return names
+}
+
+// readSample decodes deploy/samples/<name> into obj.
+func readSample(name string, obj any) error {
+	root, err := framework.RepoRoot()
+	if err != nil {
+		return err
+	}
+	raw, err := os.ReadFile(filepath.Join(root, "deploy", "samples", name))
+	if err != nil {
+		return err
+	}
+	if err := yaml.UnmarshalStrict(raw, obj); err != nil {
+		return fmt.Errorf("reading the sample %s: %w", name, err)
+	}
 	return nil
 }
 
 // runSampleBroadcastJob creates deploy/samples/broadcastjob.yaml on the hub, placed on
 // every member, and waits until it ran a pod on every node of the fleet.
 func runSampleBroadcastJob(ctx context.Context, m *framework.Muster, f *framework.Fleet) error {
-	root, err := framework.RepoRoot()
-	if err != nil {
-		return err
-	}
-	raw, err := os.ReadFile(filepath.Join(root, "deploy", "samples", "broadcastjob.yaml"))
-	if err != nil {
-		return err
-	}
 	job := &musterv1.BroadcastJob{}
-	if err := yaml.UnmarshalStrict(raw, job); err != nil {
-		return fmt.Errorf("reading the sample BroadcastJob: %w", err)
+	if err := readSample("broadcastjob.yaml", job); err != nil {
+		return err
 	}
-	job.Spec.Placement.ClusterNames = nil
-	for _, member := range f.Members {
-		job.Spec.Placement.ClusterNames = append(job.Spec.Placement.ClusterNames, member.Name)
-	}
+	job.Spec.Placement.ClusterNames = memberNames(f)
 	// Keep it around for `musterctl get broadcastjob` after the demo.
 	job.Spec.CompletionPolicy.TTLSecondsAfterFinished = nil
 	step("a BroadcastJob on the hub: one pod on every node of %d members", len(f.Members))
 	if err := f.Hub.Client.Create(ctx, job); err != nil {
 		return fmt.Errorf("creating the sample BroadcastJob: %w", err)
 	}
-	err = framework.Until(ctx, 2*time.Minute, "the sample BroadcastJob to complete", func(ctx context.Context) (bool, string, error) {
+	err := framework.Until(ctx, 2*time.Minute, "the sample BroadcastJob to complete", func(ctx context.Context) (bool, string, error) {
 		if err := f.Hub.Client.Get(ctx, types.NamespacedName{Namespace: job.Namespace, Name: job.Name}, job); err != nil {
 			return false, err.Error(), nil
 		}
