@@ -9,6 +9,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/musterhq/muster/hub/broadcastjob"
+	"github.com/musterhq/muster/hub/cronjob"
 	"github.com/musterhq/muster/hub/fleetjob"
 	"github.com/musterhq/muster/hub/health"
 	"github.com/musterhq/muster/hub/inventory"
@@ -44,6 +45,9 @@ func Setup(_ context.Context, mgr ctrl.Manager, opts *Options) (*Controllers, er
 		{"inventory", (&inventory.Reconciler{Client: mgr.GetClient(), Inventory: inv}).SetupWithManager},
 		{"fleetjob", (&fleetjob.Reconciler{
 			Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("muster-fleetjob"), Clock: clock.RealClock{}, Inventory: inv,
+		}).SetupWithManager},
+		{"fleetcronjob", (&cronjob.Reconciler{
+			Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("muster-fleetcronjob"), Clock: clock.RealClock{},
 		}).SetupWithManager},
 		{"broadcastjob", (&broadcastjob.Reconciler{
 			Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("muster-broadcastjob"), Clock: clock.RealClock{}, Inventory: inv,

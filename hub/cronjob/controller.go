@@ -1,0 +1,332 @@
+// Package cronjob is the hub's FleetCronJob controller: it owns the schedules and creates
+// FleetJobs or BroadcastJobs on time, with the semantics of the built-in CronJob
+// controller counted over the whole fleet.
+package cronjob
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	bcj "github.com/musterhq/muster/api/broadcastjob"
+	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+)
+
+// Condition and event reasons.
+const (
+	ReasonScheduleValid   = "ScheduleValid"
+	ReasonInvalidSchedule = "InvalidSchedule"
+	ReasonCreated         = "SuccessfulCreate"
+	ReasonAlreadyActive   = "JobAlreadyActive"
+	ReasonReplaced        = "SuccessfulDelete"
+	ReasonTooManyMissed   = "TooManyMissedTimes"
+	ReasonHistoryDeleted  = "SawCompletedJob"
+)
+
+const conflictRetry = 100 * time.Millisecond
+
+// +kubebuilder:rbac:groups=muster.dev,resources=fleetcronjobs,verbs=get;list;watch
+// +kubebuilder:rbac:groups=muster.dev,resources=fleetcronjobs/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=muster.dev,resources=fleetjobs;broadcastjobs,verbs=get;list;watch;create;delete
+
+// Reconciler runs FleetCronJobs. Clock is injected so tests drive time.
+type Reconciler struct {
+	Client   client.Client
+	Recorder events.EventRecorder
+	Clock    clock.PassiveClock
+}
+
+// SetupWithManager watches FleetCronJobs and the children they own.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("fleetcronjob").
+		For(&musterv1.FleetCronJob{}).
+		Owns(&musterv1.FleetJob{}).
+		Owns(&musterv1.BroadcastJob{}).
+		Complete(r)
+}
+
+// child is a FleetJob or BroadcastJob a FleetCronJob created.
+type child struct {
+	obj       client.Object
+	scheduled time.Time
+	finished  bool
+	succeeded bool
+	completed *metav1.Time
+}
+
+// Reconcile runs the slot that is due, if any, and requeues at the next one.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	cj := &musterv1.FleetCronJob{}
+	if err := r.Client.Get(ctx, req.NamespacedName, cj); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if cj.DeletionTimestamp != nil {
+		return ctrl.Result{}, nil
+	}
+	children, err := r.children(ctx, cj)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	now := r.Clock.Now()
+	status := cj.Status.DeepCopy()
+	r.track(cj, status, children)
+	if err := r.cleanHistory(ctx, cj, children); err != nil {
+		return ctrl.Result{}, err
+	}
+
+	tz := ptr.Deref(cj.Spec.TimeZone, "")
+	sched, err := Parse(cj.Spec.Schedule, tz)
+	if err != nil {
+		// Admission should have refused it; if it slipped through, say so and wait for a fix.
+		r.setValid(cj, status, metav1.ConditionFalse, ReasonInvalidSchedule, err.Error())
+		status.NextScheduleTime = nil
+		return requeueOnConflict(r.writeStatus(ctx, cj, status))
+	}
+	r.setValid(cj, status, metav1.ConditionTrue, ReasonScheduleValid, "the schedule and time zone are valid")
+	if ptr.Deref(cj.Spec.Suspend, false) {
+		status.NextScheduleTime = nil
+		return requeueOnConflict(r.writeStatus(ctx, cj, status))
+	}
+
+	var last *time.Time
+	if status.LastScheduleTime != nil {
+		last = &status.LastScheduleTime.Time
+	}
+	earliest := earliestConsidered(last, cj.CreationTimestamp.Time, cj.Spec.StartingDeadlineSeconds, now)
+	slot, missed := mostRecent(sched, earliest, now)
+	if missed > tooManyMissed {
+		r.Recorder.Eventf(cj, nil, corev1.EventTypeWarning, ReasonTooManyMissed, "Schedule",
+			"too many missed start times (> %d): only the latest, %s, runs; set or decrease startingDeadlineSeconds or check clock skew", tooManyMissed, slot.Format(time.RFC3339))
+	}
+	if slot != nil {
+		if err := r.runSlot(ctx, cj, status, children, *slot); err != nil {
+			return requeueOnConflict(err)
+		}
+	}
+	next := sched.Next(now)
+	status.NextScheduleTime = &metav1.Time{Time: next}
+	if err := r.writeStatus(ctx, cj, status); err != nil {
+		return requeueOnConflict(err)
+	}
+	return ctrl.Result{RequeueAfter: next.Sub(now)}, nil
+}
+
+func requeueOnConflict(err error) (ctrl.Result, error) {
+	if apierrors.IsConflict(err) {
+		return ctrl.Result{RequeueAfter: conflictRetry}, nil
+	}
+	return ctrl.Result{}, err
+}
+
+// ChildName is the one name the child for a slot can have: the cron's name and the slot in
+// Unix minutes. Two hub replicas firing the same slot across a failover create the same
+// object, and the API server refuses the second.
+func ChildName(cj *musterv1.FleetCronJob, slot time.Time) string {
+	return fmt.Sprintf("%s-%d", cj.Name, slot.Unix()/60)
+}
+
+// runSlot creates the slot's child unless it exists, honouring the concurrency policy
+// over the active children anywhere in the fleet.
+func (r *Reconciler) runSlot(ctx context.Context, cj *musterv1.FleetCronJob, status *musterv1.FleetCronJobStatus, children []child, slot time.Time) error {
+	name := ChildName(cj, slot)
+	for _, c := range children {
+		if c.obj.GetName() == name {
+			// Created before (by this or another replica): the slot is done.
+			recordSchedule(status, slot)
+			return nil
+		}
+	}
+	active := activeChildren(children)
+	switch cj.Spec.ConcurrencyPolicy {
+	case musterv1.ConcurrencyForbid:
+		if len(active) > 0 {
+			r.Recorder.Eventf(cj, nil, corev1.EventTypeNormal, ReasonAlreadyActive, "Schedule",
+				"not starting the run for %s: concurrencyPolicy Forbid and %d runs are active", slot.Format(time.RFC3339), len(active))
+			return nil
+		}
+	case musterv1.ConcurrencyReplace:
+		for _, c := range active {
+			if err := r.Client.Delete(ctx, c.obj, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+				return fmt.Errorf("replacing %s: %w", c.obj.GetName(), err)
+			}
+			r.Recorder.Eventf(cj, c.obj, corev1.EventTypeNormal, ReasonReplaced, "Replace", "deleted active run %s (concurrencyPolicy Replace)", c.obj.GetName())
+		}
+		status.Active = nil
+	}
+	obj := newChild(cj, name, slot)
+	if err := r.Client.Create(ctx, obj); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating the run for %s: %w", slot.Format(time.RFC3339), err)
+	}
+	r.Recorder.Eventf(cj, obj, corev1.EventTypeNormal, ReasonCreated, "Create", "created %s for %s", name, slot.Format(time.RFC3339))
+	status.Active = append(status.Active, reference(obj))
+	recordSchedule(status, slot)
+	return nil
+}
+
+// recordSchedule stores the slot as the last one run. It is kept in status and never
+// rebuilt from the children, so deleting a child never makes its slot run again.
+func recordSchedule(status *musterv1.FleetCronJobStatus, slot time.Time) {
+	if status.LastScheduleTime == nil || status.LastScheduleTime.Before(&metav1.Time{Time: slot}) {
+		status.LastScheduleTime = &metav1.Time{Time: slot}
+	}
+}
+
+func newChild(cj *musterv1.FleetCronJob, name string, slot time.Time) client.Object {
+	var obj client.Object
+	var meta metav1.ObjectMeta
+	if t := cj.Spec.JobTemplate; t != nil {
+		meta = *t.ObjectMeta.DeepCopy()
+		obj = &musterv1.FleetJob{Spec: *t.Spec.DeepCopy()}
+	} else {
+		t := cj.Spec.BroadcastJobTemplate
+		meta = *t.ObjectMeta.DeepCopy()
+		obj = &musterv1.BroadcastJob{Spec: *t.Spec.DeepCopy()}
+	}
+	obj.SetName(name)
+	obj.SetNamespace(cj.Namespace)
+	obj.SetLabels(meta.Labels)
+	annotations := meta.Annotations
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[musterv1.ScheduledTimeAnnotation] = slot.UTC().Format(time.RFC3339)
+	obj.SetAnnotations(annotations)
+	obj.SetOwnerReferences([]metav1.OwnerReference{*metav1.NewControllerRef(cj, musterv1.GroupVersion.WithKind("FleetCronJob"))})
+	return obj
+}
+
+func reference(obj client.Object) corev1.ObjectReference {
+	kind := "FleetJob"
+	if _, ok := obj.(*musterv1.BroadcastJob); ok {
+		kind = "BroadcastJob"
+	}
+	return corev1.ObjectReference{APIVersion: musterv1.GroupVersion.String(), Kind: kind, Namespace: obj.GetNamespace(), Name: obj.GetName(), UID: obj.GetUID()}
+}
+
+// children lists the FleetJobs and BroadcastJobs the cron owns, oldest slot first.
+func (r *Reconciler) children(ctx context.Context, cj *musterv1.FleetCronJob) ([]child, error) {
+	var out []child
+	var fjs musterv1.FleetJobList
+	if err := r.Client.List(ctx, &fjs, client.InNamespace(cj.Namespace)); err != nil {
+		return nil, fmt.Errorf("listing FleetJobs: %w", err)
+	}
+	for i := range fjs.Items {
+		fj := &fjs.Items[i]
+		if !metav1.IsControlledBy(fj, cj) {
+			continue
+		}
+		complete := meta.IsStatusConditionTrue(fj.Status.Conditions, musterv1.FleetJobComplete)
+		failed := meta.IsStatusConditionTrue(fj.Status.Conditions, musterv1.FleetJobFailed)
+		out = append(out, child{obj: fj, scheduled: scheduledTime(fj), finished: complete || failed, succeeded: complete, completed: fj.Status.CompletionTime})
+	}
+	var bcjs musterv1.BroadcastJobList
+	if err := r.Client.List(ctx, &bcjs, client.InNamespace(cj.Namespace)); err != nil {
+		return nil, fmt.Errorf("listing BroadcastJobs: %w", err)
+	}
+	for i := range bcjs.Items {
+		b := &bcjs.Items[i]
+		if !metav1.IsControlledBy(b, cj) {
+			continue
+		}
+		complete := meta.IsStatusConditionTrue(b.Status.Conditions, musterv1.BroadcastJobComplete)
+		out = append(out, child{obj: b, scheduled: scheduledTime(b), finished: bcj.Finished(&b.Status), succeeded: complete, completed: b.Status.CompletionTime})
+	}
+	slices.SortFunc(out, func(a, b child) int {
+		return cmp.Or(a.scheduled.Compare(b.scheduled), cmp.Compare(a.obj.GetName(), b.obj.GetName()))
+	})
+	return out, nil
+}
+
+func scheduledTime(o client.Object) time.Time {
+	t, err := time.Parse(time.RFC3339, o.GetAnnotations()[musterv1.ScheduledTimeAnnotation])
+	if err != nil {
+		return o.GetCreationTimestamp().Time
+	}
+	return t
+}
+
+func activeChildren(children []child) []child {
+	var out []child
+	for _, c := range children {
+		if !c.finished && c.obj.GetDeletionTimestamp() == nil {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// track refreshes status.active and lastSuccessfulTime from the children.
+func (r *Reconciler) track(cj *musterv1.FleetCronJob, status *musterv1.FleetCronJobStatus, children []child) {
+	status.Active = nil
+	for _, c := range activeChildren(children) {
+		status.Active = append(status.Active, reference(c.obj))
+	}
+	for _, c := range children {
+		if c.succeeded && c.completed != nil && (status.LastSuccessfulTime == nil || status.LastSuccessfulTime.Before(c.completed)) {
+			status.LastSuccessfulTime = c.completed.DeepCopy()
+		}
+	}
+}
+
+// cleanHistory deletes the oldest finished children beyond the history limits.
+func (r *Reconciler) cleanHistory(ctx context.Context, cj *musterv1.FleetCronJob, children []child) error {
+	var succeeded, failed []child
+	for _, c := range children {
+		switch {
+		case !c.finished || c.obj.GetDeletionTimestamp() != nil:
+		case c.succeeded:
+			succeeded = append(succeeded, c)
+		default:
+			failed = append(failed, c)
+		}
+	}
+	for _, group := range []struct {
+		list  []child
+		limit int32
+	}{
+		{succeeded, ptr.Deref(cj.Spec.SuccessfulJobsHistoryLimit, 3)},
+		{failed, ptr.Deref(cj.Spec.FailedJobsHistoryLimit, 1)},
+	} {
+		for i := 0; i < len(group.list)-int(group.limit); i++ {
+			c := group.list[i]
+			if err := r.Client.Delete(ctx, c.obj, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+				return fmt.Errorf("deleting old run %s: %w", c.obj.GetName(), err)
+			}
+			r.Recorder.Eventf(cj, c.obj, corev1.EventTypeNormal, ReasonHistoryDeleted, "Delete", "deleted finished run %s beyond the history limit", c.obj.GetName())
+		}
+	}
+	return nil
+}
+
+func (r *Reconciler) setValid(cj *musterv1.FleetCronJob, status *musterv1.FleetCronJobStatus, s metav1.ConditionStatus, reason, msg string) {
+	was := meta.FindStatusCondition(status.Conditions, musterv1.FleetCronJobScheduleValid)
+	meta.SetStatusCondition(&status.Conditions, metav1.Condition{Type: musterv1.FleetCronJobScheduleValid, Status: s, Reason: reason, Message: msg, ObservedGeneration: cj.Generation})
+	if s == metav1.ConditionFalse && (was == nil || was.Status != s || was.Message != msg) {
+		r.Recorder.Eventf(cj, nil, corev1.EventTypeWarning, reason, "Schedule", "%s", msg)
+	}
+}
+
+func (r *Reconciler) writeStatus(ctx context.Context, cj *musterv1.FleetCronJob, status *musterv1.FleetCronJobStatus) error {
+	if equality.Semantic.DeepEqual(&cj.Status, status) {
+		return nil
+	}
+	cj.Status = *status
+	if err := r.Client.Status().Update(ctx, cj); err != nil {
+		return fmt.Errorf("updating status: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,284 @@
+package cronjob_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/hub/cronjob"
+)
+
+func TestDueSlotCreatesItsChild(t *testing.T) {
+	f := newFixture(t)
+	cj := f.cron("* * * * *")
+	f.eventually("nextScheduleTime before the first slot", func() (bool, string) {
+		got := f.get(cj)
+		return got.Status.NextScheduleTime != nil && got.Status.NextScheduleTime.Time.Equal(f.m1), ""
+	})
+	if n := len(f.fleetJobs()); n != 0 {
+		t.Fatalf("%d children before the first slot", n)
+	}
+	f.tick(cj, time.Minute)
+	f.waitChildren(slotName(f.m1))
+	child := f.fleetJobs()[slotName(f.m1)]
+	if child.Annotations[musterv1.ScheduledTimeAnnotation] != f.m1.UTC().Format(time.RFC3339) || child.Labels["app"] != "nightly" || !metav1.IsControlledBy(child, f.get(cj)) {
+		t.Errorf("child annotations %v labels %v owners %v", child.Annotations, child.Labels, child.OwnerReferences)
+	}
+	f.eventually("status after the slot", func() (bool, string) {
+		got := f.get(cj).Status
+		ok := got.LastScheduleTime != nil && got.LastScheduleTime.Time.Equal(f.m1) && len(got.Active) == 1 &&
+			got.Active[0].Name == slotName(f.m1) && got.NextScheduleTime != nil && got.NextScheduleTime.Time.Equal(f.m1.Add(time.Minute))
+		return ok, ""
+	})
+	f.expectEvent(cronjob.ReasonCreated)
+}
+
+func TestOnlyTheMostRecentMissedSlotRuns(t *testing.T) {
+	f := newFixture(t)
+	cj := f.cron("* * * * *")
+	f.tick(cj, 5*time.Minute)
+	f.waitChildren(slotName(f.m1.Add(4 * time.Minute)))
+}
+
+func TestMoreThanAHundredMissedSlotsIsAnEvent(t *testing.T) {
+	f := newFixture(t)
+	cj := f.cron("* * * * *")
+	f.tick(cj, 3*time.Hour)
+	f.waitChildren(slotName(f.m1.Add(179 * time.Minute)))
+	f.expectEvent(cronjob.ReasonTooManyMissed)
+}
+
+func TestStartingDeadlineSkipsALateSlot(t *testing.T) {
+	f := newFixture(t)
+	cj := f.cron("0 * * * *", func(cj *musterv1.FleetCronJob) { cj.Spec.StartingDeadlineSeconds = ptr.To[int64](60) })
+	// Land two minutes after the next full hour: its slot is past the 60s deadline.
+	hour := f.m1.Truncate(time.Hour).Add(time.Hour)
+	f.tick(cj, hour.Add(2*time.Minute).Sub(clock.Now()))
+	time.Sleep(500 * time.Millisecond)
+	if n := len(f.fleetJobs()); n != 0 {
+		t.Fatalf("a slot past startingDeadlineSeconds ran: %v", keys(f.fleetJobs()))
+	}
+	// Within the deadline the next one runs.
+	f.tick(cj, 58*time.Minute+30*time.Second)
+	f.waitChildren(slotName(hour.Add(time.Hour)))
+}
+
+func TestSuspendCreatesNothingAndResumeRunsTheLatestSlot(t *testing.T) {
+	f := newFixture(t)
+	cj := f.cron("* * * * *", func(cj *musterv1.FleetCronJob) { cj.Spec.Suspend = ptr.To(true) })
+	f.tick(cj, 2*time.Minute)
+	time.Sleep(300 * time.Millisecond)
+	if n := len(f.fleetJobs()); n != 0 {
+		t.Fatal("a suspended cron ran")
+	}
+	if got := f.get(cj); got.Status.NextScheduleTime != nil {
+		t.Errorf("suspended cron shows a next schedule %v", got.Status.NextScheduleTime)
+	}
+	cur := f.get(cj)
+	patch := client.MergeFrom(cur.DeepCopy())
+	cur.Spec.Suspend = ptr.To(false)
+	if err := env.Client.Patch(t.Context(), cur, patch); err != nil {
+		t.Fatal(err)
+	}
+	f.waitChildren(slotName(f.m1.Add(time.Minute)))
+}
+
+func TestForbidSkipsWhileARunIsActive(t *testing.T) {
+	f := newFixture(t)
+	cj := f.cron("* * * * *", func(cj *musterv1.FleetCronJob) { cj.Spec.ConcurrencyPolicy = musterv1.ConcurrencyForbid })
+	f.tick(cj, time.Minute)
+	first := slotName(f.m1)
+	f.waitChildren(first)
+	f.tick(cj, time.Minute)
+	time.Sleep(300 * time.Millisecond)
+	f.waitChildren(first)
+	f.expectEvent(cronjob.ReasonAlreadyActive)
+	// As upstream, the skipped slot stays due: without startingDeadlineSeconds it starts
+	// late, once the blocking run finished.
+	f.finish(first, true)
+	f.waitChildren(first, slotName(f.m1.Add(time.Minute)))
+}
+
+func TestForbidWithADeadlineDropsTheSkippedSlot(t *testing.T) {
+	f := newFixture(t)
+	cj := f.cron("* * * * *", func(cj *musterv1.FleetCronJob) {
+		cj.Spec.ConcurrencyPolicy = musterv1.ConcurrencyForbid
+		cj.Spec.StartingDeadlineSeconds = ptr.To[int64](20)
+	})
+	f.tick(cj, f.m1.Add(5*time.Second).Sub(clock.Now()))
+	first := slotName(f.m1)
+	f.waitChildren(first)
+	f.tick(cj, time.Minute)
+	f.expectEvent(cronjob.ReasonAlreadyActive)
+	// The run ends 35s after the skipped slot: past its 20s deadline, it never starts.
+	f.tick(cj, 30*time.Second)
+	f.finish(first, true)
+	time.Sleep(500 * time.Millisecond)
+	f.waitChildren(first)
+	f.tick(cj, 30*time.Second)
+	f.waitChildren(first, slotName(f.m1.Add(2*time.Minute)))
+}
+
+func TestAllowRunsConcurrently(t *testing.T) {
+	f := newFixture(t)
+	cj := f.cron("* * * * *")
+	f.tick(cj, time.Minute)
+	f.waitChildren(slotName(f.m1))
+	f.tick(cj, time.Minute)
+	f.waitChildren(slotName(f.m1), slotName(f.m1.Add(time.Minute)))
+	f.eventually("two active", func() (bool, string) { return len(f.get(cj).Status.Active) == 2, "" })
+}
+
+func TestReplaceDeletesTheActiveRun(t *testing.T) {
+	f := newFixture(t)
+	cj := f.cron("* * * * *", func(cj *musterv1.FleetCronJob) { cj.Spec.ConcurrencyPolicy = musterv1.ConcurrencyReplace })
+	f.tick(cj, time.Minute)
+	f.waitChildren(slotName(f.m1))
+	f.tick(cj, time.Minute)
+	f.waitChildren(slotName(f.m1.Add(time.Minute)))
+	f.eventually("one active, the new run", func() (bool, string) {
+		a := f.get(cj).Status.Active
+		return len(a) == 1 && a[0].Name == slotName(f.m1.Add(time.Minute)), ""
+	})
+}
+
+func TestHistoryLimitsKeepTheNewestRuns(t *testing.T) {
+	f := newFixture(t)
+	cj := f.cron("* * * * *", func(cj *musterv1.FleetCronJob) {
+		cj.Spec.SuccessfulJobsHistoryLimit = ptr.To[int32](2)
+		cj.Spec.FailedJobsHistoryLimit = ptr.To[int32](1)
+	})
+	var names []string
+	for i := range 5 {
+		f.tick(cj, time.Minute)
+		name := slotName(f.m1.Add(time.Duration(i) * time.Minute))
+		f.eventually("run "+name, func() (bool, string) { return f.fleetJobs()[name] != nil, "" })
+		f.finish(name, i != 1 && i != 2) // runs 1 and 2 fail
+		names = append(names, name)
+	}
+	f.tick(cj, time.Second)
+	// Successful: 0, 3, 4 → keep 3, 4. Failed: 1, 2 → keep 2.
+	f.waitChildren(names[2], names[3], names[4])
+}
+
+func TestLastSuccessfulTimeComesFromTheNewestSuccess(t *testing.T) {
+	f := newFixture(t)
+	cj := f.cron("* * * * *")
+	f.tick(cj, time.Minute)
+	f.waitChildren(slotName(f.m1))
+	f.tick(cj, 10*time.Second)
+	f.finish(slotName(f.m1), true)
+	done := clock.Now()
+	f.eventually("lastSuccessfulTime", func() (bool, string) {
+		got := f.get(cj).Status
+		return got.LastSuccessfulTime != nil && got.LastSuccessfulTime.Time.Equal(done.Truncate(time.Second)) && len(got.Active) == 0, ""
+	})
+}
+
+func TestDeletingARunDoesNotRunItsSlotAgain(t *testing.T) {
+	f := newFixture(t)
+	cj := f.cron("* * * * *")
+	f.tick(cj, time.Minute)
+	name := slotName(f.m1)
+	f.waitChildren(name)
+	f.eventually("lastScheduleTime stored", func() (bool, string) { return f.get(cj).Status.LastScheduleTime != nil, "" })
+	if err := env.Client.Delete(t.Context(), f.fleetJobs()[name]); err != nil {
+		t.Fatal(err)
+	}
+	f.tick(cj, 10*time.Second)
+	time.Sleep(500 * time.Millisecond)
+	if n := len(f.fleetJobs()); n != 0 {
+		t.Fatalf("the deleted run came back: %v", keys(f.fleetJobs()))
+	}
+}
+
+func TestARunCreatedByAnotherReplicaIsNotDuplicated(t *testing.T) {
+	f := newFixture(t)
+	cj := f.cron("* * * * *", func(cj *musterv1.FleetCronJob) { cj.Spec.Suspend = ptr.To(true) })
+	// The other replica created the slot's run and died before writing status.
+	cur := f.get(cj)
+	other := &musterv1.FleetJob{
+		ObjectMeta: metav1.ObjectMeta{Name: cronjob.ChildName(cur, f.m1), Namespace: f.ns,
+			Annotations:     map[string]string{musterv1.ScheduledTimeAnnotation: f.m1.UTC().Format(time.RFC3339)},
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(cur, musterv1.GroupVersion.WithKind("FleetCronJob"))}},
+		Spec: fleetJobTemplate().Spec,
+	}
+	if err := env.Client.Create(t.Context(), other); err != nil {
+		t.Fatal(err)
+	}
+	clock.Step(time.Minute)
+	patch := client.MergeFrom(cur.DeepCopy())
+	cur.Spec.Suspend = ptr.To(false)
+	if err := env.Client.Patch(t.Context(), cur, patch); err != nil {
+		t.Fatal(err)
+	}
+	f.eventually("the slot recorded", func() (bool, string) {
+		got := f.get(cj).Status
+		return got.LastScheduleTime != nil && got.LastScheduleTime.Time.Equal(f.m1), ""
+	})
+	f.waitChildren(other.Name)
+}
+
+func TestBroadcastJobTemplateCreatesBroadcastJobs(t *testing.T) {
+	f := newFixture(t)
+	cj := f.cron("* * * * *", func(cj *musterv1.FleetCronJob) {
+		cj.Spec.JobTemplate = nil
+		cj.Spec.BroadcastJobTemplate = &musterv1.BroadcastJobTemplateSpec{Spec: musterv1.BroadcastJobSpec{
+			Placement: &musterv1.Placement{},
+			Template:  fleetJobTemplate().Spec.Template.Spec.Template,
+		}}
+	})
+	f.tick(cj, time.Minute)
+	f.eventually("a BroadcastJob run", func() (bool, string) {
+		var list musterv1.BroadcastJobList
+		if err := env.Client.List(t.Context(), &list, client.InNamespace(f.ns)); err != nil {
+			return false, err.Error()
+		}
+		return len(list.Items) == 1 && list.Items[0].Name == slotName(f.m1) && list.Items[0].Spec.Placement != nil, ""
+	})
+}
+
+func TestAScheduleThatSlippedThroughIsReported(t *testing.T) {
+	for _, tc := range []struct{ name, schedule, tz, want string }{
+		{"every", "@every 5m", "", "@every is not supported"},
+		{"unknown zone", "* * * * *", "Mars/Olympus", "unknown time zone"},
+		{"bad field", "61 * * * *", "", "invalid schedule"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			cj := f.cron(tc.schedule, func(cj *musterv1.FleetCronJob) {
+				if tc.tz != "" {
+					cj.Spec.TimeZone = ptr.To(tc.tz)
+				}
+			})
+			f.eventually("ScheduleValid=False", func() (bool, string) {
+				c := meta.FindStatusCondition(f.get(cj).Status.Conditions, musterv1.FleetCronJobScheduleValid)
+				return c != nil && c.Status == metav1.ConditionFalse && c.Reason == cronjob.ReasonInvalidSchedule && contains(c.Message, tc.want), ""
+			})
+			f.tick(cj, 10*time.Minute)
+			time.Sleep(200 * time.Millisecond)
+			if n := len(f.fleetJobs()); n != 0 {
+				t.Fatal("an invalid schedule ran")
+			}
+			f.expectEvent(cronjob.ReasonInvalidSchedule)
+		})
+	}
+}
+
+func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+func TestTimeZoneSetsTheSlot(t *testing.T) {
+	f := newFixture(t)
+	// 09:00 in Tokyo (UTC+9, no DST) is 00:00 UTC.
+	cj := f.cron("0 9 * * *", func(cj *musterv1.FleetCronJob) { cj.Spec.TimeZone = ptr.To("Asia/Tokyo") })
+	f.eventually("nextScheduleTime at 00:00 UTC", func() (bool, string) {
+		n := f.get(cj).Status.NextScheduleTime
+		return n != nil && n.UTC().Hour() == 0 && n.UTC().Minute() == 0, ""
+	})
+}

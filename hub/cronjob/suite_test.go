@@ -1,0 +1,209 @@
+package cronjob_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/e2e/envtest"
+	"github.com/musterhq/muster/hub/cronjob"
+)
+
+var (
+	env *envtest.Environment
+	// The clock starts at the real time, on a minute, so objects' creation times (set by
+	// the API server) and the controller's now agree; tests move it forward.
+	clock = clocktesting.NewFakeClock(time.Now().Truncate(time.Minute).Add(30 * time.Second))
+)
+
+// TestMain runs the FleetCronJob controller, on a clock the tests move, against a real API
+// server. Nothing runs the children: tests finish them by writing their status.
+func TestMain(m *testing.M) {
+	os.Exit(envtest.Main(m, &env, func(mgr ctrl.Manager) error {
+		return (&cronjob.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("test"), Clock: clock}).SetupWithManager(mgr)
+	}))
+}
+
+type fixture struct {
+	t  *testing.T
+	ns string
+	// m1 is the first whole minute after the test started: the first slot of "* * * * *".
+	m1 time.Time
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	name := strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name()))
+	if len(name) > 55 {
+		name = name[:55]
+	}
+	name = strings.TrimRight(name, "-")
+	if err := env.Client.Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
+		t.Fatal(err)
+	}
+	base := time.Now().Truncate(time.Minute).Add(30 * time.Second)
+	clock.SetTime(base)
+	return &fixture{t: t, ns: name, m1: base.Truncate(time.Minute).Add(time.Minute)}
+}
+
+func fleetJobTemplate() *musterv1.FleetJobTemplateSpec {
+	return &musterv1.FleetJobTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "nightly"}},
+		Spec: musterv1.FleetJobSpec{Template: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{
+			Completions: ptr.To[int32](1),
+			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+				RestartPolicy: corev1.RestartPolicyNever,
+				Containers:    []corev1.Container{{Name: "main", Image: "busybox"}},
+			}},
+		}}},
+	}
+}
+
+// cron creates a FleetCronJob of a FleetJob.
+func (f *fixture) cron(schedule string, mutate ...func(*musterv1.FleetCronJob)) *musterv1.FleetCronJob {
+	f.t.Helper()
+	cj := &musterv1.FleetCronJob{
+		ObjectMeta: metav1.ObjectMeta{Name: "nightly", Namespace: f.ns},
+		Spec:       musterv1.FleetCronJobSpec{Schedule: schedule, JobTemplate: fleetJobTemplate()},
+	}
+	for _, m := range mutate {
+		m(cj)
+	}
+	if err := env.Client.Create(f.t.Context(), cj); err != nil {
+		f.t.Fatal(err)
+	}
+	return cj
+}
+
+func (f *fixture) get(cj *musterv1.FleetCronJob) *musterv1.FleetCronJob {
+	f.t.Helper()
+	out := &musterv1.FleetCronJob{}
+	if err := env.Client.Get(f.t.Context(), client.ObjectKeyFromObject(cj), out); err != nil {
+		f.t.Fatal(err)
+	}
+	return out
+}
+
+// fleetJobs lists the FleetJobs in the namespace by name.
+func (f *fixture) fleetJobs() map[string]*musterv1.FleetJob {
+	f.t.Helper()
+	var list musterv1.FleetJobList
+	if err := env.Client.List(f.t.Context(), &list, client.InNamespace(f.ns)); err != nil {
+		f.t.Fatal(err)
+	}
+	out := map[string]*musterv1.FleetJob{}
+	for i := range list.Items {
+		if list.Items[i].DeletionTimestamp == nil {
+			out[list.Items[i].Name] = &list.Items[i]
+		}
+	}
+	return out
+}
+
+func (f *fixture) eventually(what string, cond func() (bool, string)) {
+	f.t.Helper()
+	var last string
+	err := wait.PollUntilContextTimeout(f.t.Context(), 50*time.Millisecond, 15*time.Second, true, func(context.Context) (bool, error) {
+		ok, state := cond()
+		last = state
+		return ok, nil
+	})
+	if err != nil {
+		f.t.Fatalf("%s: never happened; last state: %s", what, last)
+	}
+}
+
+// waitChildren waits until exactly the named FleetJobs exist.
+func (f *fixture) waitChildren(names ...string) {
+	f.t.Helper()
+	f.eventually(fmt.Sprintf("children %v", names), func() (bool, string) {
+		got := f.fleetJobs()
+		if len(got) != len(names) {
+			return false, fmt.Sprint(keys(got))
+		}
+		for _, n := range names {
+			if got[n] == nil {
+				return false, fmt.Sprint(keys(got))
+			}
+		}
+		return true, ""
+	})
+}
+
+func keys(m map[string]*musterv1.FleetJob) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+// tick moves the clock and makes the controller look (its timers run on the real clock).
+func (f *fixture) tick(cj *musterv1.FleetCronJob, d time.Duration) {
+	f.t.Helper()
+	clock.Step(d)
+	cur := f.get(cj)
+	patch := client.MergeFrom(cur.DeepCopy())
+	if cur.Annotations == nil {
+		cur.Annotations = map[string]string{}
+	}
+	cur.Annotations["tick"] = fmt.Sprint(time.Now().UnixNano())
+	if err := env.Client.Patch(f.t.Context(), cur, patch); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// finish marks a child FleetJob Complete or Failed at the clock's now.
+func (f *fixture) finish(name string, ok bool) {
+	f.t.Helper()
+	fj := f.fleetJobs()[name]
+	if fj == nil {
+		f.t.Fatalf("no child %s", name)
+	}
+	t, reason := musterv1.FleetJobComplete, "ShardsCompleted"
+	if !ok {
+		t, reason = musterv1.FleetJobFailed, "ShardFailed"
+	}
+	meta.SetStatusCondition(&fj.Status.Conditions, metav1.Condition{Type: t, Status: metav1.ConditionTrue, Reason: reason, Message: "done"})
+	now := metav1.NewTime(clock.Now())
+	fj.Status.CompletionTime = &now
+	if err := env.Client.Status().Update(f.t.Context(), fj); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// slotName is the child name for the slot at t.
+func slotName(t time.Time) string { return fmt.Sprintf("nightly-%d", t.Unix()/60) }
+
+func (f *fixture) expectEvent(reason string) {
+	f.t.Helper()
+	f.eventually("event "+reason, func() (bool, string) {
+		var events eventsv1.EventList
+		if err := env.Client.List(context.Background(), &events, client.InNamespace(f.ns)); err != nil {
+			return false, err.Error()
+		}
+		var seen []string
+		for _, e := range events.Items {
+			seen = append(seen, e.Reason)
+			if e.Reason == reason {
+				return true, ""
+			}
+		}
+		return false, strings.Join(seen, ",")
+	})
+}
