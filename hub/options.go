@@ -23,6 +23,12 @@ type Options struct {
 	ClusterGracePeriod time.Duration
 	// AutoAcceptClusters accepts every cluster that registers (default false).
 	AutoAcceptClusters bool
+	// WebhookPort serves the validating admission webhook (default 9443; 0 disables it).
+	WebhookPort int
+	// WebhookHost, when set, is the address the API server calls the webhook at
+	// (https://host:port), for a hub running as a process; empty means in-cluster, through
+	// the muster-hub-webhook Service.
+	WebhookHost string
 }
 
 // NewOptions returns the defaults.
@@ -33,6 +39,7 @@ func NewOptions() *Options {
 		LeaderElect:             true,
 		LeaderElectionNamespace: "muster-system",
 		ClusterGracePeriod:      40 * time.Second,
+		WebhookPort:             9443,
 	}
 }
 
@@ -44,5 +51,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "elect one active hub among replicas")
 	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", o.LeaderElectionNamespace, "namespace of the leader election Lease")
 	fs.DurationVar(&o.ClusterGracePeriod, "cluster-grace-period", o.ClusterGracePeriod, "how long an agent may miss lease renewals before its cluster is unreachable")
+	fs.IntVar(&o.WebhookPort, "webhook-port", o.WebhookPort, "port of the validating admission webhook; 0 disables it")
+	fs.StringVar(&o.WebhookHost, "webhook-host", o.WebhookHost, "address the API server calls the webhook at, for a hub running outside the cluster; empty: the muster-hub-webhook Service")
 	fs.BoolVar(&o.AutoAcceptClusters, "auto-accept-clusters", o.AutoAcceptClusters, "accept every cluster that registers, without musterctl accept")
 }

@@ -3,14 +3,18 @@ package hub
 import (
 	"context"
 	"fmt"
+	"os"
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/musterhq/muster/api/scheme"
+	hubwebhook "github.com/musterhq/muster/hub/webhook"
 )
 
 // Leader election and events.
@@ -23,7 +27,27 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	var endpoint hubwebhook.Endpoint
+	var caBundle []byte
+	var direct client.Client
+	webhookServer := webhook.NewServer(webhook.Options{Port: opts.WebhookPort})
+	if opts.WebhookPort > 0 {
+		endpoint = hubwebhook.Endpoint{Port: opts.WebhookPort, URLHost: opts.WebhookHost, Namespace: opts.LeaderElectionNamespace}
+		if direct, err = client.New(cfg, client.Options{Scheme: scheme.Scheme}); err != nil {
+			return err
+		}
+		certDir, err := os.MkdirTemp("", "muster-hub-webhook-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(certDir)
+		if caBundle, err = hubwebhook.PrepareCertificate(ctx, direct, endpoint, certDir); err != nil {
+			return err
+		}
+		webhookServer = webhook.NewServer(webhook.Options{Port: opts.WebhookPort, CertDir: certDir})
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		WebhookServer:           webhookServer,
 		Scheme:                  scheme.Scheme,
 		Metrics:                 metricsserver.Options{BindAddress: opts.MetricsAddr},
 		HealthProbeBindAddress:  opts.ProbeAddr,
@@ -38,6 +62,11 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	if _, err := Setup(ctx, mgr, opts); err != nil {
 		return err
+	}
+	if opts.WebhookPort > 0 {
+		if err := hubwebhook.Register(ctx, mgr, direct, endpoint, caBundle); err != nil {
+			return fmt.Errorf("registering the admission webhook: %w", err)
+		}
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return err

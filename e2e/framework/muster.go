@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -88,15 +90,34 @@ func (m *Muster) StartAgent(member *Cluster, extra ...string) error {
 
 // StartHubProcess runs the muster-hub binary against the hub.
 func (m *Muster) StartHubProcess(extra ...string) error {
-	args := append([]string{
-		"--kubeconfig", m.Fleet.Hub.Kubeconfig, "--metrics-bind-address", "0", "--health-probe-bind-address", "0",
-	}, extra...)
-	p, err := StartProcess("hub", filepath.Join(m.Fleet.Dir, "logs", "hub.log"), m.Bin.Hub, args...)
+	args, err := HubProcessArgs(m.Fleet.Hub)
+	if err != nil {
+		return err
+	}
+	p, err := StartProcess("hub", filepath.Join(m.Fleet.Dir, "logs", "hub.log"), m.Bin.Hub, append(args, extra...)...)
 	if err != nil {
 		return err
 	}
 	m.HubProc = p
 	return nil
+}
+
+// HubProcessArgs are muster-hub's flags for running as a process next to the hub
+// cluster: its kubeconfig, no metrics or probe ports, and the admission webhook on a free
+// local port that the API server calls at 127.0.0.1.
+func HubProcessArgs(hub *Cluster) ([]string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("finding a free port for the hub's webhook: %w", err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	if err := l.Close(); err != nil {
+		return nil, err
+	}
+	return []string{
+		"--kubeconfig", hub.Kubeconfig, "--metrics-bind-address", "0", "--health-probe-bind-address", "0",
+		"--webhook-host", "127.0.0.1", "--webhook-port", strconv.Itoa(port),
+	}, nil
 }
 
 // Stop stops the hub and agent processes.

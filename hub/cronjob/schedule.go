@@ -13,6 +13,17 @@ import (
 // as the built-in CronJob controller does.
 const tooManyMissed = 100
 
+// InvalidError says which field of a FleetCronJob, schedule or timeZone, does not parse.
+type InvalidError struct {
+	Field string
+	Err   error
+}
+
+func (e *InvalidError) Error() string { return e.Err.Error() }
+func (e *InvalidError) Unwrap() error { return e.Err }
+
+func invalid(field string, err error) error { return &InvalidError{Field: field, Err: err} }
+
 // Parse reads a standard five-field schedule or a descriptor (@yearly, @monthly, @weekly,
 // @daily, @midnight, @hourly) in the IANA time zone tz (UTC when empty).
 //
@@ -23,24 +34,24 @@ func Parse(spec string, tz string) (cron.Schedule, error) {
 	s := strings.TrimSpace(spec)
 	switch {
 	case strings.HasPrefix(s, "TZ=") || strings.HasPrefix(s, "CRON_TZ="):
-		return nil, errors.New("the schedule must not set a time zone (TZ= or CRON_TZ=): use spec.timeZone")
+		return nil, invalid("schedule", errors.New("the schedule must not set a time zone (TZ= or CRON_TZ=): use spec.timeZone"))
 	case strings.HasPrefix(s, "@every"):
-		return nil, errors.New("@every is not supported: use a five-field schedule such as */5 * * * *")
+		return nil, invalid("schedule", errors.New("@every is not supported: use a five-field schedule such as */5 * * * *"))
 	}
 	loc := time.UTC
 	if tz != "" {
 		var err error
 		if loc, err = time.LoadLocation(tz); err != nil {
-			return nil, fmt.Errorf("unknown time zone %q: %w", tz, err)
+			return nil, invalid("timeZone", fmt.Errorf("unknown time zone %q: %w", tz, err))
 		}
 	}
 	sched, err := cron.ParseStandard(s)
 	if err != nil {
-		return nil, fmt.Errorf("invalid schedule %q: %w", spec, err)
+		return nil, invalid("schedule", fmt.Errorf("invalid schedule %q: %w", spec, err))
 	}
 	spec2, ok := sched.(*cron.SpecSchedule)
 	if !ok {
-		return nil, fmt.Errorf("schedule %q is not a calendar schedule", spec)
+		return nil, invalid("schedule", fmt.Errorf("schedule %q is not a calendar schedule", spec))
 	}
 	spec2.Location = loc
 	return spec2, nil

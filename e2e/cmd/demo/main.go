@@ -51,7 +51,11 @@ func run(ctx context.Context, dir string, members, nodes int) error {
 	if err != nil {
 		return err
 	}
-	if _, err := framework.StartDetached(f.Dir, "muster-hub", m.Bin.Hub, "--kubeconfig", f.Hub.Kubeconfig, "--metrics-bind-address", "0", "--health-probe-bind-address", "0"); err != nil {
+	hubArgs, err := framework.HubProcessArgs(f.Hub)
+	if err != nil {
+		return err
+	}
+	if _, err := framework.StartDetached(f.Dir, "muster-hub", m.Bin.Hub, hubArgs...); err != nil {
 		return err
 	}
 	for _, member := range f.Members {
