@@ -1,7 +1,6 @@
 package broadcastjob_test
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -9,7 +8,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	k8sresource "k8s.io/apimachinery/pkg/api/resource"
@@ -347,22 +345,7 @@ func TestAPodTheControllerDidNotCreateForANodeIsNotDuplicated(t *testing.T) {
 	}
 }
 
-func (f *fixture) expectEvent(j *musterv1.BroadcastJob, reason string) {
+func (f *fixture) expectEvent(j client.Object, reason string) {
 	f.t.Helper()
-	f.eventually("event "+reason, func() (bool, string) {
-		var events eventsv1.EventList
-		if err := env.Client.List(context.Background(), &events, client.InNamespace(f.ns)); err != nil {
-			return false, err.Error()
-		}
-		var seen []string
-		for _, e := range events.Items {
-			if e.Regarding.Name == j.Name {
-				seen = append(seen, e.Reason)
-				if e.Reason == reason {
-					return true, ""
-				}
-			}
-		}
-		return false, strings.Join(seen, ",")
-	})
+	env.ExpectEvent(f.t, f.ns, j.GetName(), reason)
 }

@@ -12,7 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	clocktesting "k8s.io/utils/clock/testing"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -46,16 +45,8 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	name := strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name()))
-	if len(name) > 50 {
-		name = name[:50]
-	}
-	name = strings.TrimRight(name, "-")
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
-	if err := env.Client.Create(t.Context(), ns); err != nil {
-		t.Fatal(err)
-	}
-	return &fixture{t: t, ns: name, pool: name}
+	ns := env.Namespace(t)
+	return &fixture{t: t, ns: ns, pool: ns}
 }
 
 // node adds a Ready node of the fixture's pool with 4 CPUs.
@@ -151,18 +142,9 @@ func (f *fixture) finish(node string, phase corev1.PodPhase) {
 	}
 }
 
-// eventually polls cond for up to 15s.
 func (f *fixture) eventually(what string, cond func() (bool, string)) {
 	f.t.Helper()
-	var last string
-	err := wait.PollUntilContextTimeout(f.t.Context(), 50*time.Millisecond, 15*time.Second, true, func(context.Context) (bool, error) {
-		ok, state := cond()
-		last = state
-		return ok, nil
-	})
-	if err != nil {
-		f.t.Fatalf("%s: never happened; last state: %s", what, last)
-	}
+	envtest.Eventually(f.t, what, cond)
 }
 
 // waitForPods waits until exactly nodes have pods.

@@ -1,7 +1,6 @@
 package job_test
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -10,7 +9,6 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -506,22 +504,7 @@ func TestJobsOfOtherControllersAreLeftAlone(t *testing.T) {
 	}
 }
 
-func (f *fixture) expectEvent(j *batchv1.Job, reason string) {
+func (f *fixture) expectEvent(j client.Object, reason string) {
 	f.t.Helper()
-	f.eventually("event "+reason, func() (bool, string) {
-		var events eventsv1.EventList
-		if err := env.Client.List(context.Background(), &events, client.InNamespace(f.ns)); err != nil {
-			return false, err.Error()
-		}
-		var seen []string
-		for _, e := range events.Items {
-			if e.Regarding.Name == j.Name {
-				seen = append(seen, e.Reason)
-				if e.Reason == reason {
-					return true, ""
-				}
-			}
-		}
-		return false, strings.Join(seen, ",")
-	})
+	env.ExpectEvent(f.t, f.ns, j.GetName(), reason)
 }

@@ -1,7 +1,6 @@
 package job_test
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"slices"
@@ -12,7 +11,6 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -45,15 +43,7 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	name := strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name()))
-	if len(name) > 55 {
-		name = name[:55]
-	}
-	name = strings.TrimRight(name, "-")
-	if err := env.Client.Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
-		t.Fatal(err)
-	}
-	return &fixture{t: t, ns: name}
+	return &fixture{t: t, ns: env.Namespace(t)}
 }
 
 // job creates an agent-managed Job with the given parallelism and completions.
@@ -124,15 +114,7 @@ func (f *fixture) running() []corev1.Pod {
 
 func (f *fixture) eventually(what string, cond func() (bool, string)) {
 	f.t.Helper()
-	var last string
-	err := wait.PollUntilContextTimeout(f.t.Context(), 50*time.Millisecond, 15*time.Second, true, func(context.Context) (bool, error) {
-		ok, state := cond()
-		last = state
-		return ok, nil
-	})
-	if err != nil {
-		f.t.Fatalf("%s: never happened; last state: %s", what, last)
-	}
+	envtest.Eventually(f.t, what, cond)
 }
 
 // waitRunning waits until exactly n pods run.

@@ -8,9 +8,15 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/zap/zapcore"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -109,4 +115,53 @@ func Main(m *testing.M, env **Environment, setup func(ctrl.Manager) error) int {
 		return 1
 	}
 	return m.Run()
+}
+
+// Namespace creates a namespace for the test, named after it.
+func (e *Environment) Namespace(t *testing.T) string {
+	t.Helper()
+	name := strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name()))
+	name = strings.TrimRight(name[:min(len(name), 55)], "-")
+	if err := e.Client.Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
+		t.Fatal(err)
+	}
+	return name
+}
+
+// Eventually polls cond every 50ms for up to 15s; cond returns whether it holds and a
+// description of what it saw, which the failure reports.
+func Eventually(t *testing.T, what string, cond func() (bool, string)) {
+	t.Helper()
+	var last string
+	err := wait.PollUntilContextTimeout(t.Context(), 50*time.Millisecond, 15*time.Second, true, func(context.Context) (bool, error) {
+		ok, state := cond()
+		last = state
+		return ok, nil
+	})
+	if err != nil {
+		t.Fatalf("%s: never happened; last state: %s", what, last)
+	}
+}
+
+// ExpectEvent waits for an event with reason in namespace, about the object named
+// regarding (any object when empty).
+func (e *Environment) ExpectEvent(t *testing.T, namespace, regarding, reason string) {
+	t.Helper()
+	Eventually(t, "event "+reason, func() (bool, string) {
+		var events eventsv1.EventList
+		if err := e.Client.List(context.Background(), &events, client.InNamespace(namespace)); err != nil {
+			return false, err.Error()
+		}
+		var seen []string
+		for _, ev := range events.Items {
+			if regarding != "" && ev.Regarding.Name != regarding {
+				continue
+			}
+			seen = append(seen, ev.Reason)
+			if ev.Reason == reason {
+				return true, ""
+			}
+		}
+		return false, strings.Join(seen, ",")
+	})
 }

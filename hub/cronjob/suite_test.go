@@ -1,19 +1,15 @@
 package cronjob_test
 
 import (
-	"context"
 	"fmt"
 	"os"
-	"strings"
 	"testing"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -48,17 +44,9 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	name := strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name()))
-	if len(name) > 55 {
-		name = name[:55]
-	}
-	name = strings.TrimRight(name, "-")
-	if err := env.Client.Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
-		t.Fatal(err)
-	}
 	base := time.Now().Truncate(time.Minute).Add(30 * time.Second)
 	clock.SetTime(base)
-	return &fixture{t: t, ns: name, m1: base.Truncate(time.Minute).Add(time.Minute)}
+	return &fixture{t: t, ns: env.Namespace(t), m1: base.Truncate(time.Minute).Add(time.Minute)}
 }
 
 func fleetJobTemplate() *musterv1.FleetJobTemplateSpec {
@@ -117,15 +105,7 @@ func (f *fixture) fleetJobs() map[string]*musterv1.FleetJob {
 
 func (f *fixture) eventually(what string, cond func() (bool, string)) {
 	f.t.Helper()
-	var last string
-	err := wait.PollUntilContextTimeout(f.t.Context(), 50*time.Millisecond, 15*time.Second, true, func(context.Context) (bool, error) {
-		ok, state := cond()
-		last = state
-		return ok, nil
-	})
-	if err != nil {
-		f.t.Fatalf("%s: never happened; last state: %s", what, last)
-	}
+	envtest.Eventually(f.t, what, cond)
 }
 
 // waitChildren waits until exactly the named FleetJobs exist.
@@ -192,18 +172,5 @@ func slotName(t time.Time) string { return fmt.Sprintf("nightly-%d", t.Unix()/60
 
 func (f *fixture) expectEvent(reason string) {
 	f.t.Helper()
-	f.eventually("event "+reason, func() (bool, string) {
-		var events eventsv1.EventList
-		if err := env.Client.List(context.Background(), &events, client.InNamespace(f.ns)); err != nil {
-			return false, err.Error()
-		}
-		var seen []string
-		for _, e := range events.Items {
-			seen = append(seen, e.Reason)
-			if e.Reason == reason {
-				return true, ""
-			}
-		}
-		return false, strings.Join(seen, ",")
-	})
+	env.ExpectEvent(f.t, f.ns, "", reason)
 }
