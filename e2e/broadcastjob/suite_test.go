@@ -33,57 +33,19 @@ const (
 	failingNode    = "e2e-failing-node"
 )
 
-func TestMain(m *testing.M) { os.Exit(run(m)) }
-
-func run(m *testing.M) int {
-	ctx := context.Background()
-	dir, err := os.MkdirTemp("", "muster-e2e-bcj-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	fleet, err = framework.Up(ctx, framework.FleetOptions{Dir: dir, Members: 3, NodesPerMember: 1})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "bringing the fleet up:", err)
-		return 1
-	}
-	member1, member2, member3 = fleet.Members[0], fleet.Members[1], fleet.Members[2]
-	defer func() {
-		if muster != nil {
-			muster.Stop()
-		}
-		if err := fleet.Down(context.Background()); err != nil {
-			fmt.Fprintln(os.Stderr, "tearing the fleet down:", err)
-		}
-	}()
-	if err := addNodes(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	if muster, err = framework.InstallHub(ctx, fleet); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	if err := muster.StartHubProcess("--leader-elect=false"); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	if err := muster.JoinAndAccept(ctx, []*framework.Cluster{member1, member2}); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		dumpLogs()
-		return 1
-	}
-	code := m.Run()
-	if code != 0 {
-		dumpLogs()
-	}
-	return code
+func TestMain(m *testing.M) {
+	os.Exit(framework.RunSuite(m, framework.SuiteConfig{
+		Name:    "broadcastjob",
+		Fleet:   framework.FleetOptions{Members: 3, NodesPerMember: 1},
+		Prepare: addNodes,
+		Join:    func(f *framework.Fleet) []*framework.Cluster { return f.Members[:2] },
+	}, &fleet, &muster))
 }
 
 // addNodes gives member1 and member2 ten batch nodes each plus one node of every kind that
 // must be left alone, member2 the node whose pods fail, and member3 two batch nodes.
-func addNodes(ctx context.Context) error {
+func addNodes(ctx context.Context, f *framework.Fleet) error {
+	member1, member2, member3 = f.Members[0], f.Members[1], f.Members[2]
 	node := func(name, pool string, mutate ...func(*corev1.Node)) *corev1.Node {
 		n := local.NewNode(name)
 		n.Labels[poolLabel] = pool
@@ -129,22 +91,4 @@ func addNodes(ctx context.Context) error {
 		}
 	}
 	return nil
-}
-
-func dumpLogs() {
-	logs := map[string]string{}
-	for name, p := range muster.Agents {
-		logs["agent "+name] = p.Log
-	}
-	if muster.HubProc != nil {
-		logs["hub"] = muster.HubProc.Log
-	}
-	for name, path := range logs {
-		if raw, err := os.ReadFile(path); err == nil {
-			if len(raw) > 6000 {
-				raw = raw[len(raw)-6000:]
-			}
-			fmt.Fprintf(os.Stderr, "----- %s log (tail) -----\n%s\n", name, raw)
-		}
-	}
 }

@@ -30,64 +30,15 @@ const (
 	failingNode = "e2e-failing-node"
 )
 
-func TestMain(m *testing.M) { os.Exit(run(m)) }
-
-func run(m *testing.M) int {
-	ctx := context.Background()
-	dir, err := os.MkdirTemp("", "muster-e2e-fleetjob-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	fleet, err = framework.Up(ctx, framework.FleetOptions{Dir: dir, Members: 2, NodesPerMember: 0})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "bringing the fleet up:", err)
-		return 1
-	}
-	member1, member2 = fleet.Members[0], fleet.Members[1]
-	defer func() {
-		if muster != nil {
-			muster.Stop()
-		}
-		if err := fleet.Down(context.Background()); err != nil {
-			fmt.Fprintln(os.Stderr, "tearing the fleet down:", err)
-		}
-	}()
-	if err := addNodes(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	if muster, err = framework.InstallHub(ctx, fleet); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	if err := muster.StartHubProcess("--leader-elect=false"); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	if err := muster.JoinAndAccept(ctx, fleet.Members); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	code := m.Run()
-	if code != 0 {
-		for name, p := range muster.Agents {
-			if raw, err := os.ReadFile(p.Log); err == nil {
-				if len(raw) > 4000 {
-					raw = raw[len(raw)-4000:]
-				}
-				fmt.Fprintf(os.Stderr, "----- agent %s log (tail) -----\n%s\n", name, raw)
-			}
-		}
-	}
-	return code
+func TestMain(m *testing.M) {
+	os.Exit(framework.RunSuite(m, framework.SuiteConfig{Name: "fleetjob", Fleet: framework.FleetOptions{Members: 2}, Prepare: addNodes}, &fleet, &muster))
 }
 
 // addNodes gives each member four nodes of pool "work"; member2 also has the node whose
 // pods fail, alone in pool "failing".
-func addNodes(ctx context.Context) error {
-	for _, m := range fleet.Members {
+func addNodes(ctx context.Context, f *framework.Fleet) error {
+	member1, member2 = f.Members[0], f.Members[1]
+	for _, m := range f.Members {
 		var nodes []*corev1.Node
 		for i := range 4 {
 			n := local.NewNode(fmt.Sprintf("%s-work-%d", m.Name, i))

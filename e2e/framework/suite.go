@@ -1,0 +1,100 @@
+package framework
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+)
+
+// SuiteConfig shapes an e2e suite that runs Muster in process mode on its own fleet.
+type SuiteConfig struct {
+	// Name prefixes the suite's temporary directory.
+	Name  string
+	Fleet FleetOptions
+	// Prepare runs once the fleet is up, before Muster is installed: to add nodes, say.
+	Prepare func(context.Context, *Fleet) error
+	// Join picks the members joined before the tests run; nil joins every member.
+	Join func(*Fleet) []*Cluster
+}
+
+// RunSuite is the TestMain of such a suite: it brings the fleet up, installs the hub, runs
+// muster-hub as a process, joins and accepts the members, stores the fleet and Muster in
+// fleet and muster for the tests, runs them, prints the tail of the hub's and agents' logs
+// when they failed, and tears everything down. It returns the exit code for os.Exit.
+func RunSuite(m *testing.M, cfg SuiteConfig, fleet **Fleet, muster **Muster) int {
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "muster-e2e-"+cfg.Name+"-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	opts := cfg.Fleet
+	opts.Dir = dir
+	f, err := Up(ctx, opts)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bringing the fleet up:", err)
+		return 1
+	}
+	*fleet = f
+	var mu *Muster
+	defer func() {
+		if mu != nil {
+			mu.Stop()
+		}
+		if err := f.Down(context.Background()); err != nil {
+			fmt.Fprintln(os.Stderr, "tearing the fleet down:", err)
+		}
+	}()
+	if cfg.Prepare != nil {
+		if err := cfg.Prepare(ctx, f); err != nil {
+			fmt.Fprintln(os.Stderr, "preparing the fleet:", err)
+			return 1
+		}
+	}
+	if mu, err = InstallHub(ctx, f); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	*muster = mu
+	if err := mu.StartHubProcess("--leader-elect=false"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	members := f.Members
+	if cfg.Join != nil {
+		members = cfg.Join(f)
+	}
+	if err := mu.JoinAndAccept(ctx, members); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		mu.DumpLogs()
+		return 1
+	}
+	code := m.Run()
+	if code != 0 {
+		mu.DumpLogs()
+	}
+	return code
+}
+
+// DumpLogs prints the last few kilobytes of the hub's and every agent's log.
+func (m *Muster) DumpLogs() {
+	logs := map[string]string{}
+	for name, p := range m.Agents {
+		logs["agent "+name] = p.Log
+	}
+	if m.HubProc != nil {
+		logs["hub"] = m.HubProc.Log
+	}
+	for name, path := range logs {
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		if len(raw) > 6000 {
+			raw = raw[len(raw)-6000:]
+		}
+		fmt.Fprintf(os.Stderr, "----- %s log (tail) -----\n%s\n", name, raw)
+	}
+}
