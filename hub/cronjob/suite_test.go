@@ -22,9 +22,8 @@ import (
 
 var (
 	env *envtest.Environment
-	// The clock starts at the real time, on a minute, so objects' creation times (set by
-	// the API server) and the controller's now agree; tests move it forward.
-	clock = clocktesting.NewFakeClock(time.Now().Truncate(time.Minute).Add(30 * time.Second))
+	// Each test sets the clock (see newFixture) and moves it forward.
+	clock = clocktesting.NewFakeClock(time.Now())
 )
 
 // TestMain runs the FleetCronJob controller, on a clock the tests move, against a real API
@@ -44,7 +43,16 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	base := time.Now().Truncate(time.Minute).Add(30 * time.Second)
+	// The API server stamps objects with the real time and the controller compares them
+	// with the fake one: start the fake clock a little ahead of the real one, in the same
+	// minute, so a cron created now has no slot before the test moves the clock. Near the
+	// end of a minute, wait for the next one rather than race it.
+	now := time.Now()
+	if now.Second() >= 50 {
+		time.Sleep(time.Until(now.Truncate(time.Minute).Add(time.Minute + time.Second)))
+		now = time.Now()
+	}
+	base := now.Truncate(time.Minute).Add(57 * time.Second)
 	clock.SetTime(base)
 	return &fixture{t: t, ns: env.Namespace(t), m1: base.Truncate(time.Minute).Add(time.Minute)}
 }
