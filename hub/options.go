@@ -29,6 +29,13 @@ type Options struct {
 	// (https://host:port), for a hub running as a process; empty means in-cluster, through
 	// the muster-hub-webhook Service.
 	WebhookHost string
+	// CronJobWorkers is how many FleetCronJobs are reconciled at once (default 5, as
+	// kube-controller-manager's --concurrent-cron-job-syncs).
+	CronJobWorkers int
+	// KubeAPIQPS and KubeAPIBurst limit requests to the hub's API server (default 200
+	// and 400). Every cron on the same schedule writes in the same second.
+	KubeAPIQPS   float32
+	KubeAPIBurst int
 }
 
 // NewOptions returns the defaults.
@@ -40,6 +47,9 @@ func NewOptions() *Options {
 		LeaderElectionNamespace: "muster-system",
 		ClusterGracePeriod:      40 * time.Second,
 		WebhookPort:             9443,
+		CronJobWorkers:          5,
+		KubeAPIQPS:              200,
+		KubeAPIBurst:            400,
 	}
 }
 
@@ -53,5 +63,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.ClusterGracePeriod, "cluster-grace-period", o.ClusterGracePeriod, "how long an agent may miss lease renewals before its cluster is unreachable")
 	fs.IntVar(&o.WebhookPort, "webhook-port", o.WebhookPort, "port of the validating admission webhook; 0 disables it")
 	fs.StringVar(&o.WebhookHost, "webhook-host", o.WebhookHost, "address the API server calls the webhook at, for a hub running outside the cluster; empty: the muster-hub-webhook Service")
+	fs.IntVar(&o.CronJobWorkers, "concurrent-fleetcronjob-syncs", o.CronJobWorkers, "FleetCronJobs reconciled at once")
+	fs.Float32Var(&o.KubeAPIQPS, "kube-api-qps", o.KubeAPIQPS, "queries per second to the hub's API server")
+	fs.IntVar(&o.KubeAPIBurst, "kube-api-burst", o.KubeAPIBurst, "burst of queries to the hub's API server")
 	fs.BoolVar(&o.AutoAcceptClusters, "auto-accept-clusters", o.AutoAcceptClusters, "accept every cluster that registers, without musterctl accept")
 }

@@ -27,6 +27,7 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	cfg.QPS, cfg.Burst = opts.KubeAPIQPS, opts.KubeAPIBurst
 	var endpoint hubwebhook.Endpoint
 	var caBundle []byte
 	var direct client.Client

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -148,20 +149,26 @@ func Eventually(t *testing.T, what string, cond func() (bool, string)) {
 func (e *Environment) ExpectEvent(t *testing.T, namespace, regarding, reason string) {
 	t.Helper()
 	Eventually(t, "event "+reason, func() (bool, string) {
-		var events eventsv1.EventList
-		if err := e.Client.List(context.Background(), &events, client.InNamespace(namespace)); err != nil {
+		seen, err := e.EventReasons(namespace, regarding)
+		if err != nil {
 			return false, err.Error()
 		}
-		var seen []string
-		for _, ev := range events.Items {
-			if regarding != "" && ev.Regarding.Name != regarding {
-				continue
-			}
-			seen = append(seen, ev.Reason)
-			if ev.Reason == reason {
-				return true, ""
-			}
-		}
-		return false, strings.Join(seen, ",")
+		return slices.Contains(seen, reason), strings.Join(seen, ",")
 	})
+}
+
+// EventReasons lists the reasons of the events in namespace about the object named
+// regarding (any object when empty).
+func (e *Environment) EventReasons(namespace, regarding string) ([]string, error) {
+	var events eventsv1.EventList
+	if err := e.Client.List(context.Background(), &events, client.InNamespace(namespace)); err != nil {
+		return nil, fmt.Errorf("listing events: %w", err)
+	}
+	var reasons []string
+	for _, ev := range events.Items {
+		if regarding == "" || ev.Regarding.Name == regarding {
+			reasons = append(reasons, ev.Reason)
+		}
+	}
+	return reasons, nil
 }

@@ -20,6 +20,7 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 
 	bcj "github.com/musterhq/muster/api/broadcastjob"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
@@ -42,27 +43,51 @@ const conflictRetry = 100 * time.Millisecond
 // +kubebuilder:rbac:groups=muster.dev,resources=fleetcronjobs/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=muster.dev,resources=fleetjobs;broadcastjobs,verbs=get;list;watch;create;delete
 
+// ownerIndex indexes FleetJobs and BroadcastJobs by the UID of the FleetCronJob that
+// controls them, so a reconcile reads its own children and not the namespace's.
+const ownerIndex = "muster.dev/fleetcronjob-uid"
+
 // Reconciler runs FleetCronJobs. Clock is injected so tests drive time.
 type Reconciler struct {
 	Client   client.Client
 	Recorder events.EventRecorder
 	Clock    clock.PassiveClock
+	// Workers is how many FleetCronJobs are reconciled at once (default 1). Every cron on
+	// the same schedule is due in the same instant, so this bounds the lag at a busy slot.
+	Workers int
 }
 
 // SetupWithManager watches FleetCronJobs and the children they own.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	for _, obj := range []client.Object{&musterv1.FleetJob{}, &musterv1.BroadcastJob{}} {
+		if err := mgr.GetFieldIndexer().IndexField(context.Background(), obj, ownerIndex, cronOwnerUID); err != nil {
+			return fmt.Errorf("indexing %T by FleetCronJob: %w", obj, err)
+		}
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("fleetcronjob").
 		For(&musterv1.FleetCronJob{}).
 		Owns(&musterv1.FleetJob{}).
 		Owns(&musterv1.BroadcastJob{}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Workers, 1)}).
 		Complete(r)
+}
+
+func cronOwnerUID(obj client.Object) []string {
+	ref := metav1.GetControllerOf(obj)
+	if ref == nil || ref.Kind != "FleetCronJob" || ref.APIVersion != musterv1.GroupVersion.String() {
+		return nil
+	}
+	return []string{string(ref.UID)}
 }
 
 // child is a FleetJob or BroadcastJob a FleetCronJob created.
 type child struct {
-	obj       client.Object
+	obj client.Object
+	// scheduled is the slot the child ran for, from its annotation (slotKnown), else its
+	// creation time.
 	scheduled time.Time
+	slotKnown bool
 	finished  bool
 	succeeded bool
 	completed *metav1.Time
@@ -220,8 +245,9 @@ func reference(obj client.Object) corev1.ObjectReference {
 // children lists the FleetJobs and BroadcastJobs the cron owns, oldest slot first.
 func (r *Reconciler) children(ctx context.Context, cj *musterv1.FleetCronJob) ([]child, error) {
 	var out []child
+	owned := []client.ListOption{client.InNamespace(cj.Namespace), client.MatchingFields{ownerIndex: string(cj.UID)}}
 	var fjs musterv1.FleetJobList
-	if err := r.Client.List(ctx, &fjs, client.InNamespace(cj.Namespace)); err != nil {
+	if err := r.Client.List(ctx, &fjs, owned...); err != nil {
 		return nil, fmt.Errorf("listing FleetJobs: %w", err)
 	}
 	for i := range fjs.Items {
@@ -231,10 +257,11 @@ func (r *Reconciler) children(ctx context.Context, cj *musterv1.FleetCronJob) ([
 		}
 		complete := meta.IsStatusConditionTrue(fj.Status.Conditions, musterv1.FleetJobComplete)
 		failed := meta.IsStatusConditionTrue(fj.Status.Conditions, musterv1.FleetJobFailed)
-		out = append(out, child{obj: fj, scheduled: scheduledTime(fj), finished: complete || failed, succeeded: complete, completed: fj.Status.CompletionTime})
+		slot, known := scheduledTime(fj)
+		out = append(out, child{obj: fj, scheduled: slot, slotKnown: known, finished: complete || failed, succeeded: complete, completed: fj.Status.CompletionTime})
 	}
 	var bcjs musterv1.BroadcastJobList
-	if err := r.Client.List(ctx, &bcjs, client.InNamespace(cj.Namespace)); err != nil {
+	if err := r.Client.List(ctx, &bcjs, owned...); err != nil {
 		return nil, fmt.Errorf("listing BroadcastJobs: %w", err)
 	}
 	for i := range bcjs.Items {
@@ -243,7 +270,8 @@ func (r *Reconciler) children(ctx context.Context, cj *musterv1.FleetCronJob) ([
 			continue
 		}
 		complete := meta.IsStatusConditionTrue(b.Status.Conditions, musterv1.BroadcastJobComplete)
-		out = append(out, child{obj: b, scheduled: scheduledTime(b), finished: bcj.Finished(&b.Status), succeeded: complete, completed: b.Status.CompletionTime})
+		slot, known := scheduledTime(b)
+		out = append(out, child{obj: b, scheduled: slot, slotKnown: known, finished: bcj.Finished(&b.Status), succeeded: complete, completed: b.Status.CompletionTime})
 	}
 	slices.SortFunc(out, func(a, b child) int {
 		return cmp.Or(a.scheduled.Compare(b.scheduled), cmp.Compare(a.obj.GetName(), b.obj.GetName()))
@@ -251,12 +279,12 @@ func (r *Reconciler) children(ctx context.Context, cj *musterv1.FleetCronJob) ([
 	return out, nil
 }
 
-func scheduledTime(o client.Object) time.Time {
+func scheduledTime(o client.Object) (time.Time, bool) {
 	t, err := time.Parse(time.RFC3339, o.GetAnnotations()[musterv1.ScheduledTimeAnnotation])
 	if err != nil {
-		return o.GetCreationTimestamp().Time
+		return o.GetCreationTimestamp().Time, false
 	}
-	return t
+	return t, true
 }
 
 func activeChildren(children []child) []child {
@@ -269,13 +297,20 @@ func activeChildren(children []child) []child {
 	return out
 }
 
-// track refreshes status.active and lastSuccessfulTime from the children.
+// track refreshes status.active and lastSuccessfulTime from the children, and moves
+// lastScheduleTime up to the newest child's slot: a child whose creation was not recorded
+// (the status write lost a conflict, or the replica died in between) must not run again
+// if it is deleted before the next slot. It never moves back, so deleting children never
+// brings their slots back.
 func (r *Reconciler) track(cj *musterv1.FleetCronJob, status *musterv1.FleetCronJobStatus, children []child) {
 	status.Active = nil
 	for _, c := range activeChildren(children) {
 		status.Active = append(status.Active, reference(c.obj))
 	}
 	for _, c := range children {
+		if c.slotKnown {
+			recordSchedule(status, c.scheduled)
+		}
 		if c.succeeded && c.completed != nil && (status.LastSuccessfulTime == nil || status.LastSuccessfulTime.Before(c.completed)) {
 			status.LastSuccessfulTime = c.completed.DeepCopy()
 		}

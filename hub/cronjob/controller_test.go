@@ -80,12 +80,7 @@ func TestSuspendCreatesNothingAndResumeRunsTheLatestSlot(t *testing.T) {
 	if got := f.get(cj); got.Status.NextScheduleTime != nil {
 		t.Errorf("suspended cron shows a next schedule %v", got.Status.NextScheduleTime)
 	}
-	cur := f.get(cj)
-	patch := client.MergeFrom(cur.DeepCopy())
-	cur.Spec.Suspend = ptr.To(false)
-	if err := env.Client.Patch(t.Context(), cur, patch); err != nil {
-		t.Fatal(err)
-	}
+	f.update(cj, func(cj *musterv1.FleetCronJob) { cj.Spec.Suspend = ptr.To(false) })
 	f.waitChildren(slotName(f.m1.Add(time.Minute)))
 }
 
@@ -202,22 +197,9 @@ func TestARunCreatedByAnotherReplicaIsNotDuplicated(t *testing.T) {
 	f := newFixture(t)
 	cj := f.cron("* * * * *", func(cj *musterv1.FleetCronJob) { cj.Spec.Suspend = ptr.To(true) })
 	// The other replica created the slot's run and died before writing status.
-	cur := f.get(cj)
-	other := &musterv1.FleetJob{
-		ObjectMeta: metav1.ObjectMeta{Name: cronjob.ChildName(cur, f.m1), Namespace: f.ns,
-			Annotations:     map[string]string{musterv1.ScheduledTimeAnnotation: f.m1.UTC().Format(time.RFC3339)},
-			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(cur, musterv1.GroupVersion.WithKind("FleetCronJob"))}},
-		Spec: fleetJobTemplate().Spec,
-	}
-	if err := env.Client.Create(t.Context(), other); err != nil {
-		t.Fatal(err)
-	}
+	other := f.child(cronjob.ChildName(cj, f.m1), f.get(cj), f.m1)
 	clock.Step(time.Minute)
-	patch := client.MergeFrom(cur.DeepCopy())
-	cur.Spec.Suspend = ptr.To(false)
-	if err := env.Client.Patch(t.Context(), cur, patch); err != nil {
-		t.Fatal(err)
-	}
+	f.update(cj, func(cj *musterv1.FleetCronJob) { cj.Spec.Suspend = ptr.To(false) })
 	f.eventually("the slot recorded", func() (bool, string) {
 		got := f.get(cj).Status
 		return got.LastScheduleTime != nil && got.LastScheduleTime.Time.Equal(f.m1), ""

@@ -24,12 +24,16 @@ var (
 	env *envtest.Environment
 	// Each test sets the clock (see newFixture) and moves it forward.
 	clock = clocktesting.NewFakeClock(time.Now())
+	// cached is the manager's client, with the controller's indexes, for tests that call
+	// Reconcile themselves.
+	cached client.Client
 )
 
 // TestMain runs the FleetCronJob controller, on a clock the tests move, against a real API
 // server. Nothing runs the children: tests finish them by writing their status.
 func TestMain(m *testing.M) {
 	os.Exit(envtest.Main(m, &env, func(mgr ctrl.Manager) error {
+		cached = mgr.GetClient()
 		return (&cronjob.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("test"), Clock: clock}).SetupWithManager(mgr)
 	}))
 }
@@ -141,19 +145,23 @@ func keys(m map[string]*musterv1.FleetJob) []string {
 	return out
 }
 
-// tick moves the clock and makes the controller look (its timers run on the real clock).
+// tick moves the clock by d and makes the controller look.
 func (f *fixture) tick(cj *musterv1.FleetCronJob, d time.Duration) {
 	f.t.Helper()
-	clock.Step(d)
-	cur := f.get(cj)
-	patch := client.MergeFrom(cur.DeepCopy())
-	if cur.Annotations == nil {
-		cur.Annotations = map[string]string{}
-	}
-	cur.Annotations["tick"] = fmt.Sprint(time.Now().UnixNano())
-	if err := env.Client.Patch(f.t.Context(), cur, patch); err != nil {
-		f.t.Fatal(err)
-	}
+	f.at(cj, clock.Now().Add(d))
+}
+
+// at sets the clock and makes the controller look (its timers run on the real clock, so
+// it would otherwise not notice).
+func (f *fixture) at(cj *musterv1.FleetCronJob, t time.Time) {
+	f.t.Helper()
+	clock.SetTime(t)
+	f.update(cj, func(cj *musterv1.FleetCronJob) {
+		if cj.Annotations == nil {
+			cj.Annotations = map[string]string{}
+		}
+		cj.Annotations["tick"] = fmt.Sprint(time.Now().UnixNano())
+	})
 }
 
 // finish marks a child FleetJob Complete or Failed at the clock's now.
@@ -181,4 +189,60 @@ func slotName(t time.Time) string { return fmt.Sprintf("nightly-%d", t.Unix()/60
 func (f *fixture) expectEvent(reason string) {
 	f.t.Helper()
 	env.ExpectEvent(f.t, f.ns, "", reason)
+}
+
+// update changes the cron's spec as a user would.
+func (f *fixture) update(cj *musterv1.FleetCronJob, mutate func(*musterv1.FleetCronJob)) {
+	f.t.Helper()
+	cur := f.get(cj)
+	patch := client.MergeFrom(cur.DeepCopy())
+	mutate(cur)
+	if err := env.Client.Patch(f.t.Context(), cur, patch); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// waitNext waits until the controller has looked at the cron on the clock's current time:
+// it then shows next as its nextScheduleTime, and whatever it decided for the slots up to
+// now has been done.
+func (f *fixture) waitNext(cj *musterv1.FleetCronJob, next time.Time) {
+	f.t.Helper()
+	f.eventually("nextScheduleTime "+next.Format(time.RFC3339), func() (bool, string) {
+		n := f.get(cj).Status.NextScheduleTime
+		return n != nil && n.Time.Equal(next), fmt.Sprint(n)
+	})
+}
+
+// keeps checks that exactly the named FleetJobs exist and still do half a second later.
+func (f *fixture) keeps(names ...string) {
+	f.t.Helper()
+	f.waitChildren(names...)
+	time.Sleep(500 * time.Millisecond)
+	f.waitChildren(names...)
+}
+
+// child creates a FleetJob in the namespace, owned by cj when it is not nil.
+func (f *fixture) child(name string, owner *musterv1.FleetCronJob, slot time.Time) *musterv1.FleetJob {
+	f.t.Helper()
+	fj := &musterv1.FleetJob{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: f.ns,
+			Annotations: map[string]string{musterv1.ScheduledTimeAnnotation: slot.UTC().Format(time.RFC3339)}},
+		Spec: fleetJobTemplate().Spec,
+	}
+	if owner != nil {
+		fj.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(owner, musterv1.GroupVersion.WithKind("FleetCronJob"))}
+	}
+	if err := env.Client.Create(f.t.Context(), fj); err != nil {
+		f.t.Fatal(err)
+	}
+	return fj
+}
+
+func (f *fixture) eventReasons() []string {
+	f.t.Helper()
+	reasons, err := env.EventReasons(f.ns, "")
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return reasons
 }
