@@ -72,6 +72,7 @@ func TestAdmissionRefusesSchedulesCELCannotCheck(t *testing.T) {
 }
 
 func TestEveryMinuteARunCompletesInBothMembers(t *testing.T) {
+	t.Parallel()
 	cj := newCron("minutely", "*/1 * * * *")
 	if err := fleet.Hub.Client.Create(t.Context(), cj); err != nil {
 		t.Fatal(err)

@@ -31,7 +31,9 @@ type Muster struct {
 	// JoinArgs are the musterctl arguments init printed, without --cluster-name.
 	JoinArgs []string
 	Agents   map[string]*Process
-	HubProc  *Process
+	// HubProc is the suite's hub; Hubs holds every hub process started, by name.
+	HubProc *Process
+	Hubs    map[string]*Process
 }
 
 var joinLine = regexp.MustCompile(`musterctl (join .*) --cluster-name <name>`)
@@ -42,7 +44,7 @@ func InstallHub(ctx context.Context, f *Fleet) (*Muster, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Muster{Fleet: f, Bin: bin, Agents: map[string]*Process{}}
+	m := &Muster{Fleet: f, Bin: bin, Agents: map[string]*Process{}, Hubs: map[string]*Process{}}
 	out, err := m.Musterctl(ctx, f.Hub, "init", "--no-deploy")
 	if err != nil {
 		return nil, err
@@ -88,18 +90,29 @@ func (m *Muster) StartAgent(member *Cluster, extra ...string) error {
 	return nil
 }
 
-// StartHubProcess runs the muster-hub binary against the hub.
+// StartHubProcess runs the muster-hub binary against the hub as the suite's hub.
 func (m *Muster) StartHubProcess(extra ...string) error {
-	args, err := HubProcessArgs(m.Fleet.Hub)
-	if err != nil {
-		return err
-	}
-	p, err := StartProcess("hub", filepath.Join(m.Fleet.Dir, "logs", "hub.log"), m.Bin.Hub, append(args, extra...)...)
+	p, err := m.StartHub("hub", extra...)
 	if err != nil {
 		return err
 	}
 	m.HubProc = p
 	return nil
+}
+
+// StartHub runs a muster-hub process called name (logging to logs/<name>.log) with the
+// process-mode flags and extra, which override them: a second replica, say.
+func (m *Muster) StartHub(name string, extra ...string) (*Process, error) {
+	args, err := HubProcessArgs(m.Fleet.Hub)
+	if err != nil {
+		return nil, err
+	}
+	p, err := StartProcess(name, filepath.Join(m.Fleet.Dir, "logs", name+".log"), m.Bin.Hub, append(args, extra...)...)
+	if err != nil {
+		return nil, err
+	}
+	m.Hubs[name] = p
+	return p, nil
 }
 
 // HubProcessArgs are muster-hub's flags for running as a process next to the hub
@@ -125,8 +138,8 @@ func (m *Muster) Stop() {
 	for _, p := range m.Agents {
 		p.Stop()
 	}
-	if m.HubProc != nil {
-		m.HubProc.Stop()
+	for _, p := range m.Hubs {
+		p.Stop()
 	}
 }
 

@@ -84,8 +84,8 @@ func (m *Muster) DumpLogs() {
 	for name, p := range m.Agents {
 		logs["agent "+name] = p.Log
 	}
-	if m.HubProc != nil {
-		logs["hub"] = m.HubProc.Log
+	for name, p := range m.Hubs {
+		logs[name] = p.Log
 	}
 	for name, path := range logs {
 		raw, err := os.ReadFile(path)
