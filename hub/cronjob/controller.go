@@ -37,7 +37,11 @@ const (
 	ReasonHistoryDeleted  = "SawCompletedJob"
 )
 
-const conflictRetry = 100 * time.Millisecond
+const (
+	conflictRetry = 100 * time.Millisecond
+	// recordRetry backs up the watch that brings a cron back once its new child is seen.
+	recordRetry = 5 * time.Second
+)
 
 // +kubebuilder:rbac:groups=muster.dev,resources=fleetcronjobs,verbs=get;list;watch
 // +kubebuilder:rbac:groups=muster.dev,resources=fleetcronjobs/status,verbs=get;update;patch
@@ -138,8 +142,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			"too many missed start times (> %d): only the latest, %s, runs; set or decrease startingDeadlineSeconds or check clock skew", tooManyMissed, slot.Format(time.RFC3339))
 	}
 	if slot != nil {
-		if err := r.runSlot(ctx, cj, status, children, *slot); err != nil {
+		created, err := r.runSlot(ctx, cj, status, children, *slot)
+		if err != nil {
 			return requeueOnConflict(err)
+		}
+		if created {
+			// The slot is recorded on the next pass, which the child's creation triggers
+			// (track takes lastScheduleTime from the newest child): when many crons share a
+			// slot, every child is created before any status is written.
+			return ctrl.Result{RequeueAfter: recordRetry}, nil
 		}
 	}
 	next := sched.Next(now)
@@ -165,14 +176,14 @@ func ChildName(cj *musterv1.FleetCronJob, slot time.Time) string {
 }
 
 // runSlot creates the slot's child unless it exists, honouring the concurrency policy
-// over the active children anywhere in the fleet.
-func (r *Reconciler) runSlot(ctx context.Context, cj *musterv1.FleetCronJob, status *musterv1.FleetCronJobStatus, children []child, slot time.Time) error {
+// over the active children anywhere in the fleet. It says whether it created the child.
+func (r *Reconciler) runSlot(ctx context.Context, cj *musterv1.FleetCronJob, status *musterv1.FleetCronJobStatus, children []child, slot time.Time) (bool, error) {
 	name := ChildName(cj, slot)
 	for _, c := range children {
 		if c.obj.GetName() == name {
 			// Created before (by this or another replica): the slot is done.
 			recordSchedule(status, slot)
-			return nil
+			return false, nil
 		}
 	}
 	active := activeChildren(children)
@@ -181,25 +192,28 @@ func (r *Reconciler) runSlot(ctx context.Context, cj *musterv1.FleetCronJob, sta
 		if len(active) > 0 {
 			r.Recorder.Eventf(cj, nil, corev1.EventTypeNormal, ReasonAlreadyActive, "Schedule",
 				"not starting the run for %s: concurrencyPolicy Forbid and %d runs are active", slot.Format(time.RFC3339), len(active))
-			return nil
+			return false, nil
 		}
 	case musterv1.ConcurrencyReplace:
 		for _, c := range active {
 			if err := r.Client.Delete(ctx, c.obj, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
-				return fmt.Errorf("replacing %s: %w", c.obj.GetName(), err)
+				return false, fmt.Errorf("replacing %s: %w", c.obj.GetName(), err)
 			}
 			r.Recorder.Eventf(cj, c.obj, corev1.EventTypeNormal, ReasonReplaced, "Replace", "deleted active run %s (concurrencyPolicy Replace)", c.obj.GetName())
 		}
-		status.Active = nil
 	}
 	obj := newChild(cj, name, slot)
-	if err := r.Client.Create(ctx, obj); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("creating the run for %s: %w", slot.Format(time.RFC3339), err)
+	err := r.Client.Create(ctx, obj)
+	if apierrors.IsAlreadyExists(err) {
+		// Not in the cache yet, or created by another replica: the slot is done.
+		recordSchedule(status, slot)
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("creating the run for %s: %w", slot.Format(time.RFC3339), err)
 	}
 	r.Recorder.Eventf(cj, obj, corev1.EventTypeNormal, ReasonCreated, "Create", "created %s for %s", name, slot.Format(time.RFC3339))
-	status.Active = append(status.Active, reference(obj))
-	recordSchedule(status, slot)
-	return nil
+	return true, nil
 }
 
 // recordSchedule stores the slot as the last one run. It is kept in status and never
