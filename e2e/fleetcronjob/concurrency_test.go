@@ -14,6 +14,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -106,19 +107,19 @@ func waitRuns(t *testing.T, cronName string, timeout time.Duration, what string,
 	return got
 }
 
-// memberJob returns the run's Job in member m, or nil.
+// memberJob returns the run's Job in member m (the shard Job is named after the run), or
+// nil when there is none or it is being deleted.
 func memberJob(t *testing.T, m *framework.Cluster, run string) *batchv1.Job {
 	t.Helper()
-	var jobs batchv1.JobList
-	if err := m.Client.List(t.Context(), &jobs, client.InNamespace(ns), client.MatchingLabels{musterv1.FleetJobNameLabel: run}); err != nil {
+	job := &batchv1.Job{}
+	err := m.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: run}, job)
+	if apierrors.IsNotFound(err) || (err == nil && job.DeletionTimestamp != nil) {
+		return nil
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
-	for i := range jobs.Items {
-		if jobs.Items[i].DeletionTimestamp == nil {
-			return &jobs.Items[i]
-		}
-	}
-	return nil
+	return job
 }
 
 func livePods(t *testing.T, m *framework.Cluster, run string) int {
@@ -188,10 +189,13 @@ func TestReplaceStopsTheOldRunInEveryMember(t *testing.T) {
 	}
 	err := framework.Until(t.Context(), 45*time.Second, "the first run's pod running in both members", func(context.Context) (bool, string, error) {
 		var state []string
+		ok := true
 		for _, m := range fleet.Members {
-			state = append(state, fmt.Sprintf("%s:%d", m.Name, livePods(t, m, old)))
+			job, pods := memberJob(t, m, old), livePods(t, m, old)
+			state = append(state, fmt.Sprintf("%s: job %t, pods %d", m.Name, job != nil, pods))
+			ok = ok && job != nil && pods == 1
 		}
-		return livePods(t, fleet.Members[0], old) == 1 && livePods(t, fleet.Members[1], old) == 1, strings.Join(state, " "), nil
+		return ok, strings.Join(state, "; "), nil
 	})
 	if err != nil {
 		t.Fatal(err)
