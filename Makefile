@@ -79,6 +79,10 @@ bench-broadcastjob: toolchain ## Fleet benchmark: BroadcastJob on 1 member × 10
 bench-job: toolchain ## Fleet benchmark: a 1000-completion Job by kube-controller-manager and by the agent, wall time and writes.
 	$(GO) run ./e2e/cmd/bench-job
 
+.PHONY: bench-cronjob
+bench-cronjob: toolchain ## Fleet benchmark: 500 FleetCronJobs and 500 CronJobs every minute for 3 minutes, P50/P99 lag to the child.
+	$(GO) run ./e2e/cmd/bench-cronjob
+
 .PHONY: bench-work
 bench-work: toolchain ## Fleet benchmark: 200 Works over 2 members, P50/P99 to the member and back.
 	$(GO) test -tags e2e -run '^$$' -bench BenchmarkWorkDelivery -benchtime 3x -timeout 10m -v ./e2e/work/ | grep -E 'round|Benchmark|ok|FAIL'
