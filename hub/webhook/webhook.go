@@ -1,6 +1,6 @@
 // Package webhook is the hub's validating admission webhook: it refuses what CEL cannot
-// check, a FleetCronJob whose schedule or time zone does not parse, with the parser's
-// message. The hub manages the serving certificate itself: a self-signed one kept in a
+// check: a FleetCronJob whose schedule or time zone does not parse, with the parser's
+// message, and a WorkloadSpread that breaks the rules of api/workloadspread. The hub manages the serving certificate itself: a self-signed one kept in a
 // Secret, so every replica serves the same certificate as the registration names.
 package webhook
 
@@ -26,18 +26,21 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/api/workloadspread"
 	"github.com/musterhq/muster/hub/cronjob"
 )
 
 // Names of the webhook's objects.
 const (
-	ConfigurationName = "muster-hub"
-	SecretName        = "muster-hub-webhook-cert"
-	ServiceName       = "muster-hub-webhook"
-	fleetCronJobPath  = "/validate-muster-dev-v1alpha1-fleetcronjob"
+	ConfigurationName  = "muster-hub"
+	SecretName         = "muster-hub-webhook-cert"
+	ServiceName        = "muster-hub-webhook"
+	fleetCronJobPath   = "/validate-muster-dev-v1alpha1-fleetcronjob"
+	workloadSpreadPath = "/validate-muster-dev-v1alpha1-workloadspread"
 )
 
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations,verbs=get;create;update
+// +kubebuilder:rbac:groups=muster.dev,resources=workloadspreads,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create;update,namespace=muster-system
 
 // Endpoint says where the API server reaches the webhook: at https://URLHost:Port when
@@ -115,19 +118,47 @@ func covers(crt, key []byte, host string) bool {
 }
 
 // Register adds the handlers to mgr's webhook server and writes the
-// ValidatingWebhookConfiguration that sends FleetCronJobs to them.
+// ValidatingWebhookConfiguration that sends FleetCronJobs and WorkloadSpreads to them.
+// reader reads other WorkloadSpreads straight from the API server.
 func Register(ctx context.Context, mgr ctrl.Manager, c client.Client, e Endpoint, caBundle []byte) error {
 	if err := ctrl.NewWebhookManagedBy(mgr, &musterv1.FleetCronJob{}).WithValidator(fleetCronJobValidator{}).WithValidatorCustomPath(fleetCronJobPath).Complete(); err != nil {
 		return err
 	}
+	if err := ctrl.NewWebhookManagedBy(mgr, &musterv1.WorkloadSpread{}).WithValidator(workloadSpreadValidator{reader: mgr.GetAPIReader()}).WithValidatorCustomPath(workloadSpreadPath).Complete(); err != nil {
+		return err
+	}
+	want := []admissionregistrationv1.ValidatingWebhook{
+		validatingWebhook("fleetcronjobs.muster.dev", "fleetcronjobs", fleetCronJobPath, e, caBundle),
+		validatingWebhook("workloadspreads.muster.dev", "workloadspreads", workloadSpreadPath, e, caBundle),
+	}
+	cfg := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+	err := c.Get(ctx, client.ObjectKey{Name: ConfigurationName}, cfg)
+	if apierrors.IsNotFound(err) {
+		cfg = &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: ConfigurationName}, Webhooks: want}
+		return client.IgnoreAlreadyExists(c.Create(ctx, cfg))
+	}
+	if err != nil {
+		return fmt.Errorf("reading the webhook configuration: %w", err)
+	}
+	if sameEndpoints(cfg.Webhooks, want) {
+		return nil
+	}
+	cfg.Webhooks = want
+	if err := c.Update(ctx, cfg); err != nil {
+		return fmt.Errorf("updating the webhook configuration: %w", err)
+	}
+	return nil
+}
+
+func validatingWebhook(name, resource, path string, e Endpoint, caBundle []byte) admissionregistrationv1.ValidatingWebhook {
 	clientConfig := admissionregistrationv1.WebhookClientConfig{CABundle: caBundle}
 	if e.URLHost != "" {
-		clientConfig.URL = ptr.To(fmt.Sprintf("https://%s%s", net.JoinHostPort(e.URLHost, fmt.Sprint(e.Port)), fleetCronJobPath))
+		clientConfig.URL = ptr.To(fmt.Sprintf("https://%s%s", net.JoinHostPort(e.URLHost, fmt.Sprint(e.Port)), path))
 	} else {
-		clientConfig.Service = &admissionregistrationv1.ServiceReference{Namespace: e.Namespace, Name: ServiceName, Path: ptr.To(fleetCronJobPath), Port: ptr.To(int32(443))}
+		clientConfig.Service = &admissionregistrationv1.ServiceReference{Namespace: e.Namespace, Name: ServiceName, Path: ptr.To(path), Port: ptr.To(int32(443))}
 	}
-	want := admissionregistrationv1.ValidatingWebhook{
-		Name:                    "fleetcronjobs.muster.dev",
+	return admissionregistrationv1.ValidatingWebhook{
+		Name:                    name,
 		ClientConfig:            clientConfig,
 		AdmissionReviewVersions: []string{"v1"},
 		SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNone),
@@ -136,31 +167,27 @@ func Register(ctx context.Context, mgr ctrl.Manager, c client.Client, e Endpoint
 		Rules: []admissionregistrationv1.RuleWithOperations{{
 			Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
 			Rule: admissionregistrationv1.Rule{
-				APIGroups: []string{musterv1.GroupVersion.Group}, APIVersions: []string{musterv1.GroupVersion.Version}, Resources: []string{"fleetcronjobs"},
+				APIGroups: []string{musterv1.GroupVersion.Group}, APIVersions: []string{musterv1.GroupVersion.Version}, Resources: []string{resource},
 			},
 		}},
 	}
-	cfg := &admissionregistrationv1.ValidatingWebhookConfiguration{}
-	err := c.Get(ctx, client.ObjectKey{Name: ConfigurationName}, cfg)
-	if apierrors.IsNotFound(err) {
-		cfg = &admissionregistrationv1.ValidatingWebhookConfiguration{
-			ObjectMeta: metav1.ObjectMeta{Name: ConfigurationName},
-			Webhooks:   []admissionregistrationv1.ValidatingWebhook{want},
+}
+
+// sameEndpoints says whether the registered webhooks already call the wanted ones, with
+// the same CA: then there is nothing to write (the API server fills in defaults, so the
+// objects themselves never compare equal).
+func sameEndpoints(have, want []admissionregistrationv1.ValidatingWebhook) bool {
+	if len(have) != len(want) {
+		return false
+	}
+	for i := range want {
+		h, w := have[i].ClientConfig, want[i].ClientConfig
+		if have[i].Name != want[i].Name || !bytes.Equal(h.CABundle, w.CABundle) || ptr.Deref(h.URL, "") != ptr.Deref(w.URL, "") ||
+			(h.Service == nil) != (w.Service == nil) || (h.Service != nil && ptr.Deref(h.Service.Path, "") != ptr.Deref(w.Service.Path, "")) {
+			return false
 		}
-		return client.IgnoreAlreadyExists(c.Create(ctx, cfg))
 	}
-	if err != nil {
-		return fmt.Errorf("reading the webhook configuration: %w", err)
-	}
-	if len(cfg.Webhooks) == 1 && bytes.Equal(cfg.Webhooks[0].ClientConfig.CABundle, caBundle) &&
-		ptr.Deref(cfg.Webhooks[0].ClientConfig.URL, "") == ptr.Deref(want.ClientConfig.URL, "") {
-		return nil
-	}
-	cfg.Webhooks = []admissionregistrationv1.ValidatingWebhook{want}
-	if err := c.Update(ctx, cfg); err != nil {
-		return fmt.Errorf("updating the webhook configuration: %w", err)
-	}
-	return nil
+	return true
 }
 
 // fleetCronJobValidator refuses schedules and time zones the controller cannot run.
@@ -190,4 +217,33 @@ func validate(cj *musterv1.FleetCronJob) error {
 	}
 	return apierrors.NewInvalid(musterv1.GroupVersion.WithKind("FleetCronJob").GroupKind(), cj.Name,
 		field.ErrorList{field.Invalid(field.NewPath("spec", bad.Field), value, bad.Err.Error())})
+}
+
+// workloadSpreadValidator refuses WorkloadSpreads that break the rules CEL cannot express
+// (percent sums, a target another spread has, patches that do not apply).
+type workloadSpreadValidator struct {
+	reader client.Reader
+}
+
+func (v workloadSpreadValidator) ValidateCreate(ctx context.Context, ws *musterv1.WorkloadSpread) (admission.Warnings, error) {
+	return nil, v.validate(ctx, ws)
+}
+
+func (v workloadSpreadValidator) ValidateUpdate(ctx context.Context, _, ws *musterv1.WorkloadSpread) (admission.Warnings, error) {
+	return nil, v.validate(ctx, ws)
+}
+
+func (workloadSpreadValidator) ValidateDelete(context.Context, *musterv1.WorkloadSpread) (admission.Warnings, error) {
+	return nil, nil
+}
+
+func (v workloadSpreadValidator) validate(ctx context.Context, ws *musterv1.WorkloadSpread) error {
+	var others musterv1.WorkloadSpreadList
+	if err := v.reader.List(ctx, &others, client.InNamespace(ws.Namespace)); err != nil {
+		return apierrors.NewInternalError(fmt.Errorf("listing WorkloadSpreads: %w", err))
+	}
+	if errs := workloadspread.Validate(ws, others.Items); len(errs) > 0 {
+		return apierrors.NewInvalid(musterv1.GroupVersion.WithKind("WorkloadSpread").GroupKind(), ws.Name, errs)
+	}
+	return nil
 }
