@@ -22,8 +22,11 @@ import (
 )
 
 var (
-	env   *envtest.Environment
-	clock = clocktesting.NewFakeClock(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC))
+	env *envtest.Environment
+	// It starts at the real time: the API server stamps deletions with the real time, which
+	// the controller compares with this clock (a fixed start made a deleted pod's backoff
+	// end hours after the test's clock could reach it).
+	clock = clocktesting.NewFakeClock(time.Now())
 )
 
 // TestMain runs the agent's Job controller, on a clock the tests move, against a real API
