@@ -219,6 +219,7 @@ func (r *Reconciler) sync(ctx context.Context, job *batchv1.Job, pods []*corev1.
 	status.Ready = ptr.To(min(ready, status.Active))
 	if end == nil {
 		r.reportSuspension(job, status, now)
+		reportUnschedulable(status, activePods, metav1.NewTime(now))
 	} else if len(status.UncountedTerminatedPods.Succeeded)+len(status.UncountedTerminatedPods.Failed) == 0 &&
 		len(release) == 0 && status.Active == 0 && *status.Terminating == 0 {
 		finish(status, end, now)

@@ -109,6 +109,9 @@ type IndexRange struct {
 type ClusterJobStatus struct {
 	// clusterName runs the shard.
 	ClusterName string `json:"clusterName"`
+	// subset is the WorkloadSpread subset the shard belongs to; empty without a spread.
+	// +optional
+	Subset string `json:"subset,omitempty"`
 	// parallelism assigned to the shard.
 	// +optional
 	Parallelism *int32 `json:"parallelism,omitempty"`
@@ -175,11 +178,10 @@ type FleetJobStatus struct {
 	Succeeded int32 `json:"succeeded,omitempty"`
 	// +optional
 	Failed int32 `json:"failed,omitempty"`
-	// clusters has one entry per shard; the placement decision is kept here so that it
-	// does not change while the job runs.
+	// clusters has one entry per shard: one per cluster, or with a WorkloadSpread one per
+	// (subset, cluster), in that order.
 	// +optional
-	// +listType=map
-	// +listMapKey=clusterName
+	// +listType=atomic
 	Clusters []ClusterJobStatus `json:"clusters,omitempty"`
 }
 

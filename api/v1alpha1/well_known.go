@@ -1,5 +1,7 @@
 package v1alpha1
 
+import batchv1 "k8s.io/api/batch/v1"
+
 // Names shared by the hub, the agents and musterctl.
 const (
 	// HubNamespace is where the hub is installed.
@@ -75,4 +77,13 @@ const (
 	// offset+i, in JOB_COMPLETION_INDEX, its hostname and GlobalIndexAnnotation.
 	IndexOffsetAnnotation = "muster.dev/index-offset"
 	GlobalIndexAnnotation = "muster.dev/completion-index"
+
+	// SubsetLabel names the WorkloadSpread subset of a FleetJob shard, on its Work and Job.
+	SubsetLabel = "muster.dev/subset"
+
+	// JobPodsUnschedulable is a condition the agent's Job controller keeps on a Job: True
+	// while some of its active pods cannot be scheduled, with lastTransitionTime the moment
+	// the longest-waiting of them became unschedulable. An Adaptive WorkloadSpread moves
+	// the shard's pods elsewhere when it stays True past rescheduleCriticalSeconds.
+	JobPodsUnschedulable batchv1.JobConditionType = "PodsUnschedulable"
 )

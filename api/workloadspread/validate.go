@@ -1,6 +1,7 @@
-// Package workloadspread holds the rules a WorkloadSpread must meet beyond what its CRD's
-// OpenAPI and CEL rules can say: the hub's admission webhook refuses an object that breaks
-// them, with one message per broken rule.
+// Package workloadspread holds what a WorkloadSpread means beyond its Go type: the rules it
+// must meet beyond what its CRD's OpenAPI and CEL rules can say (the hub's admission
+// webhook refuses an object that breaks them, with one message per broken rule), and how
+// a subset shapes the pod template of its pods.
 package workloadspread
 
 import (

@@ -4,11 +4,9 @@
 package fleetjob
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -41,20 +39,26 @@ const conflictRetry = 100 * time.Millisecond
 
 // Reconciler runs FleetJobs.
 type Reconciler struct {
-	Client    client.Client
+	Client client.Client
+	// APIReader, when set, reads WorkloadSpreads from the API server before a FleetJob's
+	// first placement, so a spread created just before its FleetJob is never missed by a
+	// cache that has not seen it yet.
+	APIReader client.Reader
 	Recorder  events.EventRecorder
 	Clock     clock.PassiveClock
 	Inventory *inventory.Inventory
 }
 
-// SetupWithManager watches FleetJobs, their shards' Works, and member clusters (a FleetJob
-// waiting for an eligible cluster is placed when one appears).
+// SetupWithManager watches FleetJobs, their shards' Works, member clusters (a FleetJob
+// waiting for an eligible cluster is placed when one appears), and the WorkloadSpreads
+// that place FleetJobs.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("fleetjob").
 		For(&musterv1.FleetJob{}).
 		Watches(&musterv1.Work{}, handler.EnqueueRequestsFromMapFunc(fleetJobOfWork)).
 		Watches(&musterv1.MemberCluster{}, handler.EnqueueRequestsFromMapFunc(r.unplaced)).
+		Watches(&musterv1.WorkloadSpread{}, handler.EnqueueRequestsFromMapFunc(targetOfSpread)).
 		Complete(r)
 }
 
@@ -100,25 +104,39 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if len(works) == 0 && !meta.IsStatusConditionTrue(fj.Status.Conditions, musterv1.FleetJobScheduled) {
+	ws, err := r.spreadOf(ctx, fj, works)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	var scheduled *metav1.Condition
+	var requeue time.Duration
+	switch {
+	case ws != nil:
+		var cond metav1.Condition
+		if works, cond, requeue, err = r.placeBySpread(ctx, fj, ws, works); err != nil {
+			return requeueOnConflict(err)
+		}
+		scheduled = &cond
+	case len(works) == 0 && !meta.IsStatusConditionTrue(fj.Status.Conditions, musterv1.FleetJobScheduled):
 		return r.place(ctx, fj)
 	}
-	var shards []shardState
-	for _, w := range works {
-		s, st, err := readWork(w)
-		if err != nil {
-			return ctrl.Result{}, err
-		}
-		shards = append(shards, shardState{shard: s, status: st})
+	shards, err := readShards(works)
+	if err != nil {
+		return ctrl.Result{}, err
 	}
-	slices.SortFunc(shards, func(a, b shardState) int { return cmp.Compare(a.cluster, b.cluster) })
 	status, stop := summarize(fj, shards, r.Clock.Now())
-	for _, c := range stop {
-		if err := r.suspend(ctx, fj, works[c]); err != nil {
+	if scheduled != nil {
+		meta.SetStatusCondition(&status.Conditions, *scheduled)
+	}
+	for _, k := range stop {
+		if err := r.suspend(ctx, fj, works[k]); err != nil {
 			return requeueOnConflict(err)
 		}
 	}
-	return requeueOnConflict(r.updateStatus(ctx, fj, status))
+	if err := r.updateStatus(ctx, fj, status); err != nil {
+		return requeueOnConflict(err)
+	}
+	return ctrl.Result{RequeueAfter: requeue}, nil
 }
 
 func requeueOnConflict(err error) (ctrl.Result, error) {
@@ -190,9 +208,9 @@ func (r *Reconciler) suspend(ctx context.Context, fj *musterv1.FleetJob, w *must
 	}
 	w.Spec = want.Spec
 	if err := r.Client.Update(ctx, w); err != nil {
-		return fmt.Errorf("suspending the shard in cluster %s: %w", s.cluster, err)
+		return fmt.Errorf("suspending the shard in %s: %w", s.describe(), err)
 	}
-	r.Recorder.Eventf(fj, nil, corev1.EventTypeWarning, "ShardStopped", "Suspend", "suspended the shard in cluster %s after another shard failed", s.cluster)
+	r.Recorder.Eventf(fj, nil, corev1.EventTypeWarning, "ShardStopped", "Suspend", "suspended the shard in %s after another shard failed", s.describe())
 	return nil
 }
 

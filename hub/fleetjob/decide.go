@@ -176,7 +176,7 @@ func summarize(fj *musterv1.FleetJob, shards []shardState, now time.Time) (muste
 	status.Active, status.Ready, status.Succeeded, status.Failed = 0, 0, 0, 0
 	var failed, finished []string
 	for _, s := range shards {
-		entry := musterv1.ClusterJobStatus{ClusterName: s.cluster, Parallelism: s.parallelism, Completions: s.completions, Indexes: s.indexes, Phase: shardPhase(s)}
+		entry := musterv1.ClusterJobStatus{ClusterName: s.cluster, Subset: s.subset, Parallelism: s.parallelism, Completions: s.completions, Indexes: s.indexes, Phase: shardPhase(s)}
 		if st := s.status; st != nil {
 			entry.Active, entry.Ready, entry.Succeeded, entry.Failed = st.Active, ptr.Deref(st.Ready, 0), st.Succeeded, st.Failed
 			entry.CompletedIndexes = globalIndexes(st.CompletedIndexes, s.indexes)
@@ -188,10 +188,10 @@ func summarize(fj *musterv1.FleetJob, shards []shardState, now time.Time) (muste
 		status.Failed += entry.Failed
 		switch entry.Phase {
 		case musterv1.JobFailed:
-			failed = append(failed, s.cluster)
-			finished = append(finished, s.cluster)
+			failed = append(failed, s.key())
+			finished = append(finished, s.key())
 		case musterv1.JobComplete:
-			finished = append(finished, s.cluster)
+			finished = append(finished, s.key())
 		}
 	}
 	if status.StartTime == nil && len(shards) > 0 {
@@ -204,14 +204,14 @@ func summarize(fj *musterv1.FleetJob, shards []shardState, now time.Time) (muste
 	failFast := fj.Spec.ShardFailurePolicy != musterv1.ShardContinue
 	switch {
 	case len(failed) > 0 && failFast:
-		setCond(musterv1.FleetJobFailed, metav1.ConditionTrue, ReasonShardFailed, fmt.Sprintf("the shard in cluster %s failed%s", failed[0], shardFailure(shards, failed[0])))
+		setCond(musterv1.FleetJobFailed, metav1.ConditionTrue, ReasonShardFailed, fmt.Sprintf("the shard in %s failed%s", describeKey(shards, failed[0]), shardFailure(shards, failed[0])))
 		for _, s := range shards {
-			if !slices.Contains(finished, s.cluster) && !s.suspend {
-				stop = append(stop, s.cluster)
+			if !slices.Contains(finished, s.key()) && !s.suspend {
+				stop = append(stop, s.key())
 			}
 		}
 	case len(shards) > 0 && len(finished) == len(shards) && len(failed) > 0:
-		setCond(musterv1.FleetJobFailed, metav1.ConditionTrue, ReasonShardsFailed, fmt.Sprintf("the shards in clusters %s failed", strings.Join(failed, ", ")))
+		setCond(musterv1.FleetJobFailed, metav1.ConditionTrue, ReasonShardsFailed, fmt.Sprintf("the shards %s failed", strings.Join(failed, ", ")))
 	case len(shards) > 0 && len(finished) == len(shards):
 		setCond(musterv1.FleetJobComplete, metav1.ConditionTrue, ReasonShardsCompleted, fmt.Sprintf("%d pods succeeded in %d clusters", status.Succeeded, len(shards)))
 	}
@@ -222,9 +222,19 @@ func summarize(fj *musterv1.FleetJob, shards []shardState, now time.Time) (muste
 	return status, stop
 }
 
-func shardFailure(shards []shardState, cluster string) string {
+// describeKey names the shard with the given key in messages.
+func describeKey(shards []shardState, key string) string {
 	for _, s := range shards {
-		if s.cluster != cluster || s.status == nil {
+		if s.key() == key {
+			return s.describe()
+		}
+	}
+	return key
+}
+
+func shardFailure(shards []shardState, key string) string {
+	for _, s := range shards {
+		if s.key() != key || s.status == nil {
 			continue
 		}
 		for _, c := range s.status.Conditions {

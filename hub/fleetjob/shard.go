@@ -6,17 +6,26 @@ import (
 	"strconv"
 
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/hub/shards"
 )
 
-// shard is one cluster's part of a FleetJob, as the hub decided it when it placed the job.
-// Only suspend changes afterwards: a Job's completions are immutable.
+// shard is one cluster's part of a FleetJob, as the hub decided it when it placed the job;
+// with a WorkloadSpread, one cluster's part of one subset. A shard's completions and pod
+// template never change once its Job exists (the API server refuses it); suspend does,
+// and with a spread parallelism does too.
 type shard struct {
-	cluster     string
+	cluster string
+	// subset is the WorkloadSpread subset; empty without a spread.
+	subset string
+	// template is the shard's pod template when it differs from the FleetJob's: a
+	// subset's, with the subset's node terms, tolerations and patch.
+	template    *corev1.PodTemplateSpec
 	parallelism *int32
 	completions *int32
 	// indexes is the slice of the fleet's completion indexes, for a divided Indexed job.
@@ -24,14 +33,40 @@ type shard struct {
 	suspend bool
 }
 
-// WorkName is the name of the Work that carries fj's shard in every member namespace.
-func WorkName(fj *musterv1.FleetJob) string {
-	return fmt.Sprintf("fleetjob-%s-%s", fj.Namespace, fj.Name)
+func (s shard) key() string { return shards.Key(s.cluster, s.subset) }
+
+// describe names the shard in messages.
+func (s shard) describe() string {
+	if s.subset == "" {
+		return "cluster " + s.cluster
+	}
+	return fmt.Sprintf("subset %s in cluster %s", s.subset, s.cluster)
+}
+
+// WorkName is the name of the Work that carries fj's shard, in the shard's member
+// namespace: one per FleetJob, or one per subset with a WorkloadSpread.
+func WorkName(fj *musterv1.FleetJob, subset string) string {
+	if subset == "" {
+		return shards.Name("fleetjob", fj.Namespace, fj.Name)
+	}
+	return shards.Name("fleetjob", fj.Namespace, fj.Name, subset)
+}
+
+// JobName is the name of the shard's Job in its member: the FleetJob's, suffixed with
+// the subset so that two subsets can share a cluster.
+func JobName(fj *musterv1.FleetJob, subset string) string {
+	if subset == "" {
+		return fj.Name
+	}
+	return shards.Name(fj.Name, subset)
 }
 
 // shardJob is the member Job for s: the template's Job run by the agent's Job controller.
 func shardJob(fj *musterv1.FleetJob, s shard) *batchv1.Job {
 	spec := fj.Spec.Template.Spec.DeepCopy()
+	if s.template != nil {
+		spec.Template = *s.template.DeepCopy()
+	}
 	spec.ManagedBy = ptr.To(musterv1.AgentManagedBy)
 	spec.Parallelism = s.parallelism
 	spec.Completions = s.completions
@@ -43,6 +78,9 @@ func shardJob(fj *musterv1.FleetJob, s shard) *batchv1.Job {
 		labels[k] = v
 	}
 	labels[musterv1.FleetJobUIDLabel] = string(fj.UID)
+	if s.subset != "" {
+		labels[musterv1.SubsetLabel] = s.subset
+	}
 	annotations := map[string]string{}
 	for k, v := range fj.Spec.Template.Annotations {
 		annotations[k] = v
@@ -52,7 +90,7 @@ func shardJob(fj *musterv1.FleetJob, s shard) *batchv1.Job {
 	}
 	return &batchv1.Job{
 		TypeMeta:   metav1.TypeMeta{APIVersion: batchv1.SchemeGroupVersion.String(), Kind: "Job"},
-		ObjectMeta: metav1.ObjectMeta{Name: fj.Name, Namespace: fj.Namespace, Labels: labels, Annotations: annotations},
+		ObjectMeta: metav1.ObjectMeta{Name: JobName(fj, s.subset), Namespace: fj.Namespace, Labels: labels, Annotations: annotations},
 		Spec:       *spec,
 	}
 }
@@ -60,18 +98,22 @@ func shardJob(fj *musterv1.FleetJob, s shard) *batchv1.Job {
 func newWork(fj *musterv1.FleetJob, s shard) (*musterv1.Work, error) {
 	raw, err := json.Marshal(shardJob(fj, s))
 	if err != nil {
-		return nil, fmt.Errorf("encoding the shard for cluster %s: %w", s.cluster, err)
+		return nil, fmt.Errorf("encoding the shard for %s: %w", s.describe(), err)
+	}
+	labels := map[string]string{
+		musterv1.FleetJobUIDLabel:       string(fj.UID),
+		musterv1.FleetJobNameLabel:      fj.Name,
+		musterv1.FleetJobNamespaceLabel: fj.Namespace,
+		musterv1.ClusterNameLabel:       s.cluster,
+	}
+	if s.subset != "" {
+		labels[musterv1.SubsetLabel] = s.subset
 	}
 	return &musterv1.Work{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      WorkName(fj),
+			Name:      WorkName(fj, s.subset),
 			Namespace: musterv1.MemberNamespace(s.cluster),
-			Labels: map[string]string{
-				musterv1.FleetJobUIDLabel:       string(fj.UID),
-				musterv1.FleetJobNameLabel:      fj.Name,
-				musterv1.FleetJobNamespaceLabel: fj.Namespace,
-				musterv1.ClusterNameLabel:       s.cluster,
-			},
+			Labels:    labels,
 		},
 		Spec: musterv1.WorkSpec{
 			Manifests:    []musterv1.Manifest{{RawExtension: runtime.RawExtension{Raw: raw}}},
@@ -83,7 +125,7 @@ func newWork(fj *musterv1.FleetJob, s shard) (*musterv1.Work, error) {
 // readWork returns the shard a Work carries and the Job status its agent fed back (nil
 // before the first report).
 func readWork(work *musterv1.Work) (shard, *batchv1.JobStatus, error) {
-	cluster := work.Labels[musterv1.ClusterNameLabel]
+	cluster, subset := work.Labels[musterv1.ClusterNameLabel], work.Labels[musterv1.SubsetLabel]
 	if len(work.Spec.Manifests) != 1 {
 		return shard{}, nil, fmt.Errorf("work %s/%s carries %d manifests, want 1", work.Namespace, work.Name, len(work.Spec.Manifests))
 	}
@@ -91,7 +133,10 @@ func readWork(work *musterv1.Work) (shard, *batchv1.JobStatus, error) {
 	if err := json.Unmarshal(work.Spec.Manifests[0].Raw, &job); err != nil {
 		return shard{}, nil, fmt.Errorf("decoding the shard in work %s/%s: %w", work.Namespace, work.Name, err)
 	}
-	s := shard{cluster: cluster, parallelism: job.Spec.Parallelism, completions: job.Spec.Completions, suspend: ptr.Deref(job.Spec.Suspend, false)}
+	s := shard{
+		cluster: cluster, subset: subset, template: &job.Spec.Template,
+		parallelism: job.Spec.Parallelism, completions: job.Spec.Completions, suspend: ptr.Deref(job.Spec.Suspend, false),
+	}
 	if v, ok := job.Annotations[musterv1.IndexOffsetAnnotation]; ok {
 		if start, err := strconv.Atoi(v); err == nil {
 			s.indexes = &musterv1.IndexRange{Start: int32(start), End: int32(start) + ptr.Deref(s.completions, 0)}

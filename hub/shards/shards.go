@@ -5,6 +5,8 @@ package shards
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -13,7 +15,32 @@ import (
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 )
 
-// Works lists the Works labelled uidLabel=uid, by the cluster they go to.
+// Key names a shard among its owner's: its cluster, prefixed by its WorkloadSpread
+// subset when it has one.
+func Key(cluster, subset string) string {
+	if subset == "" {
+		return cluster
+	}
+	return subset + "/" + cluster
+}
+
+// maxNameLength bounds Work and member object names that become label values.
+const maxNameLength = 63
+
+// Name joins parts with "-" into a name of at most 63 characters; a longer one keeps its
+// start and ends in a hash of the whole, so distinct long names stay distinct.
+func Name(parts ...string) string {
+	name := strings.Join(parts, "-")
+	if len(name) <= maxNameLength {
+		return name
+	}
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(name))
+	suffix := fmt.Sprintf("-%08x", h.Sum32())
+	return strings.TrimRight(name[:maxNameLength-len(suffix)], "-.") + suffix
+}
+
+// Works lists the Works labelled uidLabel=uid, by shard Key.
 func Works(ctx context.Context, c client.Client, uidLabel string, uid types.UID) (map[string]*musterv1.Work, error) {
 	var list musterv1.WorkList
 	if err := c.List(ctx, &list, client.MatchingLabels{uidLabel: string(uid)}); err != nil {
@@ -21,8 +48,9 @@ func Works(ctx context.Context, c client.Client, uidLabel string, uid types.UID)
 	}
 	out := make(map[string]*musterv1.Work, len(list.Items))
 	for i := range list.Items {
-		if cluster := list.Items[i].Labels[musterv1.ClusterNameLabel]; cluster != "" {
-			out[cluster] = &list.Items[i]
+		l := list.Items[i].Labels
+		if cluster := l[musterv1.ClusterNameLabel]; cluster != "" {
+			out[Key(cluster, l[musterv1.SubsetLabel])] = &list.Items[i]
 		}
 	}
 	return out, nil
@@ -39,12 +67,12 @@ func Release(ctx context.Context, c client.Client, owner client.Object, uidLabel
 	if err != nil {
 		return false, err
 	}
-	for cluster, w := range works {
+	for key, w := range works {
 		if w.DeletionTimestamp != nil {
 			continue
 		}
 		if err := c.Delete(ctx, w); client.IgnoreNotFound(err) != nil {
-			return false, fmt.Errorf("deleting the shard for cluster %s: %w", cluster, err)
+			return false, fmt.Errorf("deleting the shard %s: %w", key, err)
 		}
 	}
 	if len(works) > 0 {

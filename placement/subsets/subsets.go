@@ -1,5 +1,6 @@
 // Package subsets decides how many of a workload's replicas each WorkloadSpread subset
-// gets: subsets fill in order up to their caps, and what is left goes to the last one.
+// gets: subsets fill in order up to their caps, what is left goes to the last one, and a
+// change of the total moves as few replicas as it can.
 package subsets
 
 import (
@@ -10,9 +11,13 @@ import (
 type Subset struct {
 	// Max caps the subset; nil is unbounded.
 	Max *intstr.IntOrString
-	// Unschedulable marks a subset an Adaptive spread keeps pods off for now: it gets
-	// nothing while another subset has room.
+	// Current is the number of replicas the subset holds now.
+	Current int32
+	// Unschedulable marks a subset an Adaptive spread keeps pods off for now: it keeps
+	// only Keep of its replicas (the ones that run) and gets new ones only when no
+	// schedulable subset has room.
 	Unschedulable bool
+	Keep          int32
 }
 
 // Cap is the subset's cap for a workload of total replicas, or -1 when unbounded. Percents
@@ -30,33 +35,59 @@ func Cap(max *intstr.IntOrString, total int32) int32 {
 	return int32(v)
 }
 
-// Assign gives total replicas to the subsets in order, each up to its cap, skipping
-// unschedulable ones. What no schedulable subset can take goes to the last schedulable
-// subset beyond its cap only when it is unbounded; otherwise it falls back to the
-// unschedulable subsets in order, and what still remains is returned as unassigned.
-// Lowering total therefore takes replicas from the last subsets first, and raising it
-// fills the first subsets first.
-func Assign(total int32, subsets []Subset) (replicas []int32, unassigned int32) {
-	replicas = make([]int32, len(subsets))
-	left := total
-	fill := func(skipUnschedulable bool) {
+// Rebalance returns each subset's replicas for a workload of total replicas, starting
+// from what the subsets hold now so that running replicas stay where they are:
+//
+//   - an unschedulable subset gives up the replicas it cannot run, and every subset gives
+//     up its excess over its cap;
+//   - above total, replicas leave the last subsets first;
+//   - below total, replicas go to the schedulable subsets in order up to their caps, then
+//     to the unschedulable ones, and whatever no cap admits goes to the last subset.
+//
+// From empty subsets this is plain fill-in-order, so lowering the total takes replicas
+// from the last subsets and raising it fills the first subsets to their caps first.
+func Rebalance(total int32, subsets []Subset) []int32 {
+	out := make([]int32, len(subsets))
+	if len(subsets) == 0 {
+		return out
+	}
+	total = max(total, 0)
+	caps := make([]int32, len(subsets))
+	var sum int32
+	for i, s := range subsets {
+		caps[i] = Cap(s.Max, total)
+		out[i] = max(s.Current, 0)
+		if s.Unschedulable {
+			out[i] = min(out[i], max(s.Keep, 0))
+		}
+		if caps[i] >= 0 {
+			out[i] = min(out[i], caps[i])
+		}
+		sum += out[i]
+	}
+	for i := len(out) - 1; i >= 0 && sum > total; i-- {
+		take := min(out[i], sum-total)
+		out[i] -= take
+		sum -= take
+	}
+	fill := func(unschedulable bool) {
 		for i, s := range subsets {
-			if left == 0 {
+			if sum == total {
 				return
 			}
-			if s.Unschedulable == skipUnschedulable {
+			if s.Unschedulable != unschedulable {
 				continue
 			}
-			room := Cap(s.Max, total) - replicas[i]
-			if Cap(s.Max, total) < 0 {
-				room = left
+			room := total - sum
+			if caps[i] >= 0 {
+				room = min(room, max(caps[i]-out[i], 0))
 			}
-			take := min(max(room, 0), left)
-			replicas[i] += take
-			left -= take
+			out[i] += room
+			sum += room
 		}
 	}
-	fill(true)  // the schedulable subsets, in order
-	fill(false) // then, only if they are full, the unschedulable ones
-	return replicas, left
+	fill(false)
+	fill(true)
+	out[len(out)-1] += total - sum
+	return out
 }

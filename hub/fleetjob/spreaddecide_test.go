@@ -1,0 +1,215 @@
+package fleetjob
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+)
+
+// spreadOver is a spread with subsets named after their cluster lists: "a:m1" is subset a
+// on cluster m1, "b:m1,m2" subset b on m1 and m2; max gives each subset's maxReplicas.
+func spreadOver(strategy musterv1.ScheduleStrategyType, max []*intstr.IntOrString, subsets ...string) (*musterv1.WorkloadSpread, []spreadSubset) {
+	ws := &musterv1.WorkloadSpread{Spec: musterv1.WorkloadSpreadSpec{ScheduleStrategy: musterv1.ScheduleStrategy{Type: strategy}}}
+	if strategy == musterv1.ScheduleAdaptive {
+		ws.Spec.ScheduleStrategy.Adaptive = &musterv1.AdaptiveStrategy{RescheduleCriticalSeconds: ptr.To[int32](30)}
+	}
+	for i, s := range subsets {
+		name, _, _ := strings.Cut(s, ":")
+		ws.Spec.Subsets = append(ws.Spec.Subsets, musterv1.WorkloadSpreadSubset{Name: name, MaxReplicas: max[i]})
+	}
+	var subs []spreadSubset
+	for i, s := range subsets {
+		_, cl, _ := strings.Cut(s, ":")
+		sub := spreadSubset{spec: &ws.Spec.Subsets[i], fit: map[string]int{}}
+		if cl != "" {
+			sub.clusters = strings.Split(cl, ",")
+		}
+		subs = append(subs, sub)
+	}
+	return ws, subs
+}
+
+func maxes(v ...any) []*intstr.IntOrString {
+	var out []*intstr.IntOrString
+	for _, x := range v {
+		switch x := x.(type) {
+		case int:
+			out = append(out, ptr.To(intstr.FromInt(x)))
+		case string:
+			out = append(out, ptr.To(intstr.FromString(x)))
+		default:
+			out = append(out, nil)
+		}
+	}
+	return out
+}
+
+// running is a subset shard with p replicas, all of them ready.
+func running(subset, cluster string, p int32) shardState {
+	return shardState{
+		shard:  shard{cluster: cluster, subset: subset, parallelism: ptr.To(p)},
+		status: &batchv1.JobStatus{Active: p, Ready: ptr.To(p)},
+	}
+}
+
+// waiting is a subset shard with p replicas of which ready run, the others waiting for a
+// node since the given time.
+func waiting(subset, cluster string, p, ready int32, since time.Time) shardState {
+	s := running(subset, cluster, p)
+	s.status.Ready = ptr.To(ready)
+	s.status.Conditions = []batchv1.JobCondition{{Type: musterv1.JobPodsUnschedulable, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(since), Message: "0/1 nodes are available"}}
+	return s
+}
+
+func layout(shards []shard) string {
+	var parts []string
+	for _, s := range shards {
+		part := fmt.Sprintf("%s=%d", s.key(), ptr.Deref(s.parallelism, 0))
+		if s.completions != nil {
+			part += fmt.Sprintf("/%d", *s.completions)
+		}
+		parts = append(parts, part)
+	}
+	slices.Sort(parts)
+	return strings.Join(parts, " ")
+}
+
+func TestDecideSpread(t *testing.T) {
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	job := func(parallelism int32, completions ...int32) *musterv1.FleetJob {
+		fj := fleetJob(musterv1.PlacementSingle, parallelism, 0)
+		fj.Spec.Template.Spec.Completions = nil
+		if len(completions) > 0 {
+			fj.Spec.Template.Spec.Completions = ptr.To(completions[0])
+		}
+		return fj
+	}
+	fixed := musterv1.ScheduleFixed
+	adaptive := musterv1.ScheduleAdaptive
+	cases := []struct {
+		name     string
+		fj       *musterv1.FleetJob
+		strategy musterv1.ScheduleStrategyType
+		max      []*intstr.IntOrString
+		subsets  []string
+		current  []shardState
+		prev     []metav1.Condition // previous Schedulable condition per subset, if any
+		want     string
+		remove   []string
+		requeue  time.Duration
+	}{
+		{name: "3 then the rest", fj: job(5), strategy: fixed, max: maxes(3, nil), subsets: []string{"a:m1", "b:m2"}, want: "a/m1=3 b/m2=2"},
+		{name: "40% then the rest", fj: job(5), strategy: fixed, max: maxes("40%", nil), subsets: []string{"a:m1", "b:m2"}, want: "a/m1=2 b/m2=3"},
+		{name: "a subset over two clusters divides evenly without fit", fj: job(5), strategy: fixed, max: maxes(1, nil), subsets: []string{"a:m1", "b:m1,m2"}, want: "a/m1=1 b/m1=2 b/m2=2"},
+		{name: "a subset without clusters is passed over", fj: job(5), strategy: fixed, max: maxes(3, nil), subsets: []string{"a:", "b:m2"}, want: "b/m2=5"},
+		{
+			name: "scale 5 to 2 removes the last subset's shard", fj: job(2), strategy: fixed, max: maxes(3, nil), subsets: []string{"a:m1", "b:m2"},
+			current: []shardState{running("a", "m1", 3), running("b", "m2", 2)}, want: "a/m1=2", remove: []string{"b/m2"},
+		},
+		{
+			name: "scale 2 to 6 fills a first", fj: job(6), strategy: fixed, max: maxes(3, nil), subsets: []string{"a:m1", "b:m2"},
+			current: []shardState{running("a", "m1", 2)}, want: "a/m1=3 b/m2=3",
+		},
+		{
+			name: "a subset removed from the spread gives its replicas to the others", fj: job(5), strategy: fixed, max: maxes(nil), subsets: []string{"b:m2"},
+			current: []shardState{running("a", "m1", 3), running("b", "m2", 2)}, want: "b/m2=5", remove: []string{"a/m1"},
+		},
+		{
+			name: "fixed: waiting pods stay", fj: job(5), strategy: fixed, max: maxes(3, nil), subsets: []string{"a:m1", "b:m2"},
+			current: []shardState{waiting("a", "m1", 3, 0, now.Add(-time.Hour)), running("b", "m2", 2)}, want: "a/m1=3 b/m2=2",
+		},
+		{
+			name: "adaptive: waiting less than critical stays, requeued at critical", fj: job(5), strategy: adaptive, max: maxes(3, nil), subsets: []string{"a:m1", "b:m2"},
+			current: []shardState{waiting("a", "m1", 3, 0, now.Add(-10*time.Second)), running("b", "m2", 2)}, want: "a/m1=3 b/m2=2", requeue: 20 * time.Second,
+		},
+		{
+			name: "adaptive: past critical the waiting pods move on", fj: job(5), strategy: adaptive, max: maxes(3, nil), subsets: []string{"a:m1", "b:m2"},
+			current: []shardState{waiting("a", "m1", 3, 0, now.Add(-31*time.Second)), running("b", "m2", 2)}, want: "b/m2=5", remove: []string{"a/m1"}, requeue: unschedulableWindow,
+		},
+		{
+			name: "adaptive: running pods of the subset stay", fj: job(5), strategy: adaptive, max: maxes(3, nil), subsets: []string{"a:m1", "b:m2"},
+			current: []shardState{waiting("a", "m1", 3, 1, now.Add(-31*time.Second)), running("b", "m2", 2)}, want: "a/m1=1 b/m2=4", requeue: unschedulableWindow,
+		},
+		{
+			name: "adaptive: within the window new replicas skip the subset", fj: job(6), strategy: adaptive, max: maxes(3, nil), subsets: []string{"a:m1", "b:m2"},
+			current: []shardState{running("b", "m2", 5)},
+			prev:    []metav1.Condition{{Status: metav1.ConditionFalse, Reason: ReasonPodUnschedulable, LastTransitionTime: metav1.NewTime(now.Add(-100 * time.Second))}},
+			want:    "b/m2=6", requeue: 200 * time.Second,
+		},
+		{
+			name: "adaptive: after the window the subset takes new replicas again", fj: job(6), strategy: adaptive, max: maxes(3, nil), subsets: []string{"a:m1", "b:m2"},
+			current: []shardState{running("b", "m2", 5)},
+			prev:    []metav1.Condition{{Status: metav1.ConditionFalse, Reason: ReasonPodUnschedulable, LastTransitionTime: metav1.NewTime(now.Add(-301 * time.Second))}},
+			want:    "a/m1=1 b/m2=5",
+		},
+		{name: "completions follow the replicas on first placement", fj: job(5, 10), strategy: fixed, max: maxes(3, nil), subsets: []string{"a:m1", "b:m2"}, want: "a/m1=3/6 b/m2=2/4"},
+		{
+			name: "with completions the shards stay once placed", fj: job(2, 10), strategy: adaptive, max: maxes(3, nil), subsets: []string{"a:m1", "b:m2"},
+			current: []shardState{waiting("a", "m1", 3, 0, now.Add(-time.Hour)), running("b", "m2", 2)}, want: "a/m1=3 b/m2=2", requeue: unschedulableWindow,
+		},
+		{
+			name: "once a shard finished nothing moves", fj: job(6), strategy: fixed, max: maxes(3, nil), subsets: []string{"a:m1", "b:m2"},
+			current: []shardState{running("a", "m1", 3), {shard: shard{cluster: "m2", subset: "b", parallelism: ptr.To[int32](2)}, status: jobStatus(0, 1, 0, "", batchv1.JobComplete)}},
+			want:    "a/m1=3 b/m2=2",
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ws, subs := spreadOver(tc.strategy, tc.max, tc.subsets...)
+			for i, c := range tc.prev {
+				c.Type = musterv1.SubsetSchedulable
+				ws.Status.Subsets = append(ws.Status.Subsets, musterv1.WorkloadSpreadSubsetStatus{Name: subs[i].spec.Name, Conditions: []metav1.Condition{c}})
+			}
+			d := decideSpread(tc.fj, ws, subs, tc.current, now)
+			if got := layout(d.shards); got != tc.want {
+				t.Errorf("shards %q, want %q", got, tc.want)
+			}
+			if !slices.Equal(d.remove, tc.remove) {
+				t.Errorf("remove %v, want %v", d.remove, tc.remove)
+			}
+			if d.requeue != tc.requeue {
+				t.Errorf("requeue %v, want %v", d.requeue, tc.requeue)
+			}
+		})
+	}
+}
+
+func TestSpreadStatus(t *testing.T) {
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	fj := fleetJob(musterv1.PlacementSingle, 5, 0)
+	fj.Spec.Template.Spec.Completions = nil
+	ws, subs := spreadOver(musterv1.ScheduleAdaptive, maxes(3, nil), "a:m1", "b:m1,m2")
+	d := decideSpread(fj, ws, subs, []shardState{waiting("a", "m1", 3, 0, now.Add(-time.Minute))}, now)
+
+	a, b := d.status.Subsets[0], d.status.Subsets[1]
+	if a.Name != "a" || a.Replicas != 0 || a.MissingReplicas != 3 || len(a.Clusters) != 0 {
+		t.Errorf("subset a: %+v, want 0 replicas, 3 missing, no cluster", a)
+	}
+	if c := meta.FindStatusCondition(a.Conditions, musterv1.SubsetSchedulable); c == nil || c.Status != metav1.ConditionFalse || c.Reason != ReasonPodUnschedulable || !c.LastTransitionTime.Time.Equal(now) {
+		t.Errorf("subset a Schedulable %+v, want False/PodUnschedulable since now", c)
+	}
+	if b.Replicas != 5 || b.MissingReplicas != -1 || len(b.Clusters) != 2 || b.Clusters[0].Replicas+b.Clusters[1].Replicas != 5 {
+		t.Errorf("subset b: %+v, want 5 replicas over m1 and m2, unbounded", b)
+	}
+	if c := meta.FindStatusCondition(b.Conditions, musterv1.SubsetSchedulable); c == nil || c.Status != metav1.ConditionTrue {
+		t.Errorf("subset b Schedulable %+v, want True", c)
+	}
+}
+
+func TestSpreadChanges(t *testing.T) {
+	got := spreadChanges([]shardState{running("a", "m1", 3), running("b", "m2", 2)}, []shard{{cluster: "m2", subset: "b", parallelism: ptr.To[int32](5)}})
+	if want := "subset a in cluster m1 3→0; subset b in cluster m2 2→5"; got != want {
+		t.Errorf("spreadChanges = %q, want %q", got, want)
+	}
+}
