@@ -128,8 +128,12 @@ func (r *Reconciler) placeBySpread(ctx context.Context, fj *musterv1.FleetJob, w
 	if err := errors.Join(errs...); err != nil {
 		return nil, scheduled, 0, err
 	}
-	if change := spreadChanges(current, d.shards); change != "" && len(current) > 0 {
-		r.Recorder.Eventf(fj, ws, corev1.EventTypeNormal, ReasonSpreadChanged, "Spread", "WorkloadSpread %s: %s", ws.Name, change)
+	if change := spreadChanges(current, d.shards); change != "" {
+		reason := ReasonSpreadChanged
+		if len(current) == 0 {
+			reason = ReasonPlacedBySpread
+		}
+		r.Recorder.Eventf(fj, ws, corev1.EventTypeNormal, reason, "Spread", "WorkloadSpread %s: %s", ws.Name, change)
 	}
 
 	// 2. Report the subsets.

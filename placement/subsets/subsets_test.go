@@ -94,3 +94,21 @@ func TestCap(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkRebalance scales a 10,000-replica workload over 16 subsets (the API's maximum)
+// by one replica each round, the common case of a controller following a scale change.
+func BenchmarkRebalance(b *testing.B) {
+	subs := make([]subsets.Subset, 16)
+	for i := range subs[:15] {
+		subs[i].Max = num(500)
+	}
+	total := int32(10000)
+	current := subsets.Rebalance(total, subs)
+	for b.Loop() {
+		for i := range subs {
+			subs[i].Current = current[i]
+		}
+		total ^= 1 // 10000 ↔ 10001
+		current = subsets.Rebalance(total, subs)
+	}
+}

@@ -49,7 +49,12 @@ func printFleetJob(out io.Writer, fj *musterv1.FleetJob) {
 		if r := c.Indexes; r != nil {
 			indexes = fmt.Sprintf("%d-%d", r.Start, r.End-1)
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\n", c.ClusterName, orPending(string(c.Phase)), indexes, count(c.Completions), c.Active, c.Succeeded, c.Failed, orDash(c.CompletedIndexes))
+		cluster := c.ClusterName
+		if c.Subset != "" {
+			// A WorkloadSpread's shard: one per subset and cluster.
+			cluster = c.Subset + "@" + c.ClusterName
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\n", cluster, orPending(string(c.Phase)), indexes, count(c.Completions), c.Active, c.Succeeded, c.Failed, orDash(c.CompletedIndexes))
 	}
 	fmt.Fprintf(w, "TOTAL\t%s\t-\t%s\t%d\t%d\t%d\t-\n", orPending(string(s.Phase)), count(fj.Spec.Template.Spec.Completions), s.Active, s.Succeeded, s.Failed)
 	w.Flush()

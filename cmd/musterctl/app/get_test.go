@@ -123,3 +123,27 @@ func TestPrintFleetJob(t *testing.T) {
 		}
 	}
 }
+
+func TestPrintFleetJobNamesSpreadShardsBySubset(t *testing.T) {
+	fj := &musterv1.FleetJob{
+		ObjectMeta: metav1.ObjectMeta{Name: "workers", Namespace: "default"},
+		Status: musterv1.FleetJobStatus{
+			Phase: musterv1.JobRunning, Active: 5,
+			Clusters: []musterv1.ClusterJobStatus{
+				{ClusterName: "m1", Subset: "a", Phase: musterv1.JobRunning, Active: 3},
+				{ClusterName: "m2", Subset: "b", Phase: musterv1.JobRunning, Active: 2},
+			},
+		},
+	}
+	var out bytes.Buffer
+	printFleetJob(&out, fj)
+	for _, want := range []string{"a@m1 Running - - 3 0 0 -", "b@m2 Running - - 2 0 0 -"} {
+		found := false
+		for _, line := range strings.Split(out.String(), "\n") {
+			found = found || strings.Join(strings.Fields(line), " ") == want
+		}
+		if !found {
+			t.Errorf("no line %q in:\n%s", want, out.String())
+		}
+	}
+}

@@ -1,0 +1,179 @@
+package fleetjob_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/e2e/envtest"
+	"github.com/musterhq/muster/hub/fleetjob"
+)
+
+func TestSpreadPlacesOneShardPerSubsetAndCluster(t *testing.T) {
+	f := newFixture(t)
+	a := f.subset("a", f.c1, num(3))
+	a.Patch = &runtime.RawExtension{Raw: []byte(`{"metadata":{"labels":{"tier":"big"}}}`)}
+	f.create(f.spread(a, f.subset("b", f.c2, nil)))
+	f.create(f.workers(5))
+
+	f.waitShards("a@" + f.c1 + "=3 b@" + f.c2 + "=2")
+	jobA, jobB := decodeJob(t, f.work("a", f.c1)), decodeJob(t, f.work("b", f.c2))
+	if jobA.Name != "workers-a" || jobA.Labels[musterv1.SubsetLabel] != "a" || jobA.Spec.Template.Labels["tier"] != "big" || jobA.Spec.Template.Labels["app"] != "workers" {
+		t.Errorf("subset a's Job %s labels %v, pod labels %v: want workers-a, the subset label, and the patched pod label with the template's", jobA.Name, jobA.Labels, jobA.Spec.Template.Labels)
+	}
+	if jobB.Name != "workers-b" || jobB.Spec.Template.Labels["tier"] != "" {
+		t.Errorf("subset b's Job %s pod labels %v: want workers-b without a's patch", jobB.Name, jobB.Spec.Template.Labels)
+	}
+
+	var fj musterv1.FleetJob
+	placed := func() (bool, string) {
+		if err := env.Client.Get(t.Context(), client.ObjectKey{Namespace: f.ns, Name: "workers"}, &fj); err != nil {
+			return false, err.Error()
+		}
+		c := meta.FindStatusCondition(fj.Status.Conditions, musterv1.FleetJobScheduled)
+		return c != nil && c.Reason == fleetjob.ReasonPlacedBySpread && len(fj.Status.Clusters) == 2, fmt.Sprintf("%+v", fj.Status)
+	}
+	envtest.Eventually(t, "the FleetJob placed by the spread", placed)
+	if fj.Status.Clusters[0].Subset != "a" || fj.Status.Clusters[1].Subset != "b" {
+		t.Errorf("FleetJob shards %+v, want subsets a then b", fj.Status.Clusters)
+	}
+	env.ExpectEvent(t, f.ns, "workers", fleetjob.ReasonPlacedBySpread)
+	ws := f.getSpread()
+	if len(ws.Status.Subsets) != 2 || ws.Status.Subsets[0].Replicas != 3 || ws.Status.Subsets[0].MissingReplicas != 0 ||
+		ws.Status.Subsets[1].Replicas != 2 || ws.Status.Subsets[1].MissingReplicas != -1 {
+		t.Errorf("spread status %+v, want a 3 (none missing), b 2 (unbounded)", ws.Status.Subsets)
+	}
+}
+
+func TestSpreadFollowsTheJobsParallelism(t *testing.T) {
+	f := newFixture(t)
+	f.create(f.spread(f.subset("a", f.c1, num(3)), f.subset("b", f.c2, nil)))
+	f.create(f.workers(5))
+	f.waitShards("a@" + f.c1 + "=3 b@" + f.c2 + "=2")
+
+	f.scale(2)
+	f.waitShards("a@" + f.c1 + "=2")
+	f.scale(6)
+	f.waitShards("a@" + f.c1 + "=3 b@" + f.c2 + "=3")
+	env.ExpectEvent(t, f.ns, "workers", fleetjob.ReasonSpreadChanged)
+}
+
+func TestAdaptiveMovesWaitingPodsAndKeepsTheSubsetOffForTheWindow(t *testing.T) {
+	f := newFixture(t)
+	ws := f.spread(f.subset("a", f.c1, num(3)), f.subset("b", f.c2, nil))
+	ws.Spec.ScheduleStrategy = musterv1.ScheduleStrategy{Type: musterv1.ScheduleAdaptive, Adaptive: &musterv1.AdaptiveStrategy{RescheduleCriticalSeconds: ptr.To[int32](30)}}
+	f.create(ws)
+	f.create(f.workers(5))
+	f.waitShards("a@" + f.c1 + "=3 b@" + f.c2 + "=2")
+
+	// One of a's pods runs, two wait for a node.
+	since := clock.Now()
+	f.report("a", f.c1, waiting(3, 1, since))
+	clock.Step(29 * time.Second)
+	f.update(func(*musterv1.FleetJob) {})
+	time.Sleep(300 * time.Millisecond)
+	if got := f.shards(); got != "a@"+f.c1+"=3 b@"+f.c2+"=2" {
+		t.Fatalf("before rescheduleCriticalSeconds the shards moved: %s", got)
+	}
+
+	clock.Step(2 * time.Second)
+	f.update(func(*musterv1.FleetJob) {})
+	f.waitShards("a@" + f.c1 + "=1 b@" + f.c2 + "=4")
+	marked := f.waitSchedulable("a", metav1.ConditionFalse)
+	if marked.Reason != fleetjob.ReasonPodUnschedulable || !marked.LastTransitionTime.Time.Equal(clock.Now()) {
+		t.Errorf("subset a %+v, want PodUnschedulable since now", marked)
+	}
+	env.ExpectEvent(t, f.ns, "spread", fleetjob.ReasonPodUnschedulable)
+
+	// Within the window new replicas pass a by, even once its pods no longer wait.
+	f.report("a", f.c1, batchv1.JobStatus{Active: 1, Ready: ptr.To[int32](1)})
+	clock.Step(299 * time.Second)
+	f.scale(6)
+	f.waitShards("a@" + f.c1 + "=1 b@" + f.c2 + "=5")
+
+	// Then a is tried again: it takes the next new replicas.
+	clock.Step(time.Second)
+	f.scale(8)
+	f.waitShards("a@" + f.c1 + "=3 b@" + f.c2 + "=5")
+	if c := f.waitSchedulable("a", metav1.ConditionTrue); !c.LastTransitionTime.Time.Equal(clock.Now()) {
+		t.Errorf("subset a Schedulable again since %v, want now (%v)", c.LastTransitionTime, clock.Now())
+	}
+}
+
+func TestFixedSpreadReportsWaitingPodsButMovesNothing(t *testing.T) {
+	f := newFixture(t)
+	f.create(f.spread(f.subset("a", f.c1, num(3)), f.subset("b", f.c2, nil)))
+	f.create(f.workers(5))
+	f.waitShards("a@" + f.c1 + "=3 b@" + f.c2 + "=2")
+
+	f.report("a", f.c1, waiting(3, 0, clock.Now()))
+	clock.Step(time.Hour)
+	f.update(func(*musterv1.FleetJob) {})
+	if c := f.waitSchedulable("a", metav1.ConditionFalse); c.Reason != fleetjob.ReasonPodUnschedulable {
+		t.Errorf("subset a %+v, want PodUnschedulable", c)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if got := f.shards(); got != "a@"+f.c1+"=3 b@"+f.c2+"=2" {
+		t.Errorf("a Fixed spread moved pods: %s", got)
+	}
+}
+
+func TestJobWithCompletionsIsDividedOnceByTheSpread(t *testing.T) {
+	f := newFixture(t)
+	f.create(f.spread(f.subset("a", f.c1, num(3)), f.subset("b", f.c2, nil)))
+	fj := f.workers(5)
+	fj.Spec.Template.Spec.Completions = ptr.To[int32](10)
+	f.create(fj)
+	f.waitShards("a@" + f.c1 + "=3/6 b@" + f.c2 + "=2/4")
+
+	// A shard's completions cannot change, so later scaling leaves the shards alone.
+	f.scale(2)
+	time.Sleep(300 * time.Millisecond)
+	if got := f.shards(); got != "a@"+f.c1+"=3/6 b@"+f.c2+"=2/4" {
+		t.Errorf("after scaling a job with completions: %s", got)
+	}
+}
+
+func TestFleetJobPlacedBeforeItsSpreadKeepsItsShards(t *testing.T) {
+	f := newFixture(t)
+	fj := f.workers(4)
+	fj.Spec.Placement.ClusterNames = []string{f.c1}
+	f.create(fj)
+	f.waitShards("@" + f.c1 + "=4")
+
+	f.create(f.spread(f.subset("a", f.c2, nil)))
+	f.update(func(*musterv1.FleetJob) {})
+	time.Sleep(300 * time.Millisecond)
+	if got := f.shards(); got != "@"+f.c1+"=4" {
+		t.Errorf("a spread made after placement moved the shards: %s", got)
+	}
+	if st := f.getSpread().Status; len(st.Subsets) != 0 {
+		t.Errorf("the spread reports subsets it does not place: %+v", st.Subsets)
+	}
+}
+
+func TestFinishedShardFreezesTheSpread(t *testing.T) {
+	f := newFixture(t)
+	f.create(f.spread(f.subset("a", f.c1, num(3)), f.subset("b", f.c2, nil)))
+	f.create(f.workers(5))
+	f.waitShards("a@" + f.c1 + "=3 b@" + f.c2 + "=2")
+
+	// A work-queue job is done once a pod succeeded: b's shard completed.
+	f.report("b", f.c2, batchv1.JobStatus{Succeeded: 1, Conditions: []batchv1.JobCondition{
+		{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue}, {Type: batchv1.JobComplete, Status: corev1.ConditionTrue},
+	}})
+	f.scale(8)
+	time.Sleep(300 * time.Millisecond)
+	if got := f.shards(); got != "a@"+f.c1+"=3 b@"+f.c2+"=2" {
+		t.Errorf("scaling a job that is winding down: %s", got)
+	}
+}
