@@ -290,6 +290,7 @@ func TestAdaptiveMovesUnschedulablePodsAndTriesAgain(t *testing.T) {
 
 	// They move to b after rescheduleCriticalSeconds; a is marked.
 	waitShape(t, fj, shape{"b@" + member2.Name: 5}, 2*time.Minute)
+	moved := time.Now()
 	marked := schedulable(t, ws, "a")
 	if marked.Status != metav1.ConditionFalse || marked.Reason != "PodUnschedulable" {
 		t.Fatalf("subset a Schedulable %+v, want False/PodUnschedulable", marked)
@@ -297,6 +298,8 @@ func TestAdaptiveMovesUnschedulablePodsAndTriesAgain(t *testing.T) {
 	if waited := marked.LastTransitionTime.Sub(firstWait); waited < critical-time.Second {
 		t.Errorf("subset a was marked %s after its first pod became unschedulable, before rescheduleCriticalSeconds (%s)", waited, critical)
 	}
+	t.Logf("subset a marked %s after its first pod became unschedulable (rescheduleCriticalSeconds %s); all 5 pods ran in b %s after that",
+		marked.LastTransitionTime.Sub(firstWait), critical, moved.Sub(marked.LastTransitionTime.Time).Round(100*time.Millisecond))
 	holds(t, fj, shape{"b@" + member2.Name: 5}, 5*time.Second)
 
 	// 300s later a is tried again: the next new replica goes there.

@@ -155,13 +155,15 @@ func (r *Reconciler) placeBySpread(ctx context.Context, fj *musterv1.FleetJob, w
 }
 
 // spreadSubsets resolves each subset: the clusters both it and the FleetJob's placement
-// select, its pod template, and how many of each cluster's nodes fit that template.
+// select (those that take new replicas, and those where replicas may stay), its pod
+// template, and how many of each cluster's nodes fit that template.
 func (r *Reconciler) spreadSubsets(ctx context.Context, fj *musterv1.FleetJob, ws *musterv1.WorkloadSpread) ([]spreadSubset, error) {
 	var members musterv1.MemberClusterList
 	if err := r.Client.List(ctx, &members); err != nil {
 		return nil, fmt.Errorf("listing member clusters: %w", err)
 	}
 	allowed, _ := clusters.Eligible(&fj.Spec.Placement.Placement, members.Items)
+	allowedToStay := clusters.Holding(&fj.Spec.Placement.Placement, members.Items)
 	var out []spreadSubset
 	for i := range ws.Spec.Subsets {
 		spec := &ws.Spec.Subsets[i]
@@ -169,14 +171,22 @@ func (r *Reconciler) spreadSubsets(ctx context.Context, fj *musterv1.FleetJob, w
 		if err != nil {
 			return nil, err
 		}
-		selected, _ := clusters.Eligible(&musterv1.Placement{ClusterAffinity: spec.ClusterAffinity, Tolerations: fj.Spec.Placement.Tolerations}, members.Items)
+		placement := &musterv1.Placement{ClusterAffinity: spec.ClusterAffinity, Tolerations: fj.Spec.Placement.Tolerations}
+		selected, _ := clusters.Eligible(placement, members.Items)
 		sub := spreadSubset{spec: spec, template: tmpl, fit: map[string]int{}}
 		for _, c := range selected {
 			if slices.Contains(allowed, c) {
 				sub.clusters = append(sub.clusters, c)
 			}
 		}
-		if r.Inventory != nil {
+		for _, c := range clusters.Holding(placement, members.Items) {
+			if slices.Contains(allowedToStay, c) {
+				sub.holding = append(sub.holding, c)
+			}
+		}
+		// Fit only weighs a subset's clusters against each other: a subset on one cluster
+		// does not need the inventory walk, which every Work status report would repeat.
+		if r.Inventory != nil && len(sub.clusters) > 1 {
 			for c, nodes := range r.Inventory.EligibleNodesByCluster(&tmpl.Spec) {
 				sub.fit[c] = len(nodes)
 			}

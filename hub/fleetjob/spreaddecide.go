@@ -31,12 +31,14 @@ const (
 // pods could not be scheduled before trying it again, as OpenKruise does.
 const unschedulableWindow = 300 * time.Second
 
-// spreadSubset is what the decision knows of one subset: its spec, the clusters it may
-// use (sorted), how many of each cluster's nodes fit its pods, and the pod template of
-// its new shards.
+// spreadSubset is what the decision knows of one subset: its spec, the clusters that may
+// take new replicas and those where replicas may stay (both sorted; an unavailable
+// cluster holds its shard but gets no more), how many of each cluster's nodes fit its
+// pods, and the pod template of its new shards.
 type spreadSubset struct {
 	spec     *musterv1.WorkloadSpreadSubset
 	clusters []string
+	holding  []string
 	fit      map[string]int
 	template *corev1.PodTemplateSpec
 }
@@ -105,7 +107,15 @@ func decideSpread(fj *musterv1.FleetJob, ws *musterv1.WorkloadSpread, subs []spr
 		}
 		in[i] = subsets.Subset{Max: sub.spec.MaxReplicas, Current: currentReplicas, Unschedulable: unschedulable, Keep: keep}
 		if len(sub.clusters) == 0 {
-			in[i].Max = ptr.To(intstr.FromInt32(0))
+			// No cluster takes new replicas: the subset keeps what it holds, nothing more.
+			var held int32
+			for _, c := range sub.holding {
+				held += kept[i][c]
+			}
+			if c := subsets.Cap(sub.spec.MaxReplicas, total); c >= 0 {
+				held = min(held, c)
+			}
+			in[i].Max = ptr.To(intstr.FromInt32(held))
 		}
 	}
 
@@ -121,7 +131,7 @@ func decideSpread(fj *musterv1.FleetJob, ws *musterv1.WorkloadSpread, subs []spr
 	} else {
 		replicas = subsets.Rebalance(total, in)
 		for i, sub := range subs {
-			byCluster := divideSubset(replicas[i], kept[i], sub.clusters, sub.fit)
+			byCluster := divideSubset(replicas[i], kept[i], sub.clusters, sub.holding, sub.fit)
 			existing := map[string]shard{}
 			for _, s := range bySubset[sub.spec.Name] {
 				existing[s.cluster] = s.shard
@@ -131,7 +141,7 @@ func decideSpread(fj *musterv1.FleetJob, ws *musterv1.WorkloadSpread, subs []spr
 					d.remove = append(d.remove, existing[c].key())
 				}
 			}
-			for _, c := range sub.clusters {
+			for _, c := range sub.holding {
 				n := byCluster[c]
 				if n == 0 {
 					continue
@@ -227,19 +237,19 @@ func shardFinished(s shardState) bool {
 }
 
 // divideSubset divides a subset's n replicas among its clusters, starting from what each
-// keeps now: clusters the subset no longer selects give theirs up, a smaller n takes from
-// the last clusters first, and a larger n is added in proportion to the nodes that fit
-// (evenly when none is known to fit).
-func divideSubset(n int32, kept map[string]int32, clusters []string, fit map[string]int) map[string]int32 {
+// keeps now: clusters the subset no longer holds give theirs up, a smaller n takes from
+// the last clusters first, and a larger n goes to the clusters that take new replicas, in
+// proportion to the nodes that fit (evenly when none is known to fit).
+func divideSubset(n int32, kept map[string]int32, clusters, holding []string, fit map[string]int) map[string]int32 {
 	out := map[string]int32{}
 	var sum int32
-	for _, c := range clusters {
+	for _, c := range holding {
 		out[c] = kept[c]
 		sum += kept[c]
 	}
-	for i := len(clusters) - 1; i >= 0 && sum > n; i-- {
-		take := min(out[clusters[i]], sum-n)
-		out[clusters[i]] -= take
+	for i := len(holding) - 1; i >= 0 && sum > n; i-- {
+		take := min(out[holding[i]], sum-n)
+		out[holding[i]] -= take
 		sum -= take
 	}
 	if sum < n && len(clusters) > 0 {

@@ -32,9 +32,16 @@ func spreadOver(strategy musterv1.ScheduleStrategyType, max []*intstr.IntOrStrin
 	for i, s := range subsets {
 		_, cl, _ := strings.Cut(s, ":")
 		sub := spreadSubset{spec: &ws.Spec.Subsets[i], fit: map[string]int{}}
-		if cl != "" {
-			sub.clusters = strings.Split(cl, ",")
+		for _, c := range strings.Split(cl, ",") {
+			// "m2!" is a cluster that holds replicas but takes no new ones (unavailable).
+			if name, down := strings.CutSuffix(c, "!"); down {
+				sub.holding = append(sub.holding, name)
+			} else if c != "" {
+				sub.clusters = append(sub.clusters, c)
+				sub.holding = append(sub.holding, c)
+			}
 		}
+		slices.Sort(sub.holding)
 		subs = append(subs, sub)
 	}
 	return ws, subs
@@ -124,6 +131,18 @@ func TestDecideSpread(t *testing.T) {
 		{
 			name: "a subset removed from the spread gives its replicas to the others", fj: job(5), strategy: fixed, max: maxes(nil), subsets: []string{"b:m2"},
 			current: []shardState{running("a", "m1", 3), running("b", "m2", 2)}, want: "b/m2=5", remove: []string{"a/m1"},
+		},
+		{
+			name: "an unavailable cluster keeps its replicas and gets no new ones", fj: job(7), strategy: fixed, max: maxes(4, nil), subsets: []string{"a:m1,m3!", "b:m2"},
+			current: []shardState{running("a", "m1", 1), running("a", "m3", 2), running("b", "m2", 2)}, want: "a/m1=2 a/m3=2 b/m2=3",
+		},
+		{
+			name: "a subset whose only cluster is unavailable keeps what it holds", fj: job(6), strategy: fixed, max: maxes(4, nil), subsets: []string{"a:m1!", "b:m2"},
+			current: []shardState{running("a", "m1", 3), running("b", "m2", 2)}, want: "a/m1=3 b/m2=3",
+		},
+		{
+			name: "scaling down takes from an unavailable cluster like any other", fj: job(3), strategy: fixed, max: maxes(4, nil), subsets: []string{"a:m1!", "b:m2"},
+			current: []shardState{running("a", "m1", 3), running("b", "m2", 2)}, want: "a/m1=3", remove: []string{"b/m2"},
 		},
 		{
 			name: "fixed: waiting pods stay", fj: job(5), strategy: fixed, max: maxes(3, nil), subsets: []string{"a:m1", "b:m2"},

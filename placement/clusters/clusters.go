@@ -80,3 +80,18 @@ func Eligible(placement *musterv1.Placement, members []musterv1.MemberCluster) (
 	slices.Sort(names)
 	return names, excluded
 }
+
+// Holding returns the names of the clusters, sorted, where work placed earlier may stay:
+// those the placement still selects and that are still in the fleet, including the ones
+// that are unavailable or tainted for now. Eligible decides where new work goes; a health
+// blip must not tear down work that runs.
+func Holding(placement *musterv1.Placement, members []musterv1.MemberCluster) []string {
+	var names []string
+	for i := range members {
+		if reason, _ := Check(placement, &members[i]); reason == "" || reason == NotAvailable || reason == UntoleratedTaint {
+			names = append(names, members[i].Name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}

@@ -71,3 +71,23 @@ func TestEligible(t *testing.T) {
 		t.Errorf("Eligible = %v %v", names, excluded)
 	}
 }
+
+func TestHoldingKeepsUnhealthyClustersButNotOnesThatLeftOrAreDeselected(t *testing.T) {
+	members := []musterv1.MemberCluster{
+		member("healthy"),
+		member("unavailable", func(mc *musterv1.MemberCluster) { mc.Status.Conditions[0].Status = metav1.ConditionUnknown }),
+		member("tainted", func(mc *musterv1.MemberCluster) {
+			mc.Spec.Taints = []corev1.Taint{{Key: musterv1.UnreachableTaintKey, Effect: corev1.TaintEffectNoSchedule}}
+		}),
+		member("leaving", func(mc *musterv1.MemberCluster) { mc.DeletionTimestamp = &metav1.Time{} }),
+		member("unaccepted", func(mc *musterv1.MemberCluster) { mc.Spec.Accepted = false }),
+		member("other"),
+	}
+	placement := &musterv1.Placement{ClusterAffinity: musterv1.ClusterAffinity{ClusterNames: []string{"healthy", "unavailable", "tainted", "leaving", "unaccepted"}}}
+	if got := Holding(placement, members); !slices.Equal(got, []string{"healthy", "tainted", "unavailable"}) {
+		t.Errorf("Holding = %v, want healthy, tainted and unavailable", got)
+	}
+	if got, _ := Eligible(placement, members); !slices.Equal(got, []string{"healthy"}) {
+		t.Errorf("Eligible = %v, want only healthy", got)
+	}
+}
