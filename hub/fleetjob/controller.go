@@ -170,17 +170,28 @@ func (r *Reconciler) place(ctx context.Context, fj *musterv1.FleetJob) (ctrl.Res
 		status.Phase = musterv1.JobPending
 		return requeueOnConflict(r.updateStatus(ctx, fj, *status))
 	}
-	var errs []error
+	var works []*musterv1.Work
 	var names []string
 	for _, s := range shards {
 		w, err := newWork(fj, s)
 		if err != nil {
 			return ctrl.Result{}, err
 		}
-		if err := r.Client.Create(ctx, w); err != nil && !apierrors.IsAlreadyExists(err) {
-			errs = append(errs, fmt.Errorf("creating the shard for cluster %s: %w", s.cluster, err))
-		}
+		works = append(works, w)
 		names = append(names, s.cluster)
+	}
+	if taken, err := r.nameTaken(ctx, fj, works); err != nil || taken != nil {
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		meta.SetStatusCondition(&status.Conditions, *taken)
+		return requeueOnConflict(r.updateStatus(ctx, fj, *status))
+	}
+	var errs []error
+	for i, w := range works {
+		if err := r.Client.Create(ctx, w); err != nil && !apierrors.IsAlreadyExists(err) {
+			errs = append(errs, fmt.Errorf("creating the shard for cluster %s: %w", names[i], err))
+		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return ctrl.Result{}, err
@@ -192,6 +203,21 @@ func (r *Reconciler) place(ctx context.Context, fj *musterv1.FleetJob) (ctrl.Res
 	status.Phase = musterv1.JobPending
 	r.Recorder.Eventf(fj, nil, corev1.EventTypeNormal, ReasonPlaced, "Place", "placed %d shards (%s) in %v", len(shards), fj.Spec.Placement.Mode, names)
 	return requeueOnConflict(r.updateStatus(ctx, fj, *status))
+}
+
+// nameTaken returns a False Scheduled condition, with an event, when another object's
+// Work already holds the name of one of works; nil when every name is free or fj's.
+func (r *Reconciler) nameTaken(ctx context.Context, fj *musterv1.FleetJob, works []*musterv1.Work) (*metav1.Condition, error) {
+	taken, err := shards.Taken(ctx, r.Client, works, musterv1.FleetJobUIDLabel)
+	if err != nil || taken == nil {
+		return nil, err
+	}
+	msg := fmt.Sprintf("Work %s/%s, which would carry a shard, belongs to FleetJob %s/%s: rename this FleetJob or its WorkloadSpread subset",
+		taken.Namespace, taken.Name, taken.Labels[musterv1.FleetJobNamespaceLabel], taken.Labels[musterv1.FleetJobNameLabel])
+	if c := meta.FindStatusCondition(fj.Status.Conditions, musterv1.FleetJobScheduled); c == nil || c.Reason != ReasonShardNameTaken {
+		r.Recorder.Eventf(fj, nil, corev1.EventTypeWarning, ReasonShardNameTaken, "Place", "%s", msg)
+	}
+	return &metav1.Condition{Type: musterv1.FleetJobScheduled, Status: metav1.ConditionFalse, Reason: ReasonShardNameTaken, Message: msg, ObservedGeneration: fj.Generation}, nil
 }
 
 // suspend stops a shard: its Job is suspended, so its pods are removed without counting

@@ -21,6 +21,7 @@ import (
 const (
 	ReasonPlaced             = "Placed"
 	ReasonNoEligibleClusters = "NoEligibleClusters"
+	ReasonShardNameTaken     = "ShardNameTaken"
 	ReasonShardsCompleted    = "ShardsCompleted"
 	ReasonShardFailed        = "ShardFailed"
 	ReasonShardsFailed       = "ShardsFailed"

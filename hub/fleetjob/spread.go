@@ -86,6 +86,23 @@ func (r *Reconciler) placeBySpread(ctx context.Context, fj *musterv1.FleetJob, w
 	d := decideSpread(fj, ws, subs, current, now)
 
 	// 1. Write the shards: removed ones go first, so the member frees their pods' room.
+	// New shards whose names another object's Work holds stop the whole change.
+	var fresh []*musterv1.Work
+	for _, s := range d.shards {
+		if _, ok := works[s.key()]; !ok {
+			w, err := newWork(fj, s)
+			if err != nil {
+				return nil, scheduled, 0, err
+			}
+			fresh = append(fresh, w)
+		}
+	}
+	if taken, err := r.nameTaken(ctx, fj, fresh); err != nil || taken != nil {
+		if err != nil {
+			return nil, scheduled, 0, err
+		}
+		return works, *taken, 0, nil
+	}
 	live := map[string]*musterv1.Work{}
 	for k, w := range works {
 		if w.DeletionTimestamp == nil && !slices.Contains(d.remove, k) {

@@ -8,6 +8,7 @@ import (
 	"hash/fnv"
 	"strings"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -54,6 +55,27 @@ func Works(ctx context.Context, c client.Client, uidLabel string, uid types.UID)
 		}
 	}
 	return out, nil
+}
+
+// Taken returns the first of works whose name another owner's Work already holds (a
+// name built from parts can repeat: FleetJob "a" with subset "b-c" and FleetJob "a-b"
+// with subset "c"), or nil. Works labelled uidLabel with their owner's UID are checked
+// before they are created, so a clash is reported instead of a shard silently missing.
+func Taken(ctx context.Context, c client.Reader, works []*musterv1.Work, uidLabel string) (*musterv1.Work, error) {
+	for _, w := range works {
+		var cur musterv1.Work
+		err := c.Get(ctx, client.ObjectKeyFromObject(w), &cur)
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading Work %s/%s: %w", w.Namespace, w.Name, err)
+		}
+		if cur.Labels[uidLabel] != w.Labels[uidLabel] {
+			return &cur, nil
+		}
+	}
+	return nil, nil
 }
 
 // Release deletes owner's Works and, once none is left, takes ShardsFinalizer off owner.
