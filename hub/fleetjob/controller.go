@@ -104,6 +104,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	shards, err := readShards(works)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 	ws, err := r.spreadOf(ctx, fj, works)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -112,17 +116,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	var requeue time.Duration
 	switch {
 	case ws != nil:
-		var cond metav1.Condition
-		if works, cond, requeue, err = r.placeBySpread(ctx, fj, ws, works); err != nil {
+		res, err := r.placeBySpread(ctx, fj, ws, works, shards)
+		if err != nil {
 			return requeueOnConflict(err)
 		}
-		scheduled = &cond
+		works, shards, scheduled, requeue = res.works, res.shards, &res.scheduled, res.requeue
 	case len(works) == 0 && !meta.IsStatusConditionTrue(fj.Status.Conditions, musterv1.FleetJobScheduled):
 		return r.place(ctx, fj)
-	}
-	shards, err := readShards(works)
-	if err != nil {
-		return ctrl.Result{}, err
 	}
 	status, stop := summarize(fj, shards, r.Clock.Now())
 	if scheduled != nil {

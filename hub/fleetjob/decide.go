@@ -58,53 +58,60 @@ func place(fj *musterv1.FleetJob, eligible []string, fit map[string]int) []shard
 // divide splits parallelism and completions by the division's weights, or, without
 // weights, by the clusters' fitting nodes. Indexed shards get contiguous index ranges.
 func divide(fj *musterv1.FleetJob, eligible []string, fit map[string]int) []shard {
-	weights := make([]int32, len(eligible))
+	var weights []int32
 	if d := fj.Spec.Placement.Division; d != nil && len(d.Weights) > 0 {
+		weights = make([]int32, len(eligible))
 		for _, w := range d.Weights {
 			if i := slices.Index(eligible, w.ClusterName); i >= 0 {
 				weights[i] = w.Weight
 			}
 		}
 	} else {
-		for i, c := range eligible {
-			weights[i] = int32(fit[c])
-		}
-		if !slices.ContainsFunc(weights, func(w int32) bool { return w > 0 }) {
-			for i := range weights {
-				weights[i] = 1
-			}
-		}
+		weights = fitWeights(eligible, fit)
 	}
-	tmpl := fj.Spec.Template.Spec
-	parallelism := ptr.Deref(tmpl.Parallelism, 1)
-	var completions []int32
-	if tmpl.Completions != nil {
-		completions = division.Split(*tmpl.Completions, weights)
-	}
-	pars := division.Split(parallelism, weights)
-	var ranges []division.Range
-	if completions != nil {
-		ranges = division.Ranges(completions)
-	}
-	indexed := ptr.Deref(tmpl.CompletionMode, batchv1.NonIndexedCompletion) == batchv1.IndexedCompletion
-	var out []shard
+	tmpl := &fj.Spec.Template.Spec
+	pars := division.Split(ptr.Deref(tmpl.Parallelism, 1), weights)
+	out := make([]shard, 0, len(eligible))
 	for i, c := range eligible {
-		s := shard{cluster: c}
-		p := pars[i]
-		if completions != nil {
-			if completions[i] == 0 {
-				continue
-			}
-			s.completions = ptr.To(completions[i])
-			// A shard with work runs at least one pod and never more than its completions.
-			p = min(max(p, 1), completions[i])
-			if indexed {
-				s.indexes = &musterv1.IndexRange{Start: ranges[i].Start, End: ranges[i].End}
-			}
-		} else if p == 0 {
+		out = append(out, shard{cluster: c, parallelism: ptr.To(pars[i])})
+	}
+	if tmpl.Completions != nil {
+		return shareCompletions(tmpl, out, weights)
+	}
+	return slices.DeleteFunc(out, func(s shard) bool { return *s.parallelism == 0 })
+}
+
+// fitWeights weighs clusters by the nodes that fit the pods, evenly when none is known to.
+func fitWeights(clusters []string, fit map[string]int) []int32 {
+	weights := make([]int32, len(clusters))
+	for i, c := range clusters {
+		weights[i] = int32(fit[c])
+	}
+	if !slices.ContainsFunc(weights, func(w int32) bool { return w > 0 }) {
+		for i := range weights {
+			weights[i] = 1
+		}
+	}
+	return weights
+}
+
+// shareCompletions gives shards the job's completions in proportion to weights, with
+// contiguous index ranges for an Indexed job. A shard with work runs at least one pod and
+// never more than its completions; a shard left without completions is dropped.
+func shareCompletions(tmpl *batchv1.JobSpec, shards []shard, weights []int32) []shard {
+	completions := division.Split(*tmpl.Completions, weights)
+	ranges := division.Ranges(completions)
+	indexed := ptr.Deref(tmpl.CompletionMode, batchv1.NonIndexedCompletion) == batchv1.IndexedCompletion
+	out := make([]shard, 0, len(shards))
+	for i, s := range shards {
+		if completions[i] == 0 {
 			continue
 		}
-		s.parallelism = ptr.To(p)
+		s.completions = ptr.To(completions[i])
+		s.parallelism = ptr.To(min(max(ptr.Deref(s.parallelism, 0), 1), completions[i]))
+		if indexed {
+			s.indexes = &musterv1.IndexRange{Start: ranges[i].Start, End: ranges[i].End}
+		}
 		out = append(out, s)
 	}
 	return out
@@ -212,7 +219,11 @@ func summarize(fj *musterv1.FleetJob, shards []shardState, now time.Time) (muste
 			}
 		}
 	case len(shards) > 0 && len(finished) == len(shards) && len(failed) > 0:
-		setCond(musterv1.FleetJobFailed, metav1.ConditionTrue, ReasonShardsFailed, fmt.Sprintf("the shards %s failed", strings.Join(failed, ", ")))
+		described := make([]string, len(failed))
+		for i, k := range failed {
+			described[i] = describeKey(shards, k)
+		}
+		setCond(musterv1.FleetJobFailed, metav1.ConditionTrue, ReasonShardsFailed, fmt.Sprintf("the shards in %s failed", strings.Join(described, ", ")))
 	case len(shards) > 0 && len(finished) == len(shards):
 		setCond(musterv1.FleetJobComplete, metav1.ConditionTrue, ReasonShardsCompleted, fmt.Sprintf("%d pods succeeded in %d clusters", status.Succeeded, len(shards)))
 	}

@@ -1,9 +1,11 @@
 package fleetjob
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -68,63 +70,78 @@ func (r *Reconciler) spreadOf(ctx context.Context, fj *musterv1.FleetJob, works 
 	return nil, nil
 }
 
-// placeBySpread brings fj's shards in line with its WorkloadSpread: it creates, resizes
-// and removes shards as the spread decides, reports the subsets on the spread, and
-// returns the shards now in force, the FleetJob's Scheduled condition, and when to look
-// again.
-func (r *Reconciler) placeBySpread(ctx context.Context, fj *musterv1.FleetJob, ws *musterv1.WorkloadSpread, works map[string]*musterv1.Work) (map[string]*musterv1.Work, metav1.Condition, time.Duration, error) {
-	var scheduled metav1.Condition
-	current, err := readShards(works)
-	if err != nil {
-		return nil, scheduled, 0, err
-	}
+// spreadResult is what placeBySpread leaves in force.
+type spreadResult struct {
+	// works and shards are the shards now in force, by key and in key order.
+	works  map[string]*musterv1.Work
+	shards []shardState
+	// scheduled is the FleetJob's Scheduled condition; requeue says when to look again.
+	scheduled metav1.Condition
+	requeue   time.Duration
+}
+
+// placeBySpread brings fj's shards (current, read from works) in line with its
+// WorkloadSpread: it creates, resizes and removes shards as the spread decides and
+// reports the subsets on the spread.
+func (r *Reconciler) placeBySpread(ctx context.Context, fj *musterv1.FleetJob, ws *musterv1.WorkloadSpread, works map[string]*musterv1.Work, current []shardState) (spreadResult, error) {
+	res := spreadResult{works: map[string]*musterv1.Work{}}
 	subs, err := r.spreadSubsets(ctx, fj, ws)
 	if err != nil {
-		return nil, scheduled, 0, err
+		return res, err
 	}
-	now := r.Clock.Now()
-	d := decideSpread(fj, ws, subs, current, now)
+	d := decideSpread(fj, ws, subs, current, r.Clock.Now())
+	res.requeue = d.requeue
 
-	// 1. Write the shards: removed ones go first, so the member frees their pods' room.
-	// New shards whose names another object's Work holds stop the whole change.
+	// 1. Encode what changed: new shards, and shards whose replicas changed. Most passes
+	// (a shard's status report) change nothing and encode nothing.
+	before := map[string]shardState{}
+	for _, s := range current {
+		before[s.key()] = s
+	}
+	changed := map[string]*musterv1.Work{}
 	var fresh []*musterv1.Work
-	for _, s := range d.shards {
-		if _, ok := works[s.key()]; !ok {
-			w, err := newWork(fj, s)
-			if err != nil {
-				return nil, scheduled, 0, err
+	for i, s := range d.shards {
+		old, exists := before[s.key()]
+		if exists && ptr.Deref(old.parallelism, 0) == ptr.Deref(s.parallelism, 0) {
+			continue
+		}
+		if !exists {
+			if d.shards[i].template, err = subsetTemplate(fj, ws, s.subset); err != nil {
+				return res, err
 			}
+		}
+		w, err := newWork(fj, d.shards[i])
+		if err != nil {
+			return res, err
+		}
+		changed[s.key()] = w
+		if !exists {
 			fresh = append(fresh, w)
 		}
 	}
+	// New shards whose names another object's Work holds stop the whole change.
 	if taken, err := r.nameTaken(ctx, fj, fresh); err != nil || taken != nil {
 		if err != nil {
-			return nil, scheduled, 0, err
+			return res, err
 		}
-		return works, *taken, 0, nil
+		res.works, res.shards, res.scheduled, res.requeue = works, current, *taken, 0
+		return res, nil
 	}
-	live := map[string]*musterv1.Work{}
-	for k, w := range works {
-		if w.DeletionTimestamp == nil && !slices.Contains(d.remove, k) {
-			live[k] = w
-		}
-	}
+
+	// 2. Write: removed shards go first, so the member frees their pods' room.
 	var errs []error
 	for _, k := range d.remove {
 		if err := r.Client.Delete(ctx, works[k]); client.IgnoreNotFound(err) != nil {
 			errs = append(errs, fmt.Errorf("removing the shard %s: %w", k, err))
 		}
 	}
-	requeue := d.requeue
 	for _, s := range d.shards {
-		want, err := newWork(fj, s)
-		if err != nil {
-			return nil, scheduled, 0, err
-		}
-		w, exists := live[s.key()]
+		k := s.key()
+		w, exists := works[k]
+		want, write := changed[k]
 		switch {
-		case exists && equality.Semantic.DeepEqual(w.Spec, want.Spec):
-		case exists:
+		case !write:
+		case exists && w.DeletionTimestamp == nil:
 			w.Spec = want.Spec
 			if err := r.Client.Update(ctx, w); err != nil {
 				errs = append(errs, fmt.Errorf("resizing the shard for %s: %w", s.describe(), err))
@@ -133,17 +150,21 @@ func (r *Reconciler) placeBySpread(ctx context.Context, fj *musterv1.FleetJob, w
 			err := r.Client.Create(ctx, want)
 			switch {
 			case err == nil:
-				live[s.key()] = want
+				w = want
 			case apierrors.IsAlreadyExists(err):
 				// The same shard, removed a moment ago, still waits for its agent.
-				requeue = soonest(requeue, terminatingRetry)
+				res.requeue = soonest(res.requeue, terminatingRetry)
+				continue
 			default:
 				errs = append(errs, fmt.Errorf("creating the shard for %s: %w", s.describe(), err))
+				continue
 			}
 		}
+		res.works[k] = w
+		res.shards = append(res.shards, shardState{shard: s, status: before[k].status})
 	}
 	if err := errors.Join(errs...); err != nil {
-		return nil, scheduled, 0, err
+		return res, err
 	}
 	if change := spreadChanges(current, d.shards); change != "" {
 		reason := ReasonSpreadChanged
@@ -153,27 +174,35 @@ func (r *Reconciler) placeBySpread(ctx context.Context, fj *musterv1.FleetJob, w
 		r.Recorder.Eventf(fj, ws, corev1.EventTypeNormal, reason, "Spread", "WorkloadSpread %s: %s", ws.Name, change)
 	}
 
-	// 2. Report the subsets.
+	// 3. Report the subsets.
 	if err := r.updateSpreadStatus(ctx, ws, d.status); err != nil {
-		return nil, scheduled, 0, err
+		return res, err
 	}
-
-	scheduled = metav1.Condition{Type: musterv1.FleetJobScheduled, Status: metav1.ConditionTrue, Reason: ReasonPlacedBySpread, ObservedGeneration: fj.Generation}
-	var placed []string
-	for _, s := range d.shards {
-		placed = append(placed, s.key())
+	res.scheduled = metav1.Condition{
+		Type: musterv1.FleetJobScheduled, Status: metav1.ConditionTrue, Reason: ReasonPlacedBySpread, ObservedGeneration: fj.Generation,
+		Message: fmt.Sprintf("WorkloadSpread %s: shards %v", ws.Name, slices.Sorted(maps.Keys(res.works))),
 	}
-	scheduled.Message = fmt.Sprintf("WorkloadSpread %s: shards %v", ws.Name, placed)
 	if len(d.shards) == 0 && ptr.Deref(fj.Spec.Template.Spec.Parallelism, 1) > 0 {
-		scheduled.Status, scheduled.Reason = metav1.ConditionFalse, ReasonNoEligibleClusters
-		scheduled.Message = fmt.Sprintf("WorkloadSpread %s: no subset has a member cluster that can take the job", ws.Name)
+		res.scheduled.Status, res.scheduled.Reason = metav1.ConditionFalse, ReasonNoEligibleClusters
+		res.scheduled.Message = fmt.Sprintf("WorkloadSpread %s: no subset has a member cluster that can take the job", ws.Name)
 	}
-	return live, scheduled, requeue, nil
+	slices.SortFunc(res.shards, func(a, b shardState) int { return cmp.Compare(a.key(), b.key()) })
+	return res, nil
+}
+
+// subsetTemplate is the pod template of a new shard of the named subset.
+func subsetTemplate(fj *musterv1.FleetJob, ws *musterv1.WorkloadSpread, subset string) (*corev1.PodTemplateSpec, error) {
+	for i := range ws.Spec.Subsets {
+		if ws.Spec.Subsets[i].Name == subset {
+			return workloadspread.Inject(&fj.Spec.Template.Spec.Template, &ws.Spec.Subsets[i])
+		}
+	}
+	return nil, fmt.Errorf("WorkloadSpread %s has no subset %s", ws.Name, subset)
 }
 
 // spreadSubsets resolves each subset: the clusters both it and the FleetJob's placement
-// select (those that take new replicas, and those where replicas may stay), its pod
-// template, and how many of each cluster's nodes fit that template.
+// select (those that take new replicas, and those where replicas may stay), and how many
+// of each cluster's nodes fit its pods.
 func (r *Reconciler) spreadSubsets(ctx context.Context, fj *musterv1.FleetJob, ws *musterv1.WorkloadSpread) ([]spreadSubset, error) {
 	var members musterv1.MemberClusterList
 	if err := r.Client.List(ctx, &members); err != nil {
@@ -184,13 +213,9 @@ func (r *Reconciler) spreadSubsets(ctx context.Context, fj *musterv1.FleetJob, w
 	var out []spreadSubset
 	for i := range ws.Spec.Subsets {
 		spec := &ws.Spec.Subsets[i]
-		tmpl, err := workloadspread.Inject(&fj.Spec.Template.Spec.Template, spec)
-		if err != nil {
-			return nil, err
-		}
 		placement := &musterv1.Placement{ClusterAffinity: spec.ClusterAffinity, Tolerations: fj.Spec.Placement.Tolerations}
 		selected, _ := clusters.Eligible(placement, members.Items)
-		sub := spreadSubset{spec: spec, template: tmpl, fit: map[string]int{}}
+		sub := spreadSubset{spec: spec, fit: map[string]int{}}
 		for _, c := range selected {
 			if slices.Contains(allowed, c) {
 				sub.clusters = append(sub.clusters, c)
@@ -202,8 +227,13 @@ func (r *Reconciler) spreadSubsets(ctx context.Context, fj *musterv1.FleetJob, w
 			}
 		}
 		// Fit only weighs a subset's clusters against each other: a subset on one cluster
-		// does not need the inventory walk, which every Work status report would repeat.
+		// needs neither its template nor the inventory walk, which every Work status
+		// report would repeat.
 		if r.Inventory != nil && len(sub.clusters) > 1 {
+			tmpl, err := workloadspread.Inject(&fj.Spec.Template.Spec.Template, spec)
+			if err != nil {
+				return nil, err
+			}
 			for c, nodes := range r.Inventory.EligibleNodesByCluster(&tmpl.Spec) {
 				sub.fit[c] = len(nodes)
 			}
@@ -243,7 +273,7 @@ func (r *Reconciler) updateSpreadStatus(ctx context.Context, ws *musterv1.Worklo
 // readShards decodes the shards of works that are not being removed, in key order.
 func readShards(works map[string]*musterv1.Work) ([]shardState, error) {
 	var out []shardState
-	for _, k := range sortedKeys(works) {
+	for _, k := range slices.Sorted(maps.Keys(works)) {
 		w := works[k]
 		if w.DeletionTimestamp != nil {
 			continue

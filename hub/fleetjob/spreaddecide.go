@@ -3,6 +3,7 @@ package fleetjob
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -33,14 +34,14 @@ const unschedulableWindow = 300 * time.Second
 
 // spreadSubset is what the decision knows of one subset: its spec, the clusters that may
 // take new replicas and those where replicas may stay (both sorted; an unavailable
-// cluster holds its shard but gets no more), how many of each cluster's nodes fit its
-// pods, and the pod template of its new shards.
+// cluster holds its shard but gets no more), and how many of each cluster's nodes fit its
+// pods. New shards leave the decision without a pod template; the controller gives them
+// the subset's.
 type spreadSubset struct {
 	spec     *musterv1.WorkloadSpreadSubset
 	clusters []string
 	holding  []string
 	fit      map[string]int
-	template *corev1.PodTemplateSpec
 }
 
 // spreadDecision is the shards a spread wants and how it reports them.
@@ -136,7 +137,7 @@ func decideSpread(fj *musterv1.FleetJob, ws *musterv1.WorkloadSpread, subs []spr
 			for _, s := range bySubset[sub.spec.Name] {
 				existing[s.cluster] = s.shard
 			}
-			for _, c := range sortedKeys(existing) {
+			for _, c := range slices.Sorted(maps.Keys(existing)) {
 				if byCluster[c] == 0 {
 					d.remove = append(d.remove, existing[c].key())
 				}
@@ -148,14 +149,18 @@ func decideSpread(fj *musterv1.FleetJob, ws *musterv1.WorkloadSpread, subs []spr
 				}
 				s, ok := existing[c]
 				if !ok {
-					s = shard{cluster: c, subset: sub.spec.Name, template: sub.template}
+					s = shard{cluster: c, subset: sub.spec.Name}
 				}
 				s.parallelism = ptr.To(n)
 				d.shards = append(d.shards, s)
 			}
 		}
-		if len(current) == 0 {
-			divideCompletions(fj, d.shards)
+		if tmpl := &fj.Spec.Template.Spec; len(current) == 0 && tmpl.Completions != nil {
+			weights := make([]int32, len(d.shards))
+			for i, s := range d.shards {
+				weights[i] = ptr.Deref(s.parallelism, 0)
+			}
+			d.shards = shareCompletions(tmpl, d.shards, weights)
 		}
 	}
 
@@ -253,44 +258,11 @@ func divideSubset(n int32, kept map[string]int32, clusters, holding []string, fi
 		sum -= take
 	}
 	if sum < n && len(clusters) > 0 {
-		weights := make([]int32, len(clusters))
-		for i, c := range clusters {
-			weights[i] = int32(fit[c])
-		}
-		if !slices.ContainsFunc(weights, func(w int32) bool { return w > 0 }) {
-			for i := range weights {
-				weights[i] = 1
-			}
-		}
-		for i, add := range division.Split(n-sum, weights) {
+		for i, add := range division.Split(n-sum, fitWeights(clusters, fit)) {
 			out[clusters[i]] += add
 		}
 	}
 	return out
-}
-
-// divideCompletions gives the shards of a FleetJob's first placement their completions in
-// proportion to their replicas, with contiguous index ranges for an Indexed job; a shard
-// never runs more pods than it has completions.
-func divideCompletions(fj *musterv1.FleetJob, shards []shard) {
-	tmpl := fj.Spec.Template.Spec
-	if tmpl.Completions == nil || len(shards) == 0 {
-		return
-	}
-	weights := make([]int32, len(shards))
-	for i, s := range shards {
-		weights[i] = ptr.Deref(s.parallelism, 0)
-	}
-	completions := division.Split(*tmpl.Completions, weights)
-	ranges := division.Ranges(completions)
-	indexed := ptr.Deref(tmpl.CompletionMode, batchv1.NonIndexedCompletion) == batchv1.IndexedCompletion
-	for i := range shards {
-		shards[i].completions = ptr.To(completions[i])
-		shards[i].parallelism = ptr.To(min(ptr.Deref(shards[i].parallelism, 0), completions[i]))
-		if indexed {
-			shards[i].indexes = &musterv1.IndexRange{Start: ranges[i].Start, End: ranges[i].End}
-		}
-	}
 }
 
 func subsetStatus(status *musterv1.WorkloadSpreadStatus, name string) *musterv1.WorkloadSpreadSubsetStatus {
@@ -310,15 +282,6 @@ func soonest(a, b time.Duration) time.Duration {
 	return a
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
-
 // spreadChanges describes how the shards' replicas changed, for an event: "subset a in
 // cluster m1 3→0; subset b in cluster m2 2→5"; empty when nothing changed.
 func spreadChanges(current []shardState, want []shard) string {
@@ -333,7 +296,7 @@ func spreadChanges(current []shardState, want []shard) string {
 		after[s.key()] = ptr.Deref(s.parallelism, 0)
 		names[s.key()] = s.describe()
 	}
-	keys := sortedKeys(names)
+	keys := slices.Sorted(maps.Keys(names))
 	slices.SortStableFunc(keys, func(a, b string) int { return cmp.Compare(names[a], names[b]) })
 	var parts []string
 	for _, k := range keys {

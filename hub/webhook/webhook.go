@@ -1,7 +1,8 @@
 // Package webhook is the hub's validating admission webhook: it refuses what CEL cannot
 // check: a FleetCronJob whose schedule or time zone does not parse, with the parser's
-// message, and a WorkloadSpread that breaks the rules of api/workloadspread. The hub manages the serving certificate itself: a self-signed one kept in a
-// Secret, so every replica serves the same certificate as the registration names.
+// message, and a WorkloadSpread that breaks the rules of api/workloadspread. The hub
+// manages the serving certificate itself: a self-signed one kept in a Secret, so every
+// replica serves the same certificate as the registration names.
 package webhook
 
 import (
@@ -119,7 +120,8 @@ func covers(crt, key []byte, host string) bool {
 
 // Register adds the handlers to mgr's webhook server and writes the
 // ValidatingWebhookConfiguration that sends FleetCronJobs and WorkloadSpreads to them.
-// reader reads other WorkloadSpreads straight from the API server.
+// The WorkloadSpread handler reads the other spreads straight from the API server, so
+// two spreads of one target created together cannot both pass on a stale cache.
 func Register(ctx context.Context, mgr ctrl.Manager, c client.Client, e Endpoint, caBundle []byte) error {
 	if err := ctrl.NewWebhookManagedBy(mgr, &musterv1.FleetCronJob{}).WithValidator(fleetCronJobValidator{}).WithValidatorCustomPath(fleetCronJobPath).Complete(); err != nil {
 		return err
