@@ -17,6 +17,10 @@ const (
 	// BroadcastJobNodesEligible is False with reason NoEligibleNodes when no node fits
 	// the pod template, so an idle job does not look like a running one.
 	BroadcastJobNodesEligible = "NodesEligible"
+	// BroadcastJobShardsApplied, on the hub, is False with reason ApplyFailed and the
+	// member API server's message when a cluster refused its shard, Unknown until every
+	// agent reported, and True once every shard exists.
+	BroadcastJobShardsApplied = "ShardsApplied"
 )
 
 // CompletionPolicyType says when a BroadcastJob ends.

@@ -14,6 +14,14 @@ const (
 	FleetJobComplete = "Complete"
 	// FleetJobFailed is True when the job failed fleet-wide.
 	FleetJobFailed = "Failed"
+	// FleetJobShardsApplied is False with reason ApplyFailed and the member API server's
+	// message when a cluster refused its shard's Job, Unknown until every agent reported,
+	// and True once every shard's Job exists.
+	FleetJobShardsApplied = "ShardsApplied"
+	// FleetJobPodsSchedulable is False with reason Unschedulable and the scheduler's
+	// message while some shard's pods wait for a node, True once none does; absent while
+	// no pod ever waited.
+	FleetJobPodsSchedulable = "PodsSchedulable"
 )
 
 // PlacementMode says how a FleetJob is laid onto the selected clusters.

@@ -10,8 +10,10 @@ import (
 	"slices"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
@@ -54,16 +56,17 @@ func (r *Reconciler) writer() bcj.Writer { return bcj.Writer{Client: r.Client, R
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("hub-broadcastjob").
-		For(&musterv1.BroadcastJob{}, builder.WithPredicates(placed)).
+		For(&musterv1.BroadcastJob{}, builder.WithPredicates(hubJob)).
 		Watches(&musterv1.Work{}, handler.EnqueueRequestsFromMapFunc(jobOfWork)).
 		Watches(&musterv1.MemberCluster{}, handler.EnqueueRequestsFromMapFunc(r.unfinishedJobs)).
 		Complete(r)
 }
 
-// placed keeps BroadcastJobs with a placement: the others run in a member.
-var placed = predicate.NewPredicateFuncs(func(o client.Object) bool {
+// hubJob keeps BroadcastJobs with a placement, and those without one that have no status
+// yet, to say why nothing runs them: the others run in a member.
+var hubJob = predicate.NewPredicateFuncs(func(o client.Object) bool {
 	job, ok := o.(*musterv1.BroadcastJob)
-	return ok && job.Spec.Placement != nil
+	return ok && (job.Spec.Placement != nil || len(job.Status.Conditions) == 0)
 })
 
 func jobOfWork(_ context.Context, o client.Object) []reconcile.Request {
@@ -99,11 +102,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Client.Get(ctx, req.NamespacedName, job); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if job.Spec.Placement == nil {
-		return ctrl.Result{}, nil
-	}
 	if job.DeletionTimestamp != nil {
+		// Also without placement: shards placed before it was removed still go first.
 		return r.deleteShards(ctx, job)
+	}
+	if job.Spec.Placement == nil {
+		if status, ok := noPlacementStatus(job); ok {
+			return requeueOnConflict(r.writer().UpdateStatus(ctx, job, status))
+		}
+		return ctrl.Result{}, nil
 	}
 	if controllerutil.AddFinalizer(job, musterv1.ShardsFinalizer) {
 		if err := r.Client.Update(ctx, job); err != nil {
@@ -129,7 +136,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if err := r.writer().PauseOnFailure(ctx, job, plan.status.Failed, "every cluster"); err != nil {
 			return requeueOnConflict(err)
 		}
-		return requeueOnConflict(r.writer().UpdateStatus(ctx, job, plan.status))
+		if err := r.writer().UpdateStatus(ctx, job, plan.status); err != nil {
+			return requeueOnConflict(err)
+		}
+		r.announce(ctx, job, plan.news)
+		return ctrl.Result{}, nil
 	}
 	if err := r.writeShards(ctx, job, works, plan.shards); err != nil {
 		return requeueOnConflict(err)
@@ -137,12 +148,22 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.writer().UpdateStatus(ctx, job, plan.status); err != nil {
 		return requeueOnConflict(err)
 	}
+	r.announce(ctx, job, plan.news)
 	if bcj.Finished(&plan.status) {
 		if left, ok := bcj.TTLLeft(job, r.Clock.Now()); ok {
 			return ctrl.Result{RequeueAfter: max(left, time.Second)}, nil
 		}
 	}
 	return ctrl.Result{RequeueAfter: plan.requeueAfter}, nil
+}
+
+// announce reports shard failures the job's status now shows, once each: only after the
+// status that holds them is written, so a conflicting write's retry finds them again.
+func (r *Reconciler) announce(ctx context.Context, job *musterv1.BroadcastJob, news []metav1.Condition) {
+	for _, c := range news {
+		log.FromContext(ctx).Info("shards of the BroadcastJob have a problem in their member clusters", "condition", c.Type, "reason", c.Reason, "message", c.Message)
+		r.Recorder.Eventf(job, nil, corev1.EventTypeWarning, c.Reason, "Apply", "%s", c.Message)
+	}
 }
 
 func requeueOnConflict(err error) (ctrl.Result, error) {
@@ -181,6 +202,7 @@ func (r *Reconciler) observe(ctx context.Context, job *musterv1.BroadcastJob, wo
 				return fleetObserved{}, err
 			}
 			c.hasShard, c.shard, c.reported = true, s, status
+			c.applied, c.applyError = shards.ApplyState(w)
 		}
 		o.clusters = append(o.clusters, c)
 	}

@@ -13,8 +13,29 @@ import (
 
 	bcj "github.com/musterhq/muster/api/broadcastjob"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/hub/shards"
 	"github.com/musterhq/muster/placement/parallelism"
 )
+
+// ReasonNoPlacement is the NodesEligible reason of a hub BroadcastJob without placement.
+const ReasonNoPlacement = "NoPlacement"
+
+// noPlacementStatus is the status of a BroadcastJob without placement on the hub, where
+// nothing runs it unless the hub's cluster is also a member: NodesEligible=False, phase
+// Pending, so it does not sit there without a word. ok is false once the job has any
+// condition: the hub said so already, or an agent in this cluster runs the job and
+// reports its own NodesEligible (which replaces this one).
+func noPlacementStatus(job *musterv1.BroadcastJob) (status musterv1.BroadcastJobStatus, ok bool) {
+	if len(job.Status.Conditions) > 0 {
+		return job.Status, false
+	}
+	status = *job.Status.DeepCopy()
+	status.ObservedGeneration = job.Generation
+	bcj.SetCondition(&status, musterv1.BroadcastJobNodesEligible, metav1.ConditionFalse, ReasonNoPlacement,
+		"spec.placement is not set: a BroadcastJob on the hub needs spec.placement to select the member clusters it runs in (without one, only a member cluster's agent runs it, on that member's nodes)")
+	status.Phase = bcj.Phase(&status)
+	return status, true
+}
 
 // cluster is one member cluster as the hub sees it for a job.
 type cluster struct {
@@ -29,6 +50,9 @@ type cluster struct {
 	// inventoryDesired is how many of the cluster's nodes fit the pod template according
 	// to the hub's inventory; it stands in for desired until the agent reports.
 	inventoryDesired int32
+	// applied: the agent created the shard; applyError is the member's refusal of it.
+	applied    bool
+	applyError string
 }
 
 type fleetObserved struct {
@@ -42,6 +66,9 @@ type fleetObserved struct {
 type fleetPlan struct {
 	// pause sets the hub job's spec.paused (failurePolicy Pause); nothing else happens.
 	pause bool
+	// news are the conditions reporting a shard failure that the job's status did not
+	// report yet, to be announced (event and log) once the status is written.
+	news []metav1.Condition
 	// shards is the shard every listed cluster must carry.
 	shards map[string]shardSpec
 	status musterv1.BroadcastJobStatus
@@ -87,7 +114,7 @@ func decideFleet(o fleetObserved) fleetPlan {
 	budget := parallelism.Resolve(job.Spec.Parallelism, totals.Desired)
 	status.Parallelism = budget
 
-	p := fleetPlan{shards: map[string]shardSpec{}}
+	p := fleetPlan{shards: map[string]shardSpec{}, news: appliedCondition(&status, job, running)}
 	finish := func(condition, reason, message string) fleetPlan {
 		for _, c := range running {
 			s := c.shard
@@ -241,4 +268,26 @@ func noEligibleClusters(excluded map[string]int) string {
 		parts[i] = fmt.Sprintf("%d %s", excluded[r], r)
 	}
 	return "no member cluster matches the placement: " + strings.Join(parts, ", ")
+}
+
+// appliedCondition sets ShardsApplied on status from what the shards' agents reported: a
+// shard the member refused would otherwise leave the job Pending with the cause only on
+// a Work. It returns the condition when its failure is news against the job's status.
+func appliedCondition(status *musterv1.BroadcastJobStatus, job *musterv1.BroadcastJob, running []*cluster) []metav1.Condition {
+	var reports []shards.Report
+	for _, c := range running {
+		if c.hasShard {
+			reports = append(reports, shards.Report{Where: "cluster " + c.name, Applied: c.applied, ApplyError: c.applyError})
+		}
+	}
+	if len(reports) == 0 {
+		return nil
+	}
+	prev := meta.FindStatusCondition(job.Status.Conditions, musterv1.BroadcastJobShardsApplied)
+	cond, news := shards.AppliedCondition(musterv1.BroadcastJobShardsApplied, prev, reports, job.Generation)
+	meta.SetStatusCondition(&status.Conditions, cond)
+	if news {
+		return []metav1.Condition{cond}
+	}
+	return nil
 }

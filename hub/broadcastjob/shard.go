@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/hub/shards"
 )
 
 // shardSpec is what the hub decides for one cluster's shard.
@@ -25,9 +26,11 @@ func (s shardSpec) equal(o shardSpec) bool {
 		(s.parallelism == nil) == (o.parallelism == nil) && (s.parallelism == nil || *s.parallelism == *o.parallelism)
 }
 
-// WorkName is the name of the Work that carries job's shard in every member namespace.
+// WorkName is the name of the Work that carries job's shard in every member namespace:
+// capped as FleetJob shards' are, so that a long namespace and name still make a valid
+// Work name, and two long ones that share a start still make two.
 func WorkName(job *musterv1.BroadcastJob) string {
-	return fmt.Sprintf("broadcastjob-%s-%s", job.Namespace, job.Name)
+	return shards.Name("broadcastjob", job.Namespace, job.Name)
 }
 
 // shardObject is the member BroadcastJob for one cluster: the hub job's spec without

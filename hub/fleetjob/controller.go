@@ -128,6 +128,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if scheduled != nil {
 		meta.SetStatusCondition(&status.Conditions, *scheduled)
 	}
+	news := shardConditions(&status, fj.Status.Conditions, shards, fj.Generation)
 	for _, k := range stop {
 		if err := r.suspend(ctx, fj, works[k]); err != nil {
 			return requeueOnConflict(err)
@@ -135,6 +136,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	if err := r.updateStatus(ctx, fj, status); err != nil {
 		return requeueOnConflict(err)
+	}
+	// Announced only once the status that reports them is written: a conflicting write is
+	// retried, and its retry finds the same news.
+	for _, c := range news {
+		log.FromContext(ctx).Info("shards of the FleetJob have a problem in their member clusters", "condition", c.Type, "reason", c.Reason, "message", c.Message)
+		action := "Apply"
+		if c.Type == musterv1.FleetJobPodsSchedulable {
+			action = "Schedule"
+		}
+		r.Recorder.Eventf(fj, nil, corev1.EventTypeWarning, c.Reason, action, "%s", c.Message)
 	}
 	return ctrl.Result{RequeueAfter: requeue}, nil
 }

@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/hub/shards"
 	"github.com/musterhq/muster/placement/division"
 )
 
@@ -121,6 +122,9 @@ func shareCompletions(tmpl *batchv1.JobSpec, shards []shard, weights []int32) []
 type shardState struct {
 	shard
 	status *batchv1.JobStatus
+	// applied: the agent created the shard's Job; applyError is the member's refusal of it.
+	applied    bool
+	applyError string
 }
 
 func jobCondition(s *batchv1.JobStatus, t batchv1.JobConditionType) bool {
@@ -280,4 +284,35 @@ func fleetPhase(status *musterv1.FleetJobStatus, shards []shardState) musterv1.J
 		return musterv1.JobSuspended
 	}
 	return musterv1.JobPending
+}
+
+// shardConditions sets ShardsApplied and PodsSchedulable on status from what the shards'
+// agents reported: a Job the member refused, or pods that wait for a node, would
+// otherwise leave the FleetJob Pending with the cause only on a Work. It returns the
+// conditions whose failure is news against prev, to be announced once.
+func shardConditions(status *musterv1.FleetJobStatus, prev []metav1.Condition, states []shardState, generation int64) []metav1.Condition {
+	if len(states) == 0 {
+		return nil
+	}
+	reports := make([]shards.Report, len(states))
+	for i, s := range states {
+		reports[i] = shards.Report{Where: s.describe(), Applied: s.applied, ApplyError: s.applyError}
+		if c := waitingCondition(s.status); c != nil {
+			reports[i].Unschedulable = c.Message
+		}
+	}
+	var news []metav1.Condition
+	applied, fresh := shards.AppliedCondition(musterv1.FleetJobShardsApplied, meta.FindStatusCondition(prev, musterv1.FleetJobShardsApplied), reports, generation)
+	meta.SetStatusCondition(&status.Conditions, applied)
+	if fresh {
+		news = append(news, applied)
+	}
+	schedulable, fresh := shards.SchedulableCondition(musterv1.FleetJobPodsSchedulable, meta.FindStatusCondition(prev, musterv1.FleetJobPodsSchedulable), reports, generation)
+	if schedulable != nil {
+		meta.SetStatusCondition(&status.Conditions, *schedulable)
+	}
+	if fresh {
+		news = append(news, *schedulable)
+	}
+	return news
 }

@@ -21,6 +21,7 @@ import (
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/api/workloadspread"
+	"github.com/musterhq/muster/hub/shards"
 	"github.com/musterhq/muster/placement/clusters"
 )
 
@@ -161,7 +162,10 @@ func (r *Reconciler) placeBySpread(ctx context.Context, fj *musterv1.FleetJob, w
 			}
 		}
 		res.works[k] = w
-		res.shards = append(res.shards, shardState{shard: s, status: before[k].status})
+		// A resized shard keeps what its agent reported; a new one has no report yet.
+		st := before[k]
+		st.shard = s
+		res.shards = append(res.shards, st)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return res, err
@@ -282,7 +286,8 @@ func readShards(works map[string]*musterv1.Work) ([]shardState, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, shardState{shard: s, status: st})
+		applied, failure := shards.ApplyState(w)
+		out = append(out, shardState{shard: s, status: st, applied: applied, applyError: failure})
 	}
 	return out, nil
 }
