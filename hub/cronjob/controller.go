@@ -136,13 +136,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		last = &status.LastScheduleTime.Time
 	}
 	earliest := earliestConsidered(last, cj.CreationTimestamp.Time, cj.Spec.StartingDeadlineSeconds, now)
-	slot, missed := mostRecent(sched, earliest, now)
-	if missed > tooManyMissed {
+	sl, planErr := plan(sched, earliest, now)
+	if sl.missed > tooManyMissed {
 		r.Recorder.Eventf(cj, nil, corev1.EventTypeWarning, ReasonTooManyMissed, "Schedule",
-			"too many missed start times (> %d): only the latest, %s, runs; set or decrease startingDeadlineSeconds or check clock skew", tooManyMissed, slot.Format(time.RFC3339))
+			"too many missed start times (> %d): only the latest, %s, runs; set or decrease startingDeadlineSeconds or check clock skew", tooManyMissed, sl.due.Format(time.RFC3339))
 	}
-	if slot != nil {
-		created, err := r.runSlot(ctx, cj, status, children, *slot)
+	if sl.due != nil {
+		created, err := r.runSlot(ctx, cj, status, children, *sl.due)
 		if err != nil {
 			return requeueOnConflict(err)
 		}
@@ -153,12 +153,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{RequeueAfter: recordRetry}, nil
 		}
 	}
-	next := sched.Next(now)
-	status.NextScheduleTime = &metav1.Time{Time: next}
+	if planErr != nil {
+		// Nothing will ever be due: say so and wait for the user to edit the schedule,
+		// which brings the object back; a timer would only spin.
+		r.setValid(cj, status, metav1.ConditionFalse, ReasonInvalidSchedule, fmt.Sprintf("schedule %q: %v", cj.Spec.Schedule, planErr))
+		status.NextScheduleTime = nil
+		return requeueOnConflict(r.writeStatus(ctx, cj, status))
+	}
+	status.NextScheduleTime = &metav1.Time{Time: sl.next}
 	if err := r.writeStatus(ctx, cj, status); err != nil {
 		return requeueOnConflict(err)
 	}
-	return ctrl.Result{RequeueAfter: next.Sub(now)}, nil
+	return ctrl.Result{RequeueAfter: sl.next.Sub(now)}, nil
 }
 
 func requeueOnConflict(err error) (ctrl.Result, error) {

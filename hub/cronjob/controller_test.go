@@ -1,6 +1,7 @@
 package cronjob_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -263,4 +264,30 @@ func TestTimeZoneSetsTheSlot(t *testing.T) {
 		n := f.get(cj).Status.NextScheduleTime
 		return n != nil && n.UTC().Hour() == 0 && n.UTC().Minute() == 0, ""
 	})
+}
+
+// A FleetCronJob whose schedule names no real day, created while the webhook was down,
+// is reported and costs nothing: the suite runs one worker, so a slot search that never
+// ended would keep the healthy cron beside it from firing.
+func TestAScheduleThatNeverFiresIsReportedAndOthersStillRun(t *testing.T) {
+	f := newFixture(t)
+	var never []*musterv1.FleetCronJob
+	for i, schedule := range []string{"0 0 30 2 *", "59 23 31 2 *", "0 0 31 4,6,9,11 *"} {
+		never = append(never, f.cron(schedule, func(cj *musterv1.FleetCronJob) { cj.Name = fmt.Sprintf("never-%d", i) }))
+	}
+	healthy := f.cron("* * * * *")
+	for _, cj := range never {
+		f.eventually(cj.Name+" ScheduleValid=False", func() (bool, string) {
+			got := f.get(cj).Status
+			c := meta.FindStatusCondition(got.Conditions, musterv1.FleetCronJobScheduleValid)
+			ok := c != nil && c.Status == metav1.ConditionFalse && c.Reason == cronjob.ReasonInvalidSchedule &&
+				c.Message == fmt.Sprintf("schedule %q never fires: no time matches it", cj.Spec.Schedule) && got.NextScheduleTime == nil
+			return ok, fmt.Sprintf("%+v", got)
+		})
+	}
+	f.tick(healthy, time.Minute)
+	f.waitChildren(slotName(f.m1))
+	f.tick(healthy, time.Minute)
+	f.waitChildren(slotName(f.m1), slotName(f.m1.Add(time.Minute)))
+	f.expectEvent(cronjob.ReasonInvalidSchedule)
 }

@@ -24,12 +24,20 @@ func (e *InvalidError) Unwrap() error { return e.Err }
 
 func invalid(field string, err error) error { return &InvalidError{Field: field, Err: err} }
 
+// neverFiresFrom is where Parse looks for a schedule's first slot. Calendar schedules
+// repeat every year, except those that name only February 29th, which repeat every leap
+// year: starting in a leap year's January, robfig's five-year search finds either kind.
+// A fixed start makes admission give the same answer whatever day it is.
+var neverFiresFrom = time.Date(2000, time.January, 1, 0, 0, 0, 0, time.UTC)
+
 // Parse reads a standard five-field schedule or a descriptor (@yearly, @monthly, @weekly,
 // @daily, @midnight, @hourly) in the IANA time zone tz (UTC when empty).
 //
 // @every is refused: it is a delay from whenever the controller last looked, not a time on
 // the clock, so it cannot give the deterministic slot names that make a double fire
-// impossible across hub failover. TZ= and CRON_TZ= are refused for spec.timeZone.
+// impossible across hub failover. TZ= and CRON_TZ= are refused for spec.timeZone. A
+// schedule that parses but names no real day (February 30th) is refused: robfig's Next
+// answers it with the zero time, which no slot search can use.
 func Parse(spec string, tz string) (cron.Schedule, error) {
 	s := strings.TrimSpace(spec)
 	switch {
@@ -38,12 +46,9 @@ func Parse(spec string, tz string) (cron.Schedule, error) {
 	case strings.HasPrefix(s, "@every"):
 		return nil, invalid("schedule", errors.New("@every is not supported: use a five-field schedule such as */5 * * * *"))
 	}
-	loc := time.UTC
-	if tz != "" {
-		var err error
-		if loc, err = time.LoadLocation(tz); err != nil {
-			return nil, invalid("timeZone", fmt.Errorf("unknown time zone %q: %w", tz, err))
-		}
+	loc, err := location(tz)
+	if err != nil {
+		return nil, invalid("timeZone", err)
 	}
 	sched, err := cron.ParseStandard(s)
 	if err != nil {
@@ -54,46 +59,92 @@ func Parse(spec string, tz string) (cron.Schedule, error) {
 		return nil, invalid("schedule", fmt.Errorf("schedule %q is not a calendar schedule", spec))
 	}
 	spec2.Location = loc
+	if spec2.Next(neverFiresFrom.In(loc)).IsZero() {
+		return nil, invalid("schedule", fmt.Errorf("schedule %q never fires: no time matches it", spec))
+	}
 	return spec2, nil
 }
 
+// location loads an IANA zone. "Local" (in any case) is refused as the built-in CronJob
+// refuses it: it means whichever zone the hub process happens to run in, so the same
+// object would fire at different times on different replicas.
+func location(tz string) (*time.Location, error) {
+	switch {
+	case tz == "":
+		return time.UTC, nil
+	case strings.EqualFold(strings.TrimSpace(tz), "local"):
+		return nil, fmt.Errorf("time zone %q is not allowed: name an IANA zone such as Europe/Berlin, not the hub's local zone", tz)
+	case strings.TrimSpace(tz) != tz:
+		return nil, fmt.Errorf("unknown time zone %q: it has leading or trailing spaces", tz)
+	}
+	loc, err := time.LoadLocation(tz)
+	if err != nil {
+		return nil, fmt.Errorf("unknown time zone %q: %w", tz, err)
+	}
+	return loc, nil
+}
+
+// errNoNextSlot says a schedule has no slot after a time: Parse refuses such schedules, so
+// only an object admitted without the webhook gets it.
+var errNoNextSlot = errors.New("no time matches the schedule")
+
+// slots is what a schedule asks for at now.
+type slots struct {
+	// due is the latest slot in (earliest, now], nil when none.
+	due *time.Time
+	// missed counts the slots in (earliest, now], no further than tooManyMissed+1.
+	missed int
+	// next is the first slot after now.
+	next time.Time
+}
+
+// plan finds the due and next slots with a bounded number of calls to Next, however far
+// back earliest lies, and stops at the zero time robfig returns when nothing matches.
+func plan(sched cron.Schedule, earliest, now time.Time) (slots, error) {
+	due, missed := mostRecent(sched, earliest, now)
+	next := sched.Next(now)
+	if next.IsZero() {
+		return slots{due: due, missed: missed}, fmt.Errorf("no slot after %s: %w", now.UTC().Format(time.RFC3339), errNoNextSlot)
+	}
+	return slots{due: due, missed: missed, next: next}, nil
+}
+
 // mostRecent returns the latest slot in (earliest, now], or nil, and how many slots fell in
-// that window, counting no further than tooManyMissed+1.
+// that window, counting no further than tooManyMissed+1. It calls Next at most
+// tooManyMissed+1 times plus a binary search's worth.
 func mostRecent(sched cron.Schedule, earliest, now time.Time) (*time.Time, int) {
 	var last *time.Time
 	missed := 0
-	for t := sched.Next(earliest); !t.After(now); t = sched.Next(t) {
+	for t := sched.Next(earliest); !t.IsZero() && !t.After(now); t = sched.Next(t) {
 		tt := t
 		last = &tt
 		if missed++; missed > tooManyMissed {
-			// Only the latest slot matters now: find it from the smallest window before
-			// now that holds one, instead of walking every slot since earliest.
-			return latestBefore(sched, earliest, now), missed
+			// Only the latest slot matters now: search for it instead of walking every
+			// slot since earliest, which may be years of minutes.
+			return latestBefore(sched, tt, now), missed
 		}
 	}
 	return last, missed
 }
 
-func latestBefore(sched cron.Schedule, earliest, now time.Time) *time.Time {
-	for _, w := range []time.Duration{time.Minute, time.Hour, 24 * time.Hour, 32 * 24 * time.Hour, 367 * 24 * time.Hour} {
-		from := now.Add(-w)
-		if from.Before(earliest) {
-			from = earliest
+// latestBefore returns the latest slot in [from, now], given that from is a slot. It
+// bisects the time between: a slot lies in (x, now] exactly when Next(x) is not after
+// now, and slots are at least a minute apart, so once the interval is a minute wide Next
+// of its low end is the answer. Each halving costs one Next call: about 40 for a century.
+func latestBefore(sched cron.Schedule, from, now time.Time) *time.Time {
+	lo, hi := from, now
+	for hi.Sub(lo) > time.Minute {
+		mid := lo.Add(hi.Sub(lo) / 2)
+		if n := sched.Next(mid); !n.IsZero() && !n.After(now) {
+			lo = mid
+		} else {
+			hi = mid
 		}
-		if sched.Next(from).After(now) {
-			continue
-		}
-		var last time.Time
-		for t := sched.Next(from); !t.After(now); t = sched.Next(t) {
-			last = t
-		}
-		return &last
 	}
-	var last time.Time
-	for t := sched.Next(earliest); !t.After(now); t = sched.Next(t) {
-		last = t
+	if n := sched.Next(lo); !n.IsZero() && !n.After(now) {
+		return &n
 	}
-	return &last
+	return &lo
 }
 
 // earliestConsidered is where the search for missed slots starts: the last slot run (or
