@@ -131,12 +131,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (re
 func (r *Reconciler) applyAll(ctx context.Context, member client.Client, work *musterv1.Work) []outcome {
 	force := work.Spec.ApplyOption != nil && work.Spec.ApplyOption.ForceConflicts
 	var outcomes []outcome
-	for _, m := range applyOrder(decodeManifests(work)) {
+	ms := decodeManifests(work)
+	dups := duplicates(ms)
+	for _, m := range applyOrder(ms) {
 		if m.err != nil {
 			outcomes = append(outcomes, outcome{ordinal: m.ordinal, err: invalidManifest{m.err}})
 			continue
 		}
 		id := identity(m.object)
+		if first, ok := dups[m.ordinal]; ok {
+			log.FromContext(ctx).V(2).Info("not applying a second manifest for one object", "manifest", m.ordinal, "first", first, "object", id)
+			outcomes = append(outcomes, outcome{ordinal: m.ordinal, id: id, err: duplicateManifest{ordinal: m.ordinal, first: first, id: id}})
+			continue
+		}
 		obj, err := r.apply(ctx, member, work.Name, m.object, force)
 		outcomes = append(outcomes, outcome{ordinal: m.ordinal, id: id, object: obj, err: err})
 	}

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	workapi "github.com/musterhq/muster/api/work"
 )
 
 // Labels and names the agent puts on what it applies.
@@ -71,6 +72,26 @@ func applyOrder(ms []manifest) []manifest {
 	}
 	sort.SliceStable(sorted, func(i, j int) bool { return rank(sorted[i]) < rank(sorted[j]) })
 	return sorted
+}
+
+// duplicates maps the ordinal of each manifest that names the same object as an earlier
+// one to the ordinal of that first manifest. Applying both would make them overwrite each
+// other on every pass, each change waking the agent again: only the first is applied.
+func duplicates(ms []manifest) map[int]int {
+	first := make(map[workapi.Key]int, len(ms))
+	out := map[int]int{}
+	for _, m := range ms {
+		if m.object == nil {
+			continue
+		}
+		k := workapi.KeyOf(identity(m.object))
+		if j, ok := first[k]; ok {
+			out[m.ordinal] = j
+			continue
+		}
+		first[k] = m.ordinal
+	}
+	return out
 }
 
 // identity names an object for status and for deletion.

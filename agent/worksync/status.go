@@ -2,16 +2,18 @@ package worksync
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/util/jsonpath"
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	workapi "github.com/musterhq/muster/api/work"
 )
 
 // Condition reasons.
@@ -27,7 +29,17 @@ const (
 	ReasonAllAvailable   = "AllObjectsAvailable"
 	ReasonSomeMissing    = "ObjectsMissing"
 	ReasonStatusTooLarge = "StatusTooLarge"
+	// ReasonDuplicate is a manifest not applied because an earlier one names its object.
+	ReasonDuplicate = "DuplicateManifest"
+	// ReasonFeedbackSynced and ReasonInvalidJSONPath explain ConditionFeedbackSynced.
+	ReasonFeedbackSynced  = "StatusFeedbackSynced"
+	ReasonInvalidJSONPath = "InvalidJSONPath"
 )
+
+// ConditionFeedbackSynced is set on a manifest with a JSONPaths feedback rule: False when a
+// path does not parse, with the parser's message. As in OCM's ManifestWork, feedback is
+// reported apart from Applied: the object was applied, only its values cannot come back.
+const ConditionFeedbackSynced = "StatusFeedbackSynced"
 
 // MaxFeedbackBytes caps one manifest's fed-back status, so that a Work stays far below
 // etcd's object size limit whatever its objects report.
@@ -60,7 +72,16 @@ func manifestStatus(o outcome, rule *musterv1.FeedbackRule, prev *musterv1.Manif
 	set(musterv1.WorkApplied, metav1.ConditionTrue, ReasonApplied, "applied with server-side apply")
 	set(musterv1.WorkAvailable, metav1.ConditionTrue, ReasonObjectExists, "the object exists in the member")
 	st.ObservedGeneration = o.object.GetGeneration()
-	st.Status, st.Values = feedback(o.object, rule)
+	var bad []string
+	st.Status, st.Values, bad = feedback(o.object, rule)
+	switch {
+	case rule == nil || rule.Mode != musterv1.FeedbackJSONPaths:
+		meta.RemoveStatusCondition(&st.Conditions, ConditionFeedbackSynced)
+	case len(bad) > 0:
+		set(ConditionFeedbackSynced, metav1.ConditionFalse, ReasonInvalidJSONPath, strings.Join(bad, "; "))
+	default:
+		set(ConditionFeedbackSynced, metav1.ConditionTrue, ReasonFeedbackSynced, "every JSONPath parses")
+	}
 	return st
 }
 
@@ -70,6 +91,8 @@ func applyFailureReason(err error) string {
 		return ReasonConflict
 	case errorsIsInvalidManifest(err):
 		return ReasonInvalid
+	case errors.As(err, new(duplicateManifest)):
+		return ReasonDuplicate
 	default:
 		return ReasonApplyFailed
 	}
@@ -78,40 +101,55 @@ func applyFailureReason(err error) string {
 // invalidManifest marks errors found before talking to the API server.
 type invalidManifest struct{ error }
 
+// duplicateManifest is a manifest skipped because an earlier one names the same object.
+type duplicateManifest struct {
+	ordinal, first int
+	id             musterv1.ResourceIdentifier
+}
+
+func (d duplicateManifest) Error() string {
+	return fmt.Sprintf("manifest %d names the same object as manifest %d (%s): only manifest %d is applied; remove one of them",
+		d.ordinal, d.first, workapi.KeyOf(d.id), d.first)
+}
+
 func errorsIsInvalidManifest(err error) bool {
 	_, ok := err.(invalidManifest)
 	return ok
 }
 
 // feedback extracts what the rule asks for: the whole .status by default, capped at
-// MaxFeedbackBytes, or the values of its JSONPaths.
-func feedback(obj *unstructured.Unstructured, rule *musterv1.FeedbackRule) (*runtime.RawExtension, []musterv1.FeedbackValue) {
+// MaxFeedbackBytes, or the values of its JSONPaths, with a message for each path that
+// does not parse.
+func feedback(obj *unstructured.Unstructured, rule *musterv1.FeedbackRule) (*runtime.RawExtension, []musterv1.FeedbackValue, []string) {
 	mode := musterv1.FeedbackStatus
 	if rule != nil {
 		mode = rule.Mode
 	}
 	switch mode {
 	case musterv1.FeedbackNone:
-		return nil, nil
+		return nil, nil, nil
 	case musterv1.FeedbackJSONPaths:
-		return nil, jsonPathValues(obj, rule.JSONPaths)
+		values, bad := jsonPathValues(obj, rule.JSONPaths)
+		return nil, values, bad
 	}
 	status, ok := obj.Object["status"]
 	if !ok {
-		return nil, nil
+		return nil, nil, nil
 	}
 	raw, err := json.Marshal(status)
 	if err != nil || len(raw) > MaxFeedbackBytes {
 		raw, _ = json.Marshal(map[string]string{"reason": ReasonStatusTooLarge, "message": fmt.Sprintf("the status is larger than %d bytes; use JSONPaths feedback", MaxFeedbackBytes)})
 	}
-	return &runtime.RawExtension{Raw: raw}, nil
+	return &runtime.RawExtension{Raw: raw}, nil, nil
 }
 
-func jsonPathValues(obj *unstructured.Unstructured, rules []musterv1.JSONPathRule) []musterv1.FeedbackValue {
+func jsonPathValues(obj *unstructured.Unstructured, rules []musterv1.JSONPathRule) ([]musterv1.FeedbackValue, []string) {
 	var values []musterv1.FeedbackValue
-	for _, r := range rules {
-		jp := jsonpath.New(r.Name).AllowMissingKeys(true)
-		if err := jp.Parse("{" + r.Path + "}"); err != nil {
+	var bad []string
+	for i, r := range rules {
+		jp, err := workapi.ParseJSONPath(r.Name, r.Path)
+		if err != nil {
+			bad = append(bad, fmt.Sprintf("jsonPaths[%d] (%s) %q: %v", i, r.Name, r.Path, err))
 			continue
 		}
 		results, err := jp.FindResults(obj.Object)
@@ -124,7 +162,7 @@ func jsonPathValues(obj *unstructured.Unstructured, rules []musterv1.JSONPathRul
 		}
 		values = append(values, musterv1.FeedbackValue{Name: r.Name, Value: runtime.RawExtension{Raw: raw}})
 	}
-	return values
+	return values, bad
 }
 
 // workConditions summarise the manifests.

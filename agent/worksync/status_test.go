@@ -3,6 +3,7 @@ package worksync
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -86,6 +87,9 @@ func TestManifestStatus(t *testing.T) {
 		wantStatus    string
 		wantValues    int
 		wantGenerated int64
+		// wantFeedback is the StatusFeedbackSynced condition as "Status/Reason: message",
+		// "" when there is none.
+		wantFeedback string
 	}{
 		{
 			name:        "applied, whole status fed back",
@@ -115,6 +119,21 @@ func TestManifestStatus(t *testing.T) {
 				{Name: "succeeded", Path: ".status.succeeded"}, {Name: "missing", Path: ".status.nothing"},
 			}},
 			wantApplied: metav1.ConditionTrue, wantReason: ReasonApplied, wantValues: 1, wantGenerated: 3,
+			wantFeedback: "True/StatusFeedbackSynced: every JSONPath parses",
+		},
+		{
+			name:    "a JSONPath that does not parse is reported, the others still come back",
+			outcome: outcome{id: id, object: jobObject(map[string]any{"succeeded": int64(4)})},
+			rule: &musterv1.FeedbackRule{Mode: musterv1.FeedbackJSONPaths, JSONPaths: []musterv1.JSONPathRule{
+				{Name: "broken", Path: "{.data[}"}, {Name: "succeeded", Path: ".status.succeeded"},
+			}},
+			wantApplied: metav1.ConditionTrue, wantReason: ReasonApplied, wantValues: 1, wantGenerated: 3,
+			wantFeedback: `False/InvalidJSONPath: jsonPaths[0] (broken) "{.data[}": not a JSONPath: unterminated array`,
+		},
+		{
+			name:        "a second manifest for one object",
+			outcome:     outcome{ordinal: 2, id: id, err: duplicateManifest{ordinal: 2, first: 0, id: id}},
+			wantApplied: metav1.ConditionFalse, wantReason: ReasonDuplicate,
 		},
 		{
 			name:        "oversized status is replaced by a note",
@@ -143,15 +162,43 @@ func TestManifestStatus(t *testing.T) {
 			if got.ObservedGeneration != tc.wantGenerated {
 				t.Errorf("observedGeneration = %d, want %d", got.ObservedGeneration, tc.wantGenerated)
 			}
+			gotFeedback := ""
+			if c := meta.FindStatusCondition(got.Conditions, ConditionFeedbackSynced); c != nil {
+				gotFeedback = fmt.Sprintf("%s/%s: %s", c.Status, c.Reason, c.Message)
+			}
+			if gotFeedback != tc.wantFeedback {
+				t.Errorf("StatusFeedbackSynced = %q, want %q", gotFeedback, tc.wantFeedback)
+			}
 		})
 	}
 }
 
 func TestJSONPathValueIsJSON(t *testing.T) {
-	values := jsonPathValues(jobObject(map[string]any{"succeeded": int64(4)}), []musterv1.JSONPathRule{{Name: "s", Path: ".status.succeeded"}})
+	values, _ := jsonPathValues(jobObject(map[string]any{"succeeded": int64(4)}), []musterv1.JSONPathRule{{Name: "s", Path: ".status.succeeded"}})
 	var n int
 	if len(values) != 1 || json.Unmarshal(values[0].Value.Raw, &n) != nil || n != 4 {
 		t.Errorf("values = %+v, want s=4", values)
+	}
+}
+
+func TestDuplicateManifestMessageNamesTheFirst(t *testing.T) {
+	err := duplicateManifest{ordinal: 3, first: 1, id: musterv1.ResourceIdentifier{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "web", Name: "api"}}
+	want := "manifest 3 names the same object as manifest 1 (apps/Deployment web/api): only manifest 1 is applied; remove one of them"
+	if err.Error() != want {
+		t.Errorf("message %q, want %q", err.Error(), want)
+	}
+}
+
+func TestFeedbackConditionGoesWhenTheRuleDoes(t *testing.T) {
+	id := musterv1.ResourceIdentifier{Group: "batch", Version: "v1", Kind: "Job", Namespace: "default", Name: "j"}
+	o := outcome{id: id, object: jobObject(nil)}
+	bad := &musterv1.FeedbackRule{Mode: musterv1.FeedbackJSONPaths, JSONPaths: []musterv1.JSONPathRule{{Name: "b", Path: ".x["}}}
+	first := manifestStatus(o, bad, nil, 1)
+	if !meta.IsStatusConditionFalse(first.Conditions, ConditionFeedbackSynced) {
+		t.Fatalf("conditions %+v, want StatusFeedbackSynced=False", first.Conditions)
+	}
+	if again := manifestStatus(o, nil, &first, 2); meta.FindStatusCondition(again.Conditions, ConditionFeedbackSynced) != nil {
+		t.Errorf("the rule was removed but its condition stayed: %+v", again.Conditions)
 	}
 }
 
@@ -186,6 +233,36 @@ func TestWorkConditions(t *testing.T) {
 			}
 			if s := meta.FindStatusCondition(conds, musterv1.WorkAvailable).Status; s != tc.wantAvailable {
 				t.Errorf("Available = %s, want %s", s, tc.wantAvailable)
+			}
+		})
+	}
+}
+
+func TestDuplicates(t *testing.T) {
+	obj := func(ordinal int, apiVersion, kind, ns, name string) manifest {
+		u := &unstructured.Unstructured{}
+		u.SetAPIVersion(apiVersion)
+		u.SetKind(kind)
+		u.SetNamespace(ns)
+		u.SetName(name)
+		return manifest{ordinal: ordinal, object: u}
+	}
+	cases := []struct {
+		name string
+		in   []manifest
+		want map[int]int
+	}{
+		{"distinct", []manifest{obj(0, "v1", "ConfigMap", "a", "x"), obj(1, "v1", "ConfigMap", "b", "x"), obj(2, "v1", "Secret", "a", "x")}, map[int]int{}},
+		{"same object twice", []manifest{obj(0, "v1", "ConfigMap", "a", "x"), obj(1, "v1", "ConfigMap", "a", "x")}, map[int]int{1: 0}},
+		{"every later copy names the first", []manifest{obj(0, "v1", "ConfigMap", "a", "x"), obj(1, "v1", "Secret", "a", "x"), obj(2, "v1", "ConfigMap", "a", "x"), obj(3, "v1", "ConfigMap", "a", "x")}, map[int]int{2: 0, 3: 0}},
+		{"another version is the same object", []manifest{obj(0, "apps/v1", "Deployment", "a", "x"), obj(1, "apps/v1beta1", "Deployment", "a", "x")}, map[int]int{1: 0}},
+		{"no namespace is the default one", []manifest{obj(0, "v1", "ConfigMap", "", "x"), obj(1, "v1", "ConfigMap", "default", "x")}, map[int]int{1: 0}},
+		{"undecodable manifests are skipped", []manifest{{ordinal: 0, err: errors.New("bad")}, {ordinal: 1, err: errors.New("bad")}}, map[int]int{}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, duplicates(tc.in)); diff != "" {
+				t.Errorf("duplicates (-want +got):\n%s", diff)
 			}
 		})
 	}
