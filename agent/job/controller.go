@@ -290,7 +290,8 @@ func plan(job *batchv1.Job, t tally, activePods, pods []*corev1.Pod, record back
 	}
 	var create []int
 	var wait time.Duration
-	for _, i := range indexesToStart(job, t, keep, int(ptr.Deref(job.Spec.Completions, 0))) {
+	// Indexes still in their backoff are skipped, so look that many further than missing.
+	for _, i := range indexesToStart(job, t, keep, int(missing)+len(retry)) {
 		if len(create) == int(missing) {
 			break
 		}

@@ -115,8 +115,8 @@ func countFinished(job *batchv1.Job, status *batchv1.JobStatus, pods []*corev1.P
 			}
 			t.newSucceeded = append(t.newSucceeded, pod)
 			if indexed(job) {
-				if !t.failedIndexes[idx] {
-					t.succeededIndexes[idx] = true
+				if !t.failedIndexes.has(idx) {
+					t.succeededIndexes.add(idx)
 				}
 			} else {
 				t.succeeded++
@@ -134,16 +134,16 @@ func countFinished(job *batchv1.Job, status *batchv1.JobStatus, pods []*corev1.P
 			if action != nil && *action == batchv1.PodFailurePolicyActionFailJob && t.failJob == "" {
 				t.failJob = msg
 			}
-			if indexed(job) && job.Spec.BackoffLimitPerIndex != nil && !t.succeededIndexes[idx] {
+			if indexed(job) && job.Spec.BackoffLimitPerIndex != nil && !t.succeededIndexes.has(idx) {
 				failFast := action != nil && *action == batchv1.PodFailurePolicyActionFailIndex
 				if failFast || annotationInt(pod, indexFailureAnnotation)+1 > *job.Spec.BackoffLimitPerIndex {
-					t.failedIndexes[idx] = true
+					t.failedIndexes.add(idx)
 				}
 			}
 		}
 	}
 	if indexed(job) {
-		t.succeeded = int32(len(t.succeededIndexes))
+		t.succeeded = int32(t.succeededIndexes.count())
 	}
 	return t
 }
@@ -166,10 +166,10 @@ func decideEnd(job *batchv1.Job, status *batchv1.JobStatus, pods []*corev1.Pod, 
 	}
 	if indexed(job) && job.Spec.BackoffLimitPerIndex != nil {
 		completions := int(ptr.Deref(job.Spec.Completions, 0))
-		if m := job.Spec.MaxFailedIndexes; m != nil && len(t.failedIndexes) > int(*m) {
+		if m := job.Spec.MaxFailedIndexes; m != nil && t.failedIndexes.count() > int(*m) {
 			return newCondition(batchv1.JobFailureTarget, reasonMaxFailedIndexes, "Job has exceeded the specified maximal number of failed indexes", now)
 		}
-		if len(t.failedIndexes) > 0 && len(t.failedIndexes)+len(t.succeededIndexes) >= completions {
+		if failed := t.failedIndexes.count(); failed > 0 && failed+t.succeededIndexes.count() >= completions {
 			return newCondition(batchv1.JobFailureTarget, reasonFailedIndexes, "Job has failed indexes", now)
 		}
 	}
@@ -251,6 +251,12 @@ func record(job *batchv1.Job, status *batchv1.JobStatus, pods []*corev1.Pod, t t
 	}
 	var release []*corev1.Pod
 	for _, pod := range pods {
+		if len(release) == maxPodWritesPerRound {
+			// As upstream, a round records a bounded number of finished pods, which keeps
+			// uncountedTerminatedPods and the finalizer patches of one round small; the
+			// pods left over still hold their finalizer and are recorded next round.
+			break
+		}
 		if !releasable(job, pod, end, keep) {
 			continue
 		}
@@ -268,7 +274,7 @@ func record(job *batchv1.Job, status *batchv1.JobStatus, pods []*corev1.Pod, t t
 	}
 	if indexed(job) {
 		status.CompletedIndexes = t.succeededIndexes.String()
-		status.Succeeded = int32(len(t.succeededIndexes))
+		status.Succeeded = int32(t.succeededIndexes.count())
 		if job.Spec.BackoffLimitPerIndex != nil {
 			status.FailedIndexes = ptr.To(t.failedIndexes.String())
 		}
@@ -329,22 +335,31 @@ func wantActive(job *batchv1.Job, t tally, active int32) int32 {
 	}
 	remaining := *job.Spec.Completions - t.succeeded
 	if indexed(job) {
-		remaining -= int32(len(t.failedIndexes))
+		remaining -= int32(t.failedIndexes.count())
 	}
 	return max(min(parallelism, remaining), 0)
 }
 
-// indexesToStart lists the lowest indexes that are neither done, failed nor running.
+// indexesToStart lists the n lowest indexes that are neither done, failed nor running. It
+// jumps over runs of finished indexes, so its work follows n, the running pods and the gaps
+// between finished indexes, not the job's completions.
 func indexesToStart(job *batchv1.Job, t tally, activePods []*corev1.Pod, n int) []int {
-	running := map[int]bool{}
+	running := make(map[int]bool, len(activePods))
 	for _, p := range activePods {
 		running[podIndex(p)] = true
 	}
-	var out []int
-	for i := 0; i < int(ptr.Deref(job.Spec.Completions, 0)) && len(out) < n; i++ {
-		if !t.succeededIndexes[i] && !t.failedIndexes[i] && !running[i] {
+	completions := int(ptr.Deref(job.Spec.Completions, 0))
+	out := make([]int, 0, min(n, completions))
+	for i := 0; i < completions && len(out) < n; {
+		next := t.failedIndexes.nextAbsent(t.succeededIndexes.nextAbsent(i))
+		if next != i {
+			i = next
+			continue
+		}
+		if !running[i] {
 			out = append(out, i)
 		}
+		i++
 	}
 	return out
 }
@@ -360,7 +375,7 @@ func surplus(job *batchv1.Job, t tally, activePods []*corev1.Pod) []*corev1.Pod 
 	var out []*corev1.Pod
 	for _, p := range sortForDeletion(activePods, true) {
 		i := podIndex(p)
-		if i == noIndex || i >= completions || t.succeededIndexes[i] || t.failedIndexes[i] || seen[i] {
+		if i == noIndex || i >= completions || t.succeededIndexes.has(i) || t.failedIndexes.has(i) || seen[i] {
 			out = append(out, p)
 			continue
 		}
@@ -423,7 +438,7 @@ func retries(job *batchv1.Job, pods []*corev1.Pod, t tally) (map[int]indexRetry,
 		}
 	}
 	for i, p := range newest {
-		if running[i] || t.failedIndexes[i] || t.succeededIndexes[i] {
+		if running[i] || t.failedIndexes.has(i) || t.succeededIndexes.has(i) {
 			continue
 		}
 		r := indexRetry{failures: annotationInt(p, indexFailureAnnotation), ignored: annotationInt(p, indexIgnoredAnnotation)}

@@ -2,6 +2,9 @@ package job_test
 
 import (
 	"context"
+	"fmt"
+	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -400,4 +403,27 @@ func TestManagedByIsKeptOnTheJob(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "immutable") {
 		t.Fatalf("changing managedBy: %v", err)
 	}
+}
+
+// TestIndexedJobWithTheLargestCompletionsRunsByParallelism: the API server admits Indexed
+// completions up to 2^31-1; such a job runs its lowest indexes at its parallelism and
+// records finished ones as a range, as the built-in controller does.
+func TestIndexedJobWithTheLargestCompletionsRunsByParallelism(t *testing.T) {
+	f := newFixture(t)
+	j := f.job(ptr.To[int32](2), ptr.To[int32](math.MaxInt32), func(j *batchv1.Job) {
+		j.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
+	})
+	for round := range 3 {
+		pods := f.waitRunning(2)
+		var got []string
+		for _, p := range pods {
+			got = append(got, p.Annotations[batchv1.JobCompletionIndexAnnotation])
+			f.finish(p, corev1.PodSucceeded, 0)
+		}
+		slices.Sort(got)
+		if want := []string{fmt.Sprint(2 * round), fmt.Sprint(2*round + 1)}; !slices.Equal(got, want) {
+			t.Fatalf("round %d runs indexes %v, want %v", round, got, want)
+		}
+	}
+	f.waitStatus(j, counts{Active: 2, Ready: 0, Succeeded: 6, Terminating: 0, Completed: "0-5"})
 }

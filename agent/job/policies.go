@@ -75,16 +75,12 @@ func successPolicyMet(job *batchv1.Job, succeeded indexSet) (string, bool) {
 		var matched int
 		if rule.SucceededIndexes != nil {
 			want := parseIndexes(*rule.SucceededIndexes, completions)
-			for idx := range want {
-				if succeeded[idx] {
-					matched++
-				}
-			}
-			if rule.SucceededCount == nil && matched < len(want) {
+			matched = want.overlap(succeeded)
+			if rule.SucceededCount == nil && matched < want.count() {
 				continue
 			}
 		} else {
-			matched = len(succeeded)
+			matched = succeeded.count()
 		}
 		if rule.SucceededCount != nil && matched < int(*rule.SucceededCount) {
 			continue
