@@ -186,3 +186,81 @@ func TestDeletionWaitsForMemberObjects(t *testing.T) {
 		t.Fatalf("want the ConfigMap and then the Work gone: %v", err)
 	}
 }
+
+// steady checks that the member object's resourceVersion and the Work's status stay put
+// for three seconds: nothing re-applies or rewrites them in a loop.
+func steady(t *testing.T, obj types.NamespacedName, key types.NamespacedName) {
+	t.Helper()
+	versions := func() (string, string) {
+		var cm corev1.ConfigMap
+		if err := env.Client.Get(t.Context(), obj, &cm); err != nil {
+			t.Fatal(err)
+		}
+		var w musterv1.Work
+		if err := env.Client.Get(t.Context(), key, &w); err != nil {
+			t.Fatal(err)
+		}
+		return cm.ResourceVersion, w.ResourceVersion
+	}
+	cm0, w0 := versions()
+	time.Sleep(3 * time.Second)
+	if cm1, w1 := versions(); cm1 != cm0 || w1 != w0 {
+		t.Errorf("still changing after 3s: ConfigMap resourceVersion %s -> %s, Work %s -> %s", cm0, cm1, w0, w1)
+	}
+}
+
+// A Work admitted without the webhook that lists one object twice must not have the agent
+// apply the two against each other forever: the first is applied, the second reported.
+func TestASecondManifestForOneObjectIsReportedNotApplied(t *testing.T) {
+	name, twice := unique("twice"), unique("twice-cm")
+	key := createWork(t, name, nil,
+		cmManifest(t, "default", twice, "first"), cmManifest(t, "default", unique("other"), "x"), cmManifest(t, "default", twice, "second"))
+	w := waitForWork(t, key, func(w *musterv1.Work) bool {
+		return reported(w) && meta.FindStatusCondition(w.Status.Manifests[2].Conditions, musterv1.WorkApplied) != nil
+	})
+	first := meta.FindStatusCondition(w.Status.Manifests[0].Conditions, musterv1.WorkApplied)
+	second := meta.FindStatusCondition(w.Status.Manifests[2].Conditions, musterv1.WorkApplied)
+	wantMsg := fmt.Sprintf("manifest 2 names the same object as manifest 0 (ConfigMap default/%s): only manifest 0 is applied; remove one of them", twice)
+	if first.Status != metav1.ConditionTrue || second.Status != metav1.ConditionFalse || second.Reason != worksync.ReasonDuplicate || second.Message != wantMsg {
+		t.Errorf("manifest 0 Applied = %+v\nmanifest 2 Applied = %+v, want False/%s %q", first, second, worksync.ReasonDuplicate, wantMsg)
+	}
+	if c := meta.FindStatusCondition(w.Status.Conditions, musterv1.WorkApplied); c == nil || c.Status != metav1.ConditionFalse || c.Message != "1 of 3 manifests failed to apply" {
+		t.Errorf("Work Applied = %+v, want False: 1 of 3 manifests failed to apply", c)
+	}
+	obj := types.NamespacedName{Namespace: "default", Name: twice}
+	steady(t, obj, key)
+	var cm corev1.ConfigMap
+	if err := env.Client.Get(t.Context(), obj, &cm); err != nil {
+		t.Fatal(err)
+	}
+	if cm.Data["key"] != "first" {
+		t.Errorf("ConfigMap data %v, want the first manifest's", cm.Data)
+	}
+}
+
+// A feedback path that does not parse is reported on its manifest; the object is still
+// applied and the paths that parse still come back.
+func TestAJSONPathThatDoesNotParseIsReported(t *testing.T) {
+	pathed := unique("badpath")
+	key := createWork(t, unique("badpaths"), func(w *musterv1.Work) {
+		w.Spec.FeedbackRules = []musterv1.FeedbackRule{{
+			Resource:  musterv1.ResourceIdentifier{Kind: "ConfigMap", Namespace: "default", Name: pathed},
+			Mode:      musterv1.FeedbackJSONPaths,
+			JSONPaths: []musterv1.JSONPathRule{{Name: "broken", Path: "{.data[}"}, {Name: "value", Path: ".data.key"}},
+		}}
+	}, cmManifest(t, "default", pathed, "hello"))
+	w := waitForWork(t, key, reported)
+	m := w.Status.Manifests[0]
+	fb := meta.FindStatusCondition(m.Conditions, worksync.ConditionFeedbackSynced)
+	want := `jsonPaths[0] (broken) "{.data[}": not a JSONPath: unterminated array`
+	if fb == nil || fb.Status != metav1.ConditionFalse || fb.Reason != worksync.ReasonInvalidJSONPath || fb.Message != want {
+		t.Errorf("StatusFeedbackSynced = %+v, want False/%s %q", fb, worksync.ReasonInvalidJSONPath, want)
+	}
+	if !meta.IsStatusConditionTrue(m.Conditions, musterv1.WorkApplied) {
+		t.Errorf("Applied = %+v, want True: the object was applied", meta.FindStatusCondition(m.Conditions, musterv1.WorkApplied))
+	}
+	if len(m.Values) != 1 || m.Values[0].Name != "value" || string(m.Values[0].Value.Raw) != `"hello"` {
+		t.Errorf("values %+v, want value=\"hello\"", m.Values)
+	}
+	steady(t, types.NamespacedName{Namespace: "default", Name: pathed}, key)
+}
