@@ -138,3 +138,18 @@ func BenchmarkIndexedRound(b *testing.B) {
 		})
 	}
 }
+
+// TestHugeDeadlineIsNeverReached: activeDeadlineSeconds is an int64 the API server
+// accepts up to its maximum; one beyond what a Duration holds must not wrap into the past.
+func TestHugeDeadlineIsNeverReached(t *testing.T) {
+	job, _ := indexedRound(10, 1, 0)
+	job.Spec.ActiveDeadlineSeconds = ptr.To[int64](math.MaxInt64)
+	status := &batchv1.JobStatus{StartTime: &metav1.Time{Time: time.Now()}}
+	if left, ok := deadlineLeft(job, status, time.Now()); ok && left <= 0 {
+		t.Errorf("deadline %d s is already past (%v left)", *job.Spec.ActiveDeadlineSeconds, left)
+	}
+	job.Spec.ActiveDeadlineSeconds = ptr.To[int64](60)
+	if left, ok := deadlineLeft(job, status, time.Now().Add(2*time.Minute)); !ok || left > 0 {
+		t.Errorf("deadline 60 s not past after 2 min: %v, %v", left, ok)
+	}
+}

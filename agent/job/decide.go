@@ -18,6 +18,9 @@ import (
 // so one large job does not starve the others.
 const maxPodWritesPerRound = 500
 
+// maxDeadlineSeconds is the longest activeDeadlineSeconds a time.Duration can hold.
+const maxDeadlineSeconds = int64(math.MaxInt64 / time.Second)
+
 // Condition reasons the API defines for the interim and final conditions, and the one
 // upstream uses when completions are reached.
 const (
@@ -212,7 +215,9 @@ func pastBackoffLimitOnFailure(job *batchv1.Job, pods []*corev1.Pod) bool {
 // deadlineLeft is how long the job may still run under activeDeadlineSeconds.
 func deadlineLeft(job *batchv1.Job, status *batchv1.JobStatus, now time.Time) (time.Duration, bool) {
 	d := job.Spec.ActiveDeadlineSeconds
-	if d == nil || status.StartTime == nil || suspended(job) {
+	if d == nil || status.StartTime == nil || suspended(job) || *d > maxDeadlineSeconds {
+		// A deadline beyond what a Duration holds is never reached; converting it would
+		// overflow into the past and fail the job at once.
 		return 0, false
 	}
 	return status.StartTime.Add(time.Duration(*d) * time.Second).Sub(now), true
