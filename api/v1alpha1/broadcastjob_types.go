@@ -81,7 +81,8 @@ type FailurePolicy struct {
 }
 
 // BroadcastJobSpec runs one pod to completion on every eligible node.
-// +kubebuilder:validation:XValidation:rule="has(self.template.spec.restartPolicy) && self.template.spec.restartPolicy in ['Never', 'OnFailure']",message="template.spec.restartPolicy must be Never or OnFailure"
+// +kubebuilder:validation:XValidation:rule="has(self.template.spec)",fieldPath=".template.spec",reason=FieldValueRequired,message="the pod run on each node"
+// +kubebuilder:validation:XValidation:rule="!has(self.template.spec) || (has(self.template.spec.restartPolicy) && self.template.spec.restartPolicy in ['Never', 'OnFailure'])",message="template.spec.restartPolicy must be Never or OnFailure"
 type BroadcastJobSpec struct {
 	// parallelism caps the pods running at once: a number, or an integer percent of the
 	// eligible nodes (rounded up). Unset means no cap.

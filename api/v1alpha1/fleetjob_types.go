@@ -88,9 +88,14 @@ const (
 )
 
 // FleetJobSpec is a batch Job and where to run it.
-// +kubebuilder:validation:XValidation:rule="!has(self.template.spec.managedBy) || self.template.spec.managedBy == 'muster.dev/agent'",message="template.spec.managedBy must be empty or muster.dev/agent: shards always run under the agent's Job controller"
-// +kubebuilder:validation:XValidation:rule="has(self.template.spec.template.spec.restartPolicy) && self.template.spec.template.spec.restartPolicy in ['Never', 'OnFailure']",message="template.spec.template.spec.restartPolicy must be Never or OnFailure"
-// +kubebuilder:validation:XValidation:rule="!has(self.template.spec.completionMode) || self.template.spec.completionMode != 'Indexed' || has(self.template.spec.completions)",message="an Indexed job needs template.spec.completions"
+// The rules below the first two read inside the Job and pod specs, so they hold
+// vacuously when a spec is missing: a missing spec gets one Required error, not one
+// "no such key" per rule.
+// +kubebuilder:validation:XValidation:rule="has(self.template.spec)",fieldPath=".template.spec",reason=FieldValueRequired,message="the Job that each shard runs"
+// +kubebuilder:validation:XValidation:rule="!has(self.template.spec) || has(self.template.spec.template.spec)",fieldPath=".template.spec.template.spec",reason=FieldValueRequired,message="the pods of the Job that each shard runs"
+// +kubebuilder:validation:XValidation:rule="!has(self.template.spec) || !has(self.template.spec.managedBy) || self.template.spec.managedBy == 'muster.dev/agent'",message="template.spec.managedBy must be empty or muster.dev/agent: shards always run under the agent's Job controller"
+// +kubebuilder:validation:XValidation:rule="!has(self.template.spec) || !has(self.template.spec.template.spec) || (has(self.template.spec.template.spec.restartPolicy) && self.template.spec.template.spec.restartPolicy in ['Never', 'OnFailure'])",message="template.spec.template.spec.restartPolicy must be Never or OnFailure"
+// +kubebuilder:validation:XValidation:rule="!has(self.template.spec) || !has(self.template.spec.completionMode) || self.template.spec.completionMode != 'Indexed' || has(self.template.spec.completions)",message="an Indexed job needs template.spec.completions"
 type FleetJobSpec struct {
 	// template of the batch/v1 Job that each shard runs. Parallelism and completions are
 	// fleet-wide; the hub divides them in mode Divided.

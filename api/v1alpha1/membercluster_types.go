@@ -32,6 +32,7 @@ type MemberClusterSpec struct {
 	// +listMapKey=key
 	// +listMapKey=effect
 	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:XValidation:rule="self.all(t, t.effect in ['NoSchedule', 'PreferNoSchedule', 'NoExecute'])",message="taint effect must be NoSchedule, PreferNoSchedule or NoExecute"
 	Taints []corev1.Taint `json:"taints,omitempty"`
 }
 

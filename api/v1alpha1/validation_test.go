@@ -1,6 +1,7 @@
 package v1alpha1_test
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -59,6 +60,10 @@ var badInputs = []badInput{
 		change: renameTo(strings.Repeat("c", 50)), want: "cluster name must be a DNS label of at most 49 characters"},
 	{name: "cluster name with a dot", sample: "membercluster",
 		change: renameTo("eu.west"), want: "cluster name must be a DNS label"},
+
+	{name: "cluster taint with an unknown effect", sample: "membercluster",
+		change: setTo("spec.taints", []any{map[string]any{"key": "maintenance", "effect": "Sometimes"}}),
+		want:   "spec.taints: Invalid value: taint effect must be NoSchedule, PreferNoSchedule or NoExecute"},
 
 	// NodeSlice
 	{name: "node slice over 500 nodes", sample: "nodeslice",
@@ -164,6 +169,10 @@ var badInputs = []badInput{
 		change: setTo("spec.scheduleStrategy.type", "Fixed"), want: "adaptive is only allowed with type Adaptive"},
 	{name: "spread without subsets", sample: "workloadspread",
 		change: setTo("spec.subsets", []any{}), want: "should have at least 1 items"},
+	{name: "spread preferred term of weight 0", sample: "workloadspread",
+		change: setTo("spec.subsets[0].preferredNodeSelectorTerms", preferred(0)), want: "weight must be in the range 1-100"},
+	{name: "spread preferred term of weight 101", sample: "workloadspread",
+		change: setTo("spec.subsets[0].preferredNodeSelectorTerms", preferred(101)), want: "weight must be in the range 1-100"},
 	{name: "spread retargeted", sample: "workloadspread", onUpdate: true,
 		change: setTo("spec.targetRef.name", "other"), want: "targetRef is immutable"},
 }
@@ -194,6 +203,73 @@ func TestValidationRejectsBadInput(t *testing.T) {
 			}
 			if !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error = %v\nwant it to contain %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// preferred is one preferred node term of weight.
+func preferred(weight int64) []any {
+	return []any{map[string]any{"weight": weight, "preference": map[string]any{
+		"matchExpressions": []any{map[string]any{"key": "disk", "operator": "In", "values": []any{"ssd"}}},
+	}}}
+}
+
+// TestMissingSpecIsOneRequiredError: a template without its spec is refused with one
+// Required error on the missing spec, not one "no such key" error per rule that reads it.
+func TestMissingSpecIsOneRequiredError(t *testing.T) {
+	tests := []struct {
+		name, sample, path string
+		value              any
+		want               string
+	}{
+		{"fleetjob template {}", "fleetjob", "spec.template", map[string]any{},
+			"spec.template.spec: Required value: the Job that each shard runs"},
+		{"fleetjob pod template {}", "fleetjob", "spec.template.spec.template", map[string]any{},
+			"spec.template.spec.template.spec: Required value: the pods of the Job that each shard runs"},
+		{"broadcastjob template {}", "broadcastjob", "spec.template", map[string]any{},
+			"spec.template.spec: Required value: the pod run on each node"},
+		{"cronjob job template {}", "fleetcronjob", "spec.jobTemplate.spec.template", map[string]any{},
+			"spec.jobTemplate.spec.template.spec: Required value: the Job that each shard runs"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := t.Context()
+			u := sample(t, tc.sample)
+			isolate(t, ctx, u)
+			set(t, u, tc.path, tc.value)
+			err := env.Client.Create(ctx, u)
+			var status apierrors.APIStatus
+			if !apierrors.IsInvalid(err) || !errors.As(err, &status) || status.Status().Details == nil {
+				t.Fatalf("error = %v, want an Invalid error", err)
+			}
+			causes := status.Status().Details.Causes
+			if len(causes) != 1 || causes[0].Field+": "+causes[0].Message != tc.want {
+				t.Fatalf("causes = %+v\nwant exactly %q", causes, tc.want)
+			}
+		})
+	}
+}
+
+// TestBoundsAreInclusive: the limits refuse only what upstream refuses.
+func TestBoundsAreInclusive(t *testing.T) {
+	tests := []struct {
+		name, sample, path string
+		value              any
+	}{
+		{"preferred term of weight 1", "workloadspread", "spec.subsets[0].preferredNodeSelectorTerms", preferred(1)},
+		{"preferred term of weight 100", "workloadspread", "spec.subsets[0].preferredNodeSelectorTerms", preferred(100)},
+		{"taint PreferNoSchedule", "membercluster", "spec.taints", []any{map[string]any{"key": "k", "effect": "PreferNoSchedule"}}},
+		{"taint NoExecute", "membercluster", "spec.taints", []any{map[string]any{"key": "k", "effect": "NoExecute"}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := t.Context()
+			u := sample(t, tc.sample)
+			isolate(t, ctx, u)
+			set(t, u, tc.path, tc.value)
+			if err := env.Client.Create(ctx, u); err != nil {
+				t.Fatalf("refused: %v", err)
 			}
 		})
 	}

@@ -46,6 +46,8 @@ type WorkloadSpreadSubset struct {
 	// preferredNodeSelectorTerms are added to the pods' preferred node affinity.
 	// +optional
 	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:XValidation:rule="self.all(t, t.weight >= 1 && t.weight <= 100)",message="weight must be in the range 1-100"
 	PreferredNodeSelectorTerms []corev1.PreferredSchedulingTerm `json:"preferredNodeSelectorTerms,omitempty"`
 
 	// tolerations are added to the subset's pods.
