@@ -1,0 +1,86 @@
+package webhook
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/musterhq/muster/api/templates"
+	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/hub/cronjob"
+)
+
+// Where a FleetCronJob keeps its children's templates.
+var (
+	cronJobTemplate          = field.NewPath("spec", "jobTemplate", "spec", "template")
+	cronBroadcastJobTemplate = field.NewPath("spec", "broadcastJobTemplate", "spec", "template")
+)
+
+// fleetCronJobValidator refuses schedules and time zones the controller cannot run, and
+// children's templates the members' API servers would refuse. A FleetJob child's Job is
+// checked under the name the child would get now, so that an Indexed child whose pod
+// host names would be too long is refused with the cron.
+type fleetCronJobValidator struct {
+	dryRun dryRun
+	now    func() time.Time
+}
+
+func (v fleetCronJobValidator) ValidateCreate(ctx context.Context, cj *musterv1.FleetCronJob) (admission.Warnings, error) {
+	return nil, v.validate(ctx, nil, cj)
+}
+
+// ValidateUpdate checks the templates only when they changed (see fleetJobValidator).
+func (v fleetCronJobValidator) ValidateUpdate(ctx context.Context, old, cj *musterv1.FleetCronJob) (admission.Warnings, error) {
+	return nil, v.validate(ctx, old, cj)
+}
+
+func (fleetCronJobValidator) ValidateDelete(context.Context, *musterv1.FleetCronJob) (admission.Warnings, error) {
+	return nil, nil
+}
+
+func (v fleetCronJobValidator) validate(ctx context.Context, old, cj *musterv1.FleetCronJob) error {
+	errs, err := scheduleErrors(cj)
+	if err != nil {
+		return err
+	}
+	if old == nil || !equality.Semantic.DeepEqual(old.Spec.JobTemplate, cj.Spec.JobTemplate) ||
+		!equality.Semantic.DeepEqual(old.Spec.BroadcastJobTemplate, cj.Spec.BroadcastJobTemplate) {
+		templateErrs, err := v.templateErrors(ctx, cj)
+		if err != nil {
+			return err
+		}
+		errs = append(errs, templateErrs...)
+	}
+	return refuse(ctx, musterv1.GroupVersion.WithKind("FleetCronJob").GroupKind(), cj.Name, errs)
+}
+
+func (v fleetCronJobValidator) templateErrors(ctx context.Context, cj *musterv1.FleetCronJob) (field.ErrorList, error) {
+	switch {
+	case cj.Spec.JobTemplate != nil:
+		job := templates.Job(cronjob.ChildName(cj, v.now()), "", "", &cj.Spec.JobTemplate.Spec.Template)
+		return v.dryRun.check(ctx, job, func(f string) string { return templates.JobField(f, cronJobTemplate) })
+	case cj.Spec.BroadcastJobTemplate != nil:
+		pods := templates.PodTemplate("", &cj.Spec.BroadcastJobTemplate.Spec.Template)
+		return v.dryRun.check(ctx, pods, func(f string) string { return templates.PodTemplateField(f, cronBroadcastJobTemplate) })
+	}
+	return nil, nil
+}
+
+// scheduleErrors returns the parser's complaint about the schedule or time zone.
+func scheduleErrors(cj *musterv1.FleetCronJob) (field.ErrorList, error) {
+	_, err := cronjob.Parse(cj.Spec.Schedule, ptr.Deref(cj.Spec.TimeZone, ""))
+	var bad *cronjob.InvalidError
+	if !errors.As(err, &bad) {
+		return nil, err
+	}
+	value := cj.Spec.Schedule
+	if bad.Field == "timeZone" {
+		value = ptr.Deref(cj.Spec.TimeZone, "")
+	}
+	return field.ErrorList{field.Invalid(field.NewPath("spec", bad.Field), value, bad.Err.Error())}, nil
+}

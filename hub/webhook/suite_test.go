@@ -1,0 +1,107 @@
+package webhook_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zapcore"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	crwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	"github.com/musterhq/muster/api/scheme"
+	"github.com/musterhq/muster/e2e/envtest"
+	"github.com/musterhq/muster/hub/webhook"
+)
+
+// hubNamespace is where the hub keeps its certificate and dry-runs templates, as in a
+// real hub.
+const hubNamespace = "muster-system"
+
+// env is a real kube-apiserver that calls the hub's webhook as it does for a hub running
+// as a process: at https://127.0.0.1:<port>, with the certificate the hub made itself.
+var env *envtest.Environment
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.ErrorLevel)))
+	e, err := envtest.Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer e.Stop()
+	env = e
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := startHub(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return m.Run()
+}
+
+// startHub serves and registers the webhook the way hub.Run does, and waits until the API
+// server sends it requests.
+func startHub(ctx context.Context) error {
+	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: hubNamespace}}); err != nil {
+		return err
+	}
+	port, err := freePort()
+	if err != nil {
+		return err
+	}
+	certDir, err := os.MkdirTemp("", "muster-webhook-test-")
+	if err != nil {
+		return err
+	}
+	endpoint := webhook.Endpoint{Port: port, URLHost: "127.0.0.1", Namespace: hubNamespace}
+	caBundle, err := webhook.PrepareCertificate(ctx, env.Client, endpoint, certDir)
+	if err != nil {
+		return err
+	}
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
+		Scheme:        scheme.Scheme,
+		Metrics:       metricsserver.Options{BindAddress: "0"},
+		WebhookServer: crwebhook.NewServer(crwebhook.Options{Host: "127.0.0.1", Port: port, CertDir: certDir}),
+	})
+	if err != nil {
+		return err
+	}
+	if err := webhook.Register(ctx, mgr, env.Client, endpoint, caBundle); err != nil {
+		return err
+	}
+	go func() {
+		if err := mgr.Start(ctx); err != nil {
+			ctrl.Log.Error(err, "test manager stopped")
+		}
+	}()
+	// The API server loads the configuration asynchronously: wait until a bad FleetJob is
+	// refused by the webhook.
+	probe := fleetJob("probe", "default", func(fj *fleetJobT) { fj.Spec.Template.Spec.Parallelism = ptrTo[int32](-1) })
+	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		err := env.Client.Create(ctx, probe.DeepCopy(), client.DryRunAll)
+		return err != nil, nil
+	})
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
