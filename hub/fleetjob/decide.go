@@ -98,8 +98,13 @@ func fitWeights(clusters []string, fit map[string]int) []int32 {
 
 // shareCompletions gives shards the job's completions in proportion to weights, with
 // contiguous index ranges for an Indexed job. A shard with work runs at least one pod and
-// never more than its completions; a shard left without completions is dropped.
+// never more than its completions; a shard left without completions is dropped. A job of
+// parallelism 0 runs no pod anywhere, as the built-in Job.
 func shareCompletions(tmpl *batchv1.JobSpec, shards []shard, weights []int32) []shard {
+	least := int32(1)
+	if ptr.Deref(tmpl.Parallelism, 1) == 0 {
+		least = 0
+	}
 	completions := division.Split(*tmpl.Completions, weights)
 	ranges := division.Ranges(completions)
 	indexed := ptr.Deref(tmpl.CompletionMode, batchv1.NonIndexedCompletion) == batchv1.IndexedCompletion
@@ -109,7 +114,7 @@ func shareCompletions(tmpl *batchv1.JobSpec, shards []shard, weights []int32) []
 			continue
 		}
 		s.completions = ptr.To(completions[i])
-		s.parallelism = ptr.To(min(max(ptr.Deref(s.parallelism, 0), 1), completions[i]))
+		s.parallelism = ptr.To(min(max(ptr.Deref(s.parallelism, 0), least), completions[i]))
 		if indexed {
 			s.indexes = &musterv1.IndexRange{Start: ranges[i].Start, End: ranges[i].End}
 		}

@@ -67,6 +67,7 @@ func TestPlace(t *testing.T) {
 		{"divided by weights; unweighted clusters get nothing", fleetJob(musterv1.PlacementDivided, 3, 9, indexed, weights(musterv1.ClusterWeight{ClusterName: "a", Weight: 2}, musterv1.ClusterWeight{ClusterName: "c", Weight: 1})),
 			[]string{"a", "b", "c"}, nil, []string{"a p=02 c=06 [00,06)", "c p=01 c=03 [06,09)"}},
 		{"a shard with completions runs at least one pod", fleetJob(musterv1.PlacementDivided, 1, 10), []string{"a", "b"}, nil, []string{"a p=01 c=05", "b p=01 c=05"}},
+		{"divided parallelism 0 runs nothing, as the built-in Job", fleetJob(musterv1.PlacementDivided, 0, 10), []string{"a", "b"}, nil, []string{"a p=00 c=05", "b p=00 c=05"}},
 		{"nothing eligible", fleetJob(musterv1.PlacementDuplicate, 1, 1), nil, nil, nil},
 	}
 	for _, tc := range cases {
