@@ -56,15 +56,15 @@ func (r *Reconciler) writer() bcj.Writer { return bcj.Writer{Client: r.Client, R
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("hub-broadcastjob").
-		For(&musterv1.BroadcastJob{}, builder.WithPredicates(hubJob)).
+		For(&musterv1.BroadcastJob{}, builder.WithPredicates(hubManaged)).
 		Watches(&musterv1.Work{}, handler.EnqueueRequestsFromMapFunc(jobOfWork)).
 		Watches(&musterv1.MemberCluster{}, handler.EnqueueRequestsFromMapFunc(r.unfinishedJobs)).
 		Complete(r)
 }
 
-// hubJob keeps BroadcastJobs with a placement, and those without one that have no status
-// yet, to say why nothing runs them: the others run in a member.
-var hubJob = predicate.NewPredicateFuncs(func(o client.Object) bool {
+// hubManaged keeps BroadcastJobs with a placement, and those without one that have no
+// status yet, to say why nothing runs them; the others run in a member.
+var hubManaged = predicate.NewPredicateFuncs(func(o client.Object) bool {
 	job, ok := o.(*musterv1.BroadcastJob)
 	return ok && (job.Spec.Placement != nil || len(job.Status.Conditions) == 0)
 })

@@ -246,3 +246,52 @@ func TestShardObject(t *testing.T) {
 		t.Errorf("parallelism %v, want the share 4", shard.Spec.Parallelism)
 	}
 }
+
+func TestNoPlacementStatus(t *testing.T) {
+	noPlacement := func(j *musterv1.BroadcastJob) { j.Spec.Placement = nil }
+	cases := []struct {
+		name   string
+		job    *musterv1.BroadcastJob
+		wantOK bool
+	}{
+		{"no status yet: the hub says why nothing runs", hubJob(noPlacement), true},
+		{"the hub said so already", hubJob(noPlacement, func(j *musterv1.BroadcastJob) {
+			bcj.SetCondition(&j.Status, musterv1.BroadcastJobNodesEligible, metav1.ConditionFalse, ReasonNoPlacement, "x")
+		}), false},
+		{"an agent in this cluster runs it", hubJob(noPlacement, func(j *musterv1.BroadcastJob) {
+			bcj.SetCondition(&j.Status, musterv1.BroadcastJobNodesEligible, metav1.ConditionTrue, bcj.ReasonNodesEligible, "3 nodes")
+		}), false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			status, ok := noPlacementStatus(tc.job)
+			if ok != tc.wantOK {
+				t.Fatalf("ok = %v, want %v", ok, tc.wantOK)
+			}
+			if !ok {
+				return
+			}
+			c := meta.FindStatusCondition(status.Conditions, musterv1.BroadcastJobNodesEligible)
+			if c == nil || c.Status != metav1.ConditionFalse || c.Reason != ReasonNoPlacement || status.Phase != musterv1.BroadcastJobPending || status.ObservedGeneration != 1 {
+				t.Errorf("status %+v", status)
+			}
+		})
+	}
+}
+
+func TestDecideFleetReportsRefusedShards(t *testing.T) {
+	clusters := []cluster{
+		{name: "a", eligible: true, hasShard: true, applied: true, reported: reported(musterv1.BroadcastJobRunning, 2, 1, 0, 0, nil)},
+		{name: "b", eligible: true, hasShard: true, applyError: "exceeded quota"},
+	}
+	p := decideFleet(fleetObserved{job: hubJob(), clusters: clusters, now: t0})
+	c := meta.FindStatusCondition(p.status.Conditions, musterv1.BroadcastJobShardsApplied)
+	if c == nil || c.Status != metav1.ConditionFalse || c.Message != "cluster b: exceeded quota" || len(p.news) != 1 {
+		t.Fatalf("first round: %+v, news %v", c, p.news)
+	}
+	job := hubJob()
+	job.Status = p.status
+	if again := decideFleet(fleetObserved{job: job, clusters: clusters, now: t0}); len(again.news) != 0 {
+		t.Errorf("the same refusal was news again: %v", again.news)
+	}
+}

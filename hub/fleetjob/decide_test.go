@@ -142,3 +142,53 @@ func TestSummarize(t *testing.T) {
 		})
 	}
 }
+
+func TestShardConditions(t *testing.T) {
+	a, b := shard{cluster: "a"}, shard{cluster: "b", subset: "s"}
+	unschedulable := &batchv1.JobStatus{Active: 2, Conditions: []batchv1.JobCondition{{
+		Type: musterv1.JobPodsUnschedulable, Status: corev1.ConditionTrue, Message: "2 pods cannot be scheduled: 0/3 nodes are available",
+	}}}
+	cases := []struct {
+		name            string
+		shards          []shardState
+		wantApplied     string
+		wantSchedulable string
+		wantNews        []string
+	}{
+		{"no shard: no condition", nil, "", "", nil},
+		{"a refused shard", []shardState{{shard: a, applied: true, status: &batchv1.JobStatus{}}, {shard: b, applyError: "quota exceeded"}},
+			"False ApplyFailed subset s in cluster b: quota exceeded", "", []string{"ApplyFailed"}},
+		{"waiting pods", []shardState{{shard: a, applied: true, status: unschedulable}},
+			"True Applied the member clusters applied every shard (1)", "False Unschedulable cluster a: 2 pods cannot be scheduled: 0/3 nodes are available", []string{"Unschedulable"}},
+		{"an agent has not reported", []shardState{{shard: a}},
+			"Unknown Applying waiting for the agent to apply the shard in cluster a", "", nil},
+	}
+	show := func(c *metav1.Condition) string {
+		if c == nil {
+			return ""
+		}
+		return fmt.Sprintf("%s %s %s", c.Status, c.Reason, c.Message)
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var status musterv1.FleetJobStatus
+			news := shardConditions(&status, nil, tc.shards, 1)
+			if got := show(meta.FindStatusCondition(status.Conditions, musterv1.FleetJobShardsApplied)); got != tc.wantApplied {
+				t.Errorf("ShardsApplied %q, want %q", got, tc.wantApplied)
+			}
+			if got := show(meta.FindStatusCondition(status.Conditions, musterv1.FleetJobPodsSchedulable)); got != tc.wantSchedulable {
+				t.Errorf("PodsSchedulable %q, want %q", got, tc.wantSchedulable)
+			}
+			var reasons []string
+			for _, c := range news {
+				reasons = append(reasons, c.Reason)
+			}
+			if fmt.Sprint(reasons) != fmt.Sprint(tc.wantNews) {
+				t.Errorf("news %v, want %v", reasons, tc.wantNews)
+			}
+			if again := shardConditions(&status, status.Conditions, tc.shards, 1); len(again) != 0 {
+				t.Errorf("the same problems were news again: %+v", again)
+			}
+		})
+	}
+}

@@ -1,0 +1,95 @@
+package broadcastjob_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	eventsv1 "k8s.io/api/events/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/e2e/envtest"
+	"github.com/musterhq/muster/hub/broadcastjob"
+	"github.com/musterhq/muster/hub/shards"
+)
+
+const quota = `broadcastjobs.muster.dev "prefetch" is forbidden: exceeded quota: jobs, requested: count/broadcastjobs.muster.dev=1, used: count/broadcastjobs.muster.dev=5, limited: count/broadcastjobs.muster.dev=5`
+
+func (f *fixture) events(regarding, reason string) []eventsv1.Event {
+	f.t.Helper()
+	var list eventsv1.EventList
+	if err := env.Client.List(f.t.Context(), &list, client.InNamespace(f.ns)); err != nil {
+		f.t.Fatal(err)
+	}
+	var out []eventsv1.Event
+	for _, e := range list.Items {
+		if e.Regarding.Name == regarding && e.Reason == reason {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func TestShardRefusedByItsMemberIsReportedOnTheBroadcastJob(t *testing.T) {
+	f := newFixture(t)
+	f.create(f.job("prefetch", f.c1, f.c2))
+	envtest.Eventually(t, "a Work in each cluster", func() (bool, string) {
+		return len(f.works(f.c1)) == 1 && len(f.works(f.c2)) == 1, ""
+	})
+
+	f.agentApplies("prefetch", f.c2, quota, musterv1.BroadcastJobStatus{})
+	for desired := int32(1); desired <= 3; desired++ {
+		f.agentApplies("prefetch", f.c1, "", musterv1.BroadcastJobStatus{Phase: musterv1.BroadcastJobRunning, BroadcastCounts: musterv1.BroadcastCounts{Desired: desired, Active: 1}})
+		c := f.waitCondition("prefetch", musterv1.BroadcastJobShardsApplied, metav1.ConditionFalse, shards.ReasonApplyFailed,
+			func(j *musterv1.BroadcastJob) bool { return j.Status.Desired == desired })
+		if want := "cluster " + f.c2 + ": " + quota; c.Message != want {
+			t.Errorf("message %q, want %q", c.Message, want)
+		}
+	}
+	// Every status report brings the job back; the refusal is announced once.
+	envtest.Eventually(t, "event ApplyFailed", func() (bool, string) { return len(f.events("prefetch", shards.ReasonApplyFailed)) > 0, "" })
+	time.Sleep(time.Second)
+	if evs := f.events("prefetch", shards.ReasonApplyFailed); len(evs) != 1 || evs[0].Series != nil || !strings.Contains(evs[0].Note, "exceeded quota") {
+		t.Errorf("want one ApplyFailed event, got %d: %+v", len(evs), evs)
+	}
+	if phase := f.get("prefetch").Status.Phase; phase == musterv1.BroadcastJobCompleted || phase == musterv1.BroadcastJobFailedPh {
+		t.Errorf("phase %s while a shard was never created", phase)
+	}
+
+	f.agentApplies("prefetch", f.c2, "", musterv1.BroadcastJobStatus{Phase: musterv1.BroadcastJobRunning, BroadcastCounts: musterv1.BroadcastCounts{Desired: 2, Active: 1}})
+	f.waitCondition("prefetch", musterv1.BroadcastJobShardsApplied, metav1.ConditionTrue, shards.ReasonApplied, nil)
+}
+
+func TestLongNamesGetValidDistinctWorks(t *testing.T) {
+	f := newFixture(t)
+	long := strings.Repeat("p", 60)
+	f.create(f.job(long+"-a", f.c1))
+	f.create(f.job(long+"-b", f.c1))
+	envtest.Eventually(t, "a Work for each job", func() (bool, string) {
+		ws := f.works(f.c1)
+		return len(ws) == 2, ""
+	})
+	ws := f.works(f.c1)
+	if ws[0].Name == ws[1].Name {
+		t.Errorf("both jobs share Work %s", ws[0].Name)
+	}
+	for _, w := range ws {
+		if errs := validation.IsDNS1123Label(w.Name); len(errs) > 0 {
+			t.Errorf("Work name %q: %v", w.Name, errs)
+		}
+	}
+}
+
+func TestHubJobWithoutPlacementSaysSo(t *testing.T) {
+	f := newFixture(t)
+	f.create(f.job("local"))
+	f.waitCondition("local", musterv1.BroadcastJobNodesEligible, metav1.ConditionFalse, broadcastjob.ReasonNoPlacement,
+		func(j *musterv1.BroadcastJob) bool { return j.Status.Phase == musterv1.BroadcastJobPending })
+	env.ExpectEvent(t, f.ns, "local", broadcastjob.ReasonNoPlacement)
+	if ws := f.works(f.c1); len(ws) != 0 {
+		t.Errorf("a job without placement got Works: %v", ws)
+	}
+}
