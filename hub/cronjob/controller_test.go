@@ -291,3 +291,34 @@ func TestAScheduleThatNeverFiresIsReportedAndOthersStillRun(t *testing.T) {
 	f.waitChildren(slotName(f.m1), slotName(f.m1.Add(time.Minute)))
 	f.expectEvent(cronjob.ReasonInvalidSchedule)
 }
+
+// A schedule can pass admission and still run out of slots: February 29th has none from
+// 2097 to 2103, beyond robfig's five-year search. The cron says so once and stays quiet.
+func TestAScheduleWithNoNextSlotIsReportedOnce(t *testing.T) {
+	f := newFixture(t)
+	cj := f.cron("0 0 29 2 *", func(cj *musterv1.FleetCronJob) { cj.Spec.StartingDeadlineSeconds = ptr.To[int64](60) })
+	f.waitNext(cj, nextLeapDay(clock.Now()))
+	f.at(cj, time.Date(2097, 3, 1, 0, 0, 0, 0, time.UTC))
+	want := `schedule "0 0 29 2 *": no time after now matches the schedule`
+	f.eventually("ScheduleValid=False", func() (bool, string) {
+		got := f.get(cj).Status
+		c := meta.FindStatusCondition(got.Conditions, musterv1.FleetCronJobScheduleValid)
+		return c != nil && c.Status == metav1.ConditionFalse && c.Reason == cronjob.ReasonInvalidSchedule && c.Message == want && got.NextScheduleTime == nil, fmt.Sprintf("%+v", got)
+	})
+	rv := f.get(cj).ResourceVersion
+	time.Sleep(2 * time.Second)
+	if got := f.get(cj).ResourceVersion; got != rv {
+		t.Errorf("the cron is still being rewritten: resourceVersion %s -> %s", rv, got)
+	}
+	if n := len(f.fleetJobs()); n != 0 {
+		t.Errorf("%d runs, want none", n)
+	}
+}
+
+func nextLeapDay(after time.Time) time.Time {
+	for y := after.Year(); ; y++ {
+		if d := time.Date(y, 2, 29, 0, 0, 0, 0, time.UTC); d.Month() == time.February && d.After(after) {
+			return d
+		}
+	}
+}

@@ -84,9 +84,11 @@ func location(tz string) (*time.Location, error) {
 	return loc, nil
 }
 
-// errNoNextSlot says a schedule has no slot after a time: Parse refuses such schedules, so
-// only an object admitted without the webhook gets it.
-var errNoNextSlot = errors.New("no time matches the schedule")
+// errNoNextSlot says a schedule has no slot after now: Parse refuses schedules that never
+// fire, so only an object admitted without the webhook gets it, or a February 29th
+// schedule in the years around 2100, which is no leap year. The message carries no time,
+// so reporting it again does not change the status and wake the controller again.
+var errNoNextSlot = errors.New("no time after now matches the schedule")
 
 // slots is what a schedule asks for at now.
 type slots struct {
@@ -104,7 +106,7 @@ func plan(sched cron.Schedule, earliest, now time.Time) (slots, error) {
 	due, missed := mostRecent(sched, earliest, now)
 	next := sched.Next(now)
 	if next.IsZero() {
-		return slots{due: due, missed: missed}, fmt.Errorf("no slot after %s: %w", now.UTC().Format(time.RFC3339), errNoNextSlot)
+		return slots{due: due, missed: missed}, errNoNextSlot
 	}
 	return slots{due: due, missed: missed, next: next}, nil
 }
