@@ -8,6 +8,12 @@
 // ManifestStatus per manifest (conditions Applied and Available, the object's generation
 // and its fed-back status) and Work-level Applied and Available conditions.
 //
+// A Work the hub's webhook did not check (created while it was down) cannot make the
+// agent loop: of two manifests for one object only the first is applied, the later one
+// gets Applied=False DuplicateManifest; a feedback JSONPath that does not parse gives its
+// manifest StatusFeedbackSynced=False InvalidJSONPath, as OCM reports feedback apart from
+// Applied. Both use the rules of api/work, which the webhook applies at admission.
+//
 // A finalizer on the Work makes deletion wait until the member objects are gone (unless
 // the Work says Orphan). Nothing here deletes member objects because the hub is
 // unreachable: reads come from the cache, a failed status write is retried, and the member
