@@ -19,6 +19,11 @@ import (
 // rather than the API server's timeout.
 const callTimeout = 2 * time.Second
 
+// validateBudget bounds a whole validation, which may make several calls (a FleetJob's
+// Job and one per WorkloadSpread subset): past it the object is refused with the
+// webhook's own error before the API server's 5s wait for the webhook runs out.
+const validateBudget = 4 * time.Second
+
 // dryRun has the hub's own API server validate the built-in objects the members will get
 // from a template, by creating them in a dry-run: nothing is stored, and the API server's
 // rules and messages are the members' own. The objects go to the hub's namespace, the one

@@ -56,10 +56,10 @@ func Register(ctx context.Context, mgr ctrl.Manager, c client.Client, e Endpoint
 		return err
 	}
 	handlers := []error{
-		ctrl.NewWebhookManagedBy(mgr, &musterv1.FleetJob{}).WithValidator(fleetJobValidator{dryRun: dry}).WithValidatorCustomPath(fleetJobPath).Complete(),
+		ctrl.NewWebhookManagedBy(mgr, &musterv1.FleetJob{}).WithValidator(fleetJobValidator{dryRun: dry, reader: mgr.GetAPIReader()}).WithValidatorCustomPath(fleetJobPath).Complete(),
 		ctrl.NewWebhookManagedBy(mgr, &musterv1.BroadcastJob{}).WithValidator(broadcastJobValidator{dryRun: dry}).WithValidatorCustomPath(broadcastJobPath).Complete(),
 		ctrl.NewWebhookManagedBy(mgr, &musterv1.FleetCronJob{}).WithValidator(fleetCronJobValidator{dryRun: dry, now: time.Now}).WithValidatorCustomPath(fleetCronJobPath).Complete(),
-		ctrl.NewWebhookManagedBy(mgr, &musterv1.WorkloadSpread{}).WithValidator(workloadSpreadValidator{reader: mgr.GetAPIReader()}).WithValidatorCustomPath(workloadSpreadPath).Complete(),
+		ctrl.NewWebhookManagedBy(mgr, &musterv1.WorkloadSpread{}).WithValidator(workloadSpreadValidator{reader: mgr.GetAPIReader(), dryRun: dry}).WithValidatorCustomPath(workloadSpreadPath).Complete(),
 		ctrl.NewWebhookManagedBy(mgr, &musterv1.Work{}).WithValidator(workValidator{}).WithValidatorCustomPath(workPath).Complete(),
 	}
 	for _, err := range handlers {
