@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -142,8 +143,21 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		r.announce(ctx, job, plan.news)
 		return ctrl.Result{}, nil
 	}
-	if err := r.writeShards(ctx, job, works, plan.shards); err != nil {
+	taken, err := r.takenName(ctx, job, works, plan.shards)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if taken != nil {
+		plan = withNameTaken(plan, job, works, taken)
+	}
+	raced, err := r.writeShards(ctx, job, works, plan.shards)
+	if err != nil {
 		return requeueOnConflict(err)
+	}
+	if raced {
+		// A Work of the shard's name appeared since takenName looked: the next round
+		// finds whose it is.
+		plan.requeueAfter = conflictRetry
 	}
 	if err := r.writer().UpdateStatus(ctx, job, plan.status); err != nil {
 		return requeueOnConflict(err)
@@ -217,17 +231,39 @@ func mapKeys(m map[string]*musterv1.Work) []string {
 	return out
 }
 
-// writeShards creates or updates every cluster's Work to carry the planned shard.
-func (r *Reconciler) writeShards(ctx context.Context, job *musterv1.BroadcastJob, works map[string]*musterv1.Work, shards map[string]shardSpec) error {
+// takenName returns the first Work, by cluster, that another object holds under the name
+// of a shard planned in a cluster that has none yet; nil when every name is free.
+func (r *Reconciler) takenName(ctx context.Context, job *musterv1.BroadcastJob, works map[string]*musterv1.Work, planned map[string]shardSpec) (*musterv1.Work, error) {
+	var fresh []*musterv1.Work
+	for _, cluster := range slices.Sorted(maps.Keys(planned)) {
+		if _, ok := works[cluster]; ok {
+			continue
+		}
+		w, err := newWork(job, cluster, planned[cluster])
+		if err != nil {
+			return nil, err
+		}
+		fresh = append(fresh, w)
+	}
+	return shards.Taken(ctx, r.Client, fresh, musterv1.BroadcastJobUIDLabel)
+}
+
+// writeShards creates or updates every cluster's Work to carry the planned shard. raced
+// is true when a Work to create already existed.
+func (r *Reconciler) writeShards(ctx context.Context, job *musterv1.BroadcastJob, works map[string]*musterv1.Work, shards map[string]shardSpec) (raced bool, err error) {
 	var errs []error
 	for cluster, s := range shards {
 		want, err := newWork(job, cluster, s)
 		if err != nil {
-			return err
+			return raced, err
 		}
 		cur, ok := works[cluster]
 		if !ok {
-			if err := r.Client.Create(ctx, want); err != nil && !apierrors.IsAlreadyExists(err) {
+			err := r.Client.Create(ctx, want)
+			switch {
+			case apierrors.IsAlreadyExists(err):
+				raced = true
+			case err != nil:
 				errs = append(errs, fmt.Errorf("creating the shard for cluster %s: %w", cluster, err))
 			}
 			continue
@@ -240,7 +276,7 @@ func (r *Reconciler) writeShards(ctx context.Context, job *musterv1.BroadcastJob
 			errs = append(errs, fmt.Errorf("updating the shard for cluster %s: %w", cluster, err))
 		}
 	}
-	return errors.Join(errs...)
+	return raced, errors.Join(errs...)
 }
 
 // deleteShards deletes the job's Works; each agent deletes its shard and pods before its

@@ -20,6 +20,14 @@ import (
 // ReasonNoPlacement is the NodesEligible reason of a hub BroadcastJob without placement.
 const ReasonNoPlacement = "NoPlacement"
 
+// ReasonShardNameTaken is the ShardsApplied reason of a hub BroadcastJob whose shard's
+// Work name another object's Work holds.
+const ReasonShardNameTaken = "ShardNameTaken"
+
+// takenRetry paces the check of a shard name another object's Work holds: that Work's
+// removal brings back its own owner, not this job.
+const takenRetry = 30 * time.Second
+
 // noPlacementStatus is the status of a BroadcastJob without placement on the hub, where
 // nothing runs it unless the hub's cluster is also a member: NodesEligible=False, phase
 // Pending, so it does not sit there without a word. ok is false once the job has any
@@ -290,4 +298,38 @@ func appliedCondition(status *musterv1.BroadcastJobStatus, job *musterv1.Broadca
 		return []metav1.Condition{cond}
 	}
 	return nil
+}
+
+// withNameTaken changes plan for a job whose new shards cannot be created because taken,
+// another object's Work, holds their name (names joined from parts repeat: namespace
+// "a-b" with job "c", and namespace "a" with job "b-c"): plan creates no new shard, its
+// existing shards go on as planned, and ShardsApplied is False with reason
+// ShardNameTaken, announced once. The job looks again after takenRetry, in case the name
+// was freed.
+func withNameTaken(p fleetPlan, job *musterv1.BroadcastJob, works map[string]*musterv1.Work, taken *musterv1.Work) fleetPlan {
+	for cluster := range p.shards {
+		if _, ok := works[cluster]; !ok {
+			delete(p.shards, cluster)
+		}
+	}
+	owner := "another object"
+	if l := taken.Labels; l[musterv1.BroadcastJobNameLabel] != "" {
+		owner = fmt.Sprintf("BroadcastJob %s/%s", l[musterv1.BroadcastJobNamespaceLabel], l[musterv1.BroadcastJobNameLabel])
+	}
+	cond := metav1.Condition{
+		Type: musterv1.BroadcastJobShardsApplied, Status: metav1.ConditionFalse, Reason: ReasonShardNameTaken, ObservedGeneration: job.Generation,
+		Message: fmt.Sprintf("Work %s/%s, which would carry the shard, belongs to %s: rename this BroadcastJob (a shard's Work is named broadcastjob-<namespace>-<name>)",
+			taken.Namespace, taken.Name, owner),
+	}
+	p.status.Conditions = slices.Clone(p.status.Conditions)
+	meta.SetStatusCondition(&p.status.Conditions, cond)
+	// The ShardsApplied decided from the shards is replaced, so it is no news either.
+	p.news = slices.DeleteFunc(slices.Clone(p.news), func(c metav1.Condition) bool { return c.Type == musterv1.BroadcastJobShardsApplied })
+	if prev := meta.FindStatusCondition(job.Status.Conditions, musterv1.BroadcastJobShardsApplied); prev == nil || prev.Reason != ReasonShardNameTaken {
+		p.news = append(p.news, cond)
+	}
+	if p.requeueAfter == 0 || p.requeueAfter > takenRetry {
+		p.requeueAfter = takenRetry
+	}
+	return p
 }

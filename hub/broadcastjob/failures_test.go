@@ -5,7 +5,9 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -92,4 +94,71 @@ func TestHubJobWithoutPlacementSaysSo(t *testing.T) {
 	if ws := f.works(f.c1); len(ws) != 0 {
 		t.Errorf("a job without placement got Works: %v", ws)
 	}
+}
+
+// TestShardNameTakenByAnotherBroadcastJob: namespace "<ns>-b" with job "c" and namespace
+// "<ns>" with job "b-c" both name their shards' Works broadcastjob-<ns>-b-c. The second
+// job says so instead of running without shards.
+func TestShardNameTakenByAnotherBroadcastJob(t *testing.T) {
+	f := newFixture(t)
+	otherNS := f.ns + "-b"
+	f.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: otherNS}})
+	first := f.job("c", f.c1, f.c2)
+	first.Namespace = otherNS
+	f.create(first)
+	workName := broadcastjob.WorkName(first)
+	envtest.Eventually(t, "the first job's Works", func() (bool, string) {
+		return f.workOwner(f.c1, workName) == otherNS && f.workOwner(f.c2, workName) == otherNS, ""
+	})
+
+	f.create(f.job("b-c", f.c1, f.c2))
+	c := f.waitCondition("b-c", musterv1.BroadcastJobShardsApplied, metav1.ConditionFalse, broadcastjob.ReasonShardNameTaken, nil)
+	want := "Work " + musterv1.MemberNamespace(f.c1) + "/" + workName + ", which would carry the shard, belongs to BroadcastJob " + otherNS +
+		"/c: rename this BroadcastJob (a shard's Work is named broadcastjob-<namespace>-<name>)"
+	if c.Message != want {
+		t.Errorf("message %q, want %q", c.Message, want)
+	}
+	env.ExpectEvent(t, f.ns, "b-c", broadcastjob.ReasonShardNameTaken)
+	time.Sleep(time.Second)
+	if evs := f.events("b-c", broadcastjob.ReasonShardNameTaken); len(evs) != 1 {
+		t.Errorf("want one ShardNameTaken event, got %d: %+v", len(evs), evs)
+	}
+	if f.workOwner(f.c1, workName) != otherNS || f.workOwner(f.c2, workName) != otherNS {
+		t.Errorf("the second job touched the first job's Works")
+	}
+
+	// Once the name is free, the next look (here: a member cluster change) places it.
+	if err := env.Client.Delete(t.Context(), first); err != nil {
+		t.Fatal(err)
+	}
+	envtest.Eventually(t, "the first job's Works gone", func() (bool, string) {
+		return f.workOwner(f.c1, workName) == "" && f.workOwner(f.c2, workName) == "", ""
+	})
+	mc := &musterv1.MemberCluster{}
+	if err := env.Client.Get(t.Context(), client.ObjectKey{Name: f.c1}, mc); err != nil {
+		t.Fatal(err)
+	}
+	mc.Labels = map[string]string{"touched": "yes"}
+	if err := env.Client.Update(t.Context(), mc); err != nil {
+		t.Fatal(err)
+	}
+	envtest.Eventually(t, "the second job's Works", func() (bool, string) {
+		return f.workOwner(f.c1, workName) == f.ns && f.workOwner(f.c2, workName) == f.ns, ""
+	})
+	f.waitCondition("b-c", musterv1.BroadcastJobShardsApplied, metav1.ConditionUnknown, shards.ReasonApplying, nil)
+}
+
+// workOwner is the namespace of the BroadcastJob whose shard Work name carries in
+// cluster; empty when there is no such Work.
+func (f *fixture) workOwner(cluster, name string) string {
+	f.t.Helper()
+	var w musterv1.Work
+	err := env.Client.Get(f.t.Context(), client.ObjectKey{Namespace: musterv1.MemberNamespace(cluster), Name: name}, &w)
+	if apierrors.IsNotFound(err) {
+		return ""
+	}
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return w.Labels[musterv1.BroadcastJobNamespaceLabel]
 }
