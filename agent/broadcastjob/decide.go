@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -16,6 +17,9 @@ import (
 	"github.com/musterhq/muster/placement/nodefit"
 	"github.com/musterhq/muster/placement/parallelism"
 )
+
+// maxDeadlineSeconds is the longest activeDeadlineSeconds a time.Duration can hold.
+const maxDeadlineSeconds = int64(math.MaxInt64 / time.Second)
 
 // observed is what one reconcile sees.
 type observed struct {
@@ -166,7 +170,9 @@ func decide(o observed) plan {
 		return finish(musterv1.BroadcastJobFailed, bcj.ReasonPodFailed,
 			fmt.Sprintf("pod %s on node %s failed (failurePolicy FailFast)", firstFailed.Name, PodNode(firstFailed)), true)
 	}
-	if d := job.Spec.CompletionPolicy.ActiveDeadlineSeconds; d != nil {
+	// A deadline beyond what a Duration holds is never reached: converting it would
+	// wrap into the past and fail the job at once.
+	if d := job.Spec.CompletionPolicy.ActiveDeadlineSeconds; d != nil && *d <= maxDeadlineSeconds {
 		deadline := status.StartTime.Add(time.Duration(*d) * time.Second)
 		if !o.now.Before(deadline) {
 			return finish(musterv1.BroadcastJobFailed, bcj.ReasonDeadlineExceeded,

@@ -168,6 +168,22 @@ func TestDecide(t *testing.T) {
 			wantPhase: musterv1.BroadcastJobRunning, wantCounts: musterv1.BroadcastCounts{Desired: 1},
 		},
 		{
+			name: "a deadline beyond a Duration's range is never reached, not wrapped into the past",
+			job: testJob(started(20*time.Second), func(j *musterv1.BroadcastJob) {
+				j.Spec.CompletionPolicy.ActiveDeadlineSeconds = new(int64(10000000000))
+			}),
+			nodes: nodes("n1"), wantCreate: []string{"n1"},
+			wantPhase: musterv1.BroadcastJobRunning, wantCounts: musterv1.BroadcastCounts{Desired: 1},
+		},
+		{
+			name: "the longest deadline a Duration holds is kept",
+			job: testJob(started(20*time.Second), func(j *musterv1.BroadcastJob) {
+				j.Spec.CompletionPolicy.ActiveDeadlineSeconds = new(int64(maxDeadlineSeconds))
+			}),
+			nodes: nodes("n1"), wantCreate: []string{"n1"}, wantRequeue: time.Duration(maxDeadlineSeconds)*time.Second - 20*time.Second,
+			wantPhase: musterv1.BroadcastJobRunning, wantCounts: musterv1.BroadcastCounts{Desired: 1},
+		},
+		{
 			name: "Never does not complete and serves new nodes", job: testJob(never), nodes: nodes("n1", "n2"),
 			pods:       []*corev1.Pod{podOn("n1", corev1.PodSucceeded)},
 			wantCreate: []string{"n2"}, wantPhase: musterv1.BroadcastJobRunning, wantCounts: musterv1.BroadcastCounts{Desired: 2, Succeeded: 1},

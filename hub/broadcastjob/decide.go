@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -16,6 +17,9 @@ import (
 	"github.com/musterhq/muster/hub/shards"
 	"github.com/musterhq/muster/placement/parallelism"
 )
+
+// maxDeadlineSeconds is the longest activeDeadlineSeconds a time.Duration can hold.
+const maxDeadlineSeconds = int64(math.MaxInt64 / time.Second)
 
 // ReasonNoPlacement is the NodesEligible reason of a hub BroadcastJob without placement.
 const ReasonNoPlacement = "NoPlacement"
@@ -147,7 +151,9 @@ func decideFleet(o fleetObserved) fleetPlan {
 	if policy == musterv1.FailureFailFast && firstFailed != nil {
 		return finish(musterv1.BroadcastJobFailed, bcj.ReasonPodFailed, fmt.Sprintf("a pod failed in cluster %s (failurePolicy FailFast)%s", firstFailed.name, failedDetail(firstFailed.reported)))
 	}
-	if d := job.Spec.CompletionPolicy.ActiveDeadlineSeconds; d != nil {
+	// A deadline beyond what a Duration holds is never reached: converting it would
+	// wrap into the past and fail the job at once.
+	if d := job.Spec.CompletionPolicy.ActiveDeadlineSeconds; d != nil && *d <= maxDeadlineSeconds {
 		deadline := status.StartTime.Add(time.Duration(*d) * time.Second)
 		if !o.now.Before(deadline) {
 			return finish(musterv1.BroadcastJobFailed, bcj.ReasonDeadlineExceeded, fmt.Sprintf("the job ran longer than activeDeadlineSeconds (%ds)", *d))

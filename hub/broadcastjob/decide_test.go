@@ -153,6 +153,18 @@ func TestDecideFleet(t *testing.T) {
 			wantPhase:  musterv1.BroadcastJobFailedPh, wantReason: bcj.ReasonDeadlineExceeded, wantCounts: musterv1.BroadcastCounts{Desired: 4, Succeeded: 1},
 		},
 		{
+			name: "a deadline beyond a Duration's range is never reached, not wrapped into the past",
+			job: hubJob(func(j *musterv1.BroadcastJob) {
+				j.Spec.CompletionPolicy.ActiveDeadlineSeconds = new(int64(10000000000))
+				j.Status.StartTime = &metav1.Time{Time: t0.Add(-2 * time.Minute)}
+			}),
+			clusters: []cluster{
+				{name: "b", eligible: true, hasShard: true, reported: reported(musterv1.BroadcastJobRunning, 3, 3, 0, 0, nil)},
+			},
+			wantShards: map[string]shardSpec{"b": {}},
+			wantPhase:  musterv1.BroadcastJobRunning, wantCounts: musterv1.BroadcastCounts{Desired: 3, Active: 3},
+		},
+		{
 			name:      "no cluster matches: Pending with the reasons",
 			job:       hubJob(),
 			clusters:  []cluster{{name: "a", eligible: false}},
