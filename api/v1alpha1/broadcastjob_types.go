@@ -15,11 +15,14 @@ const (
 	// BroadcastJobPaused is True while the job creates no pods because it is paused.
 	BroadcastJobPaused = "Paused"
 	// BroadcastJobNodesEligible is False with reason NoEligibleNodes when no node fits
-	// the pod template, so an idle job does not look like a running one.
+	// the pod template, so an idle job does not look like a running one; on the hub, with
+	// reason NoEligibleClusters when no member cluster matches the placement, and
+	// NoPlacement for a job without spec.placement, which no hub controller runs.
 	BroadcastJobNodesEligible = "NodesEligible"
 	// BroadcastJobShardsApplied, on the hub, is False with reason ApplyFailed and the
-	// member API server's message when a cluster refused its shard, Unknown until every
-	// agent reported, and True once every shard exists.
+	// member API server's message when a cluster refused its shard, or with reason
+	// ShardNameTaken when another object's Work holds the name of the shard's Work;
+	// Unknown until every agent reported, and True once every shard exists.
 	BroadcastJobShardsApplied = "ShardsApplied"
 )
 
@@ -163,7 +166,10 @@ type BroadcastJobStatus struct {
 	// observedGeneration is the generation last acted on.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
-	// conditions: Complete, Failed, Paused, NodesEligible.
+	// conditions: Complete, Failed, Paused, NodesEligible (False with reason
+	// NoEligibleNodes, or on the hub NoEligibleClusters or NoPlacement), and on the hub
+	// ShardsApplied (False with reason ApplyFailed or ShardNameTaken when a shard could not
+	// be created in a member).
 	// +optional
 	// +listType=map
 	// +listMapKey=type

@@ -8,7 +8,8 @@ import (
 // FleetJob condition types.
 const (
 	// FleetJobScheduled is True once every shard has a cluster; False with a reason when no
-	// selected cluster can take the job.
+	// selected cluster can take the job, or with reason ShardNameTaken when another
+	// object's Work holds the name of a shard's Work.
 	FleetJobScheduled = "Scheduled"
 	// FleetJobComplete is True when the job finished successfully fleet-wide.
 	FleetJobComplete = "Complete"
@@ -168,7 +169,11 @@ type FleetJobStatus struct {
 	// observedGeneration is the generation the hub last acted on.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
-	// conditions: Scheduled, Complete, Failed.
+	// conditions: Scheduled (False with a reason while the job has no place to run, such
+	// as ShardNameTaken), Complete, Failed, ShardsApplied (False with reason ApplyFailed
+	// and the member's message when a cluster refused its shard's Job) and PodsSchedulable
+	// (False with reason Unschedulable while some shard's pods wait for a node; absent
+	// while none ever waited).
 	// +optional
 	// +listType=map
 	// +listMapKey=type
