@@ -3,6 +3,7 @@ package cronjob
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -156,7 +157,9 @@ func earliestConsidered(lastSchedule *time.Time, created time.Time, startingDead
 	if lastSchedule != nil {
 		earliest = *lastSchedule
 	}
-	if startingDeadline != nil {
+	// A deadline beyond what a Duration holds reaches further back than any slot: it
+	// limits nothing (converting it would overflow into a limit in the future).
+	if startingDeadline != nil && *startingDeadline <= int64(math.MaxInt64/time.Second) {
 		if limit := now.Add(-time.Duration(*startingDeadline) * time.Second); earliest.Before(limit) {
 			earliest = limit
 		}

@@ -3,6 +3,7 @@ package cronjob
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -141,6 +142,10 @@ func TestEarliestConsidered(t *testing.T) {
 	}
 	if got := earliestConsidered(&last, created, &deadline, now); !got.Equal(now.Add(-5 * time.Minute)) {
 		t.Errorf("with startingDeadlineSeconds 300: %v, want now-5m", got)
+	}
+	huge := int64(math.MaxInt64)
+	if got := earliestConsidered(&last, created, &huge, now); !got.Equal(last) {
+		t.Errorf("with the largest startingDeadlineSeconds: %v, want the last schedule (a deadline that long limits nothing)", got)
 	}
 }
 
