@@ -16,6 +16,13 @@ FLEET_NODES     ?= 3
 # a time (-p 1): two fleets starting at once on two cores race for CPU and for the random
 # ports kwokctl picks.
 TEST_TIMEOUT    ?= 15m
+# Each fuzz target runs this long in `make test` (go test -fuzz takes one target a run).
+FUZZ_TIME       ?= 10s
+FUZZ_TARGETS    := \
+	./agent/job:FuzzIndexes ./agent/job:FuzzIndexedRound \
+	./api/templates:FuzzErrors ./api/work:FuzzValidate ./api/workloadspread:FuzzValidateAndInject \
+	./hub/cronjob:FuzzSchedule \
+	./placement/division:FuzzSplit ./placement/parallelism:FuzzDivide ./placement/subsets:FuzzRebalance
 E2E_TIMEOUT     ?= 30m
 
 ##@ General
@@ -57,19 +64,26 @@ toolchain: ## Build (once) and cache kube-apiserver, kube-controller-manager, ku
 ##@ Tests
 
 .PHONY: test
-test: verify test-unit e2e ## Everything CI runs: verify, unit and integration tests, then the e2e suites.
+test: verify test-unit fuzz e2e ## Everything CI runs: verify, unit and integration tests, fuzzing, then the e2e suites.
 
 .PHONY: test-unit
 test-unit: toolchain ## Unit and integration (envtest) tests.
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+
+.PHONY: fuzz
+fuzz: ## Fuzz every target in FUZZ_TARGETS for FUZZ_TIME each: no panic, no hang, bounded allocation.
+	@for t in $(FUZZ_TARGETS); do \
+		echo "fuzz $${t#*:} ($${t%%:*}) for $(FUZZ_TIME)"; \
+		$(GO) test -count=1 -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZ_TIME) "$${t%%:*}" | grep -v '^fuzz: elapsed' || exit 1; \
+	done
 
 .PHONY: e2e
 e2e: toolchain ## End-to-end suites on a fleet (MUSTER_E2E_PROVIDER=local|kind).
 	$(GO) test -count=1 -p 1 -tags e2e -timeout $(E2E_TIMEOUT) -v ./e2e/...
 
 .PHONY: bench
-bench: ## Go benchmarks of placement and the hub inventory.
-	$(GO) test -run '^$$' -bench . -benchmem ./placement/... ./hub/inventory/
+bench: ## Go benchmarks of placement, the hub inventory and the agent's Job round.
+	$(GO) test -run '^$$' -bench . -benchmem ./placement/... ./hub/inventory/ ./agent/job/
 
 .PHONY: bench-broadcastjob
 bench-broadcastjob: toolchain ## Fleet benchmark: BroadcastJob on 1 member × 1000 nodes and 3 members × 500 from the hub.

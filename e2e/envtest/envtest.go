@@ -5,6 +5,7 @@ package envtest
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -101,6 +102,11 @@ func RepoRoot() (string, error) { return framework.RepoRoot() }
 // everything. It returns the exit code for os.Exit. Controller logs below errors are
 // dropped: the tests say what went wrong.
 func Main(m *testing.M, env **Environment, setup func(ctrl.Manager) error) int {
+	if fuzzing() {
+		// Fuzz targets are pure, and every fuzz worker is a process of its own that passes
+		// through TestMain: none of them needs a control plane.
+		return m.Run()
+	}
 	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.ErrorLevel)))
 	e, err := Start()
 	if err != nil {
@@ -116,6 +122,16 @@ func Main(m *testing.M, env **Environment, setup func(ctrl.Manager) error) int {
 		return 1
 	}
 	return m.Run()
+}
+
+// fuzzing reports whether this test binary was started to fuzz (-test.fuzz) or as one of
+// the fuzzing engine's workers.
+func fuzzing() bool {
+	if !flag.Parsed() {
+		flag.Parse()
+	}
+	target, worker := flag.Lookup("test.fuzz"), flag.Lookup("test.fuzzworker")
+	return (target != nil && target.Value.String() != "") || (worker != nil && worker.Value.String() == "true")
 }
 
 // Namespace creates a namespace for the test, named after it.
