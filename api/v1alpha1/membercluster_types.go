@@ -33,6 +33,7 @@ type MemberClusterSpec struct {
 	// +listMapKey=effect
 	// +kubebuilder:validation:MaxItems=32
 	// +kubebuilder:validation:XValidation:rule="self.all(t, t.effect in ['NoSchedule', 'PreferNoSchedule', 'NoExecute'])",message="taint effect must be NoSchedule, PreferNoSchedule or NoExecute"
+	// +kubebuilder:validation:XValidation:rule="self.all(t, size(t.key) > 0)",message="taint key must not be empty"
 	Taints []corev1.Taint `json:"taints,omitempty"`
 }
 

@@ -64,6 +64,9 @@ var badInputs = []badInput{
 	{name: "cluster taint with an unknown effect", sample: "membercluster",
 		change: setTo("spec.taints", []any{map[string]any{"key": "maintenance", "effect": "Sometimes"}}),
 		want:   "spec.taints: Invalid value: taint effect must be NoSchedule, PreferNoSchedule or NoExecute"},
+	{name: "cluster taint with an empty key", sample: "membercluster",
+		change: setTo("spec.taints", []any{map[string]any{"key": "", "effect": "NoSchedule"}}),
+		want:   "spec.taints: Invalid value: taint key must not be empty"},
 
 	// NodeSlice
 	{name: "node slice over 500 nodes", sample: "nodeslice",
@@ -261,6 +264,7 @@ func TestBoundsAreInclusive(t *testing.T) {
 		{"preferred term of weight 100", "workloadspread", "spec.subsets[0].preferredNodeSelectorTerms", preferred(100)},
 		{"taint PreferNoSchedule", "membercluster", "spec.taints", []any{map[string]any{"key": "k", "effect": "PreferNoSchedule"}}},
 		{"taint NoExecute", "membercluster", "spec.taints", []any{map[string]any{"key": "k", "effect": "NoExecute"}}},
+		{"taint with a prefixed key", "membercluster", "spec.taints", []any{map[string]any{"key": "muster.dev/unreachable", "effect": "NoSchedule"}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -84,6 +84,8 @@ func memberClusterCases() []refusedCase {
 		// outcome from api/v1alpha1 (the taint effect enum).
 		{input: "taint effect Sometimes", obj: memberCluster("effect", taints(corev1.Taint{Key: "k", Effect: "Sometimes"})),
 			want: refusal{"spec.taints", "taint effect must be NoSchedule, PreferNoSchedule or NoExecute"}},
+		{input: "taint with an empty key", obj: memberCluster("empty-key", taints(corev1.Taint{Key: "", Effect: corev1.TaintEffectNoSchedule})),
+			want: refusal{"spec.taints", "taint key must not be empty"}},
 		{input: "33 taints", obj: memberCluster("taints", taints(many...)),
 			want: refusal{"spec.taints", "Too many: 33: must have at most 32 items"}},
 		{input: "two taints with one key and effect", obj: memberCluster("dup-taint", taints(noSchedule("k"), noSchedule("k"))),
