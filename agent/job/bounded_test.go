@@ -54,12 +54,7 @@ func indexedRound(completions, parallelism int32, done int) (*batchv1.Job, []*co
 func decideRound(job *batchv1.Job, pods []*corev1.Pod, now time.Time) ([]*corev1.Pod, []int) {
 	status := job.Status.DeepCopy()
 	t := countFinished(job, status, pods)
-	var active []*corev1.Pod
-	for _, p := range pods {
-		if podActive(p) {
-			active = append(active, p)
-		}
-	}
+	active := slices.DeleteFunc(slices.Clone(pods), func(p *corev1.Pod) bool { return !podActive(p) })
 	retry, keep := retries(job, pods, t)
 	end := decideEnd(job, status, pods, t, int32(len(active)), now)
 	record(job, status, pods, t, end, keep)

@@ -7,6 +7,7 @@ package job
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -175,12 +176,7 @@ func (r *Reconciler) sync(ctx context.Context, job *batchv1.Job, pods []*corev1.
 	// finished since, and decide whether the job ends.
 	settle(job, status, pods, nil)
 	t := countFinished(job, status, pods)
-	var activePods []*corev1.Pod
-	for _, p := range pods {
-		if podActive(p) {
-			activePods = append(activePods, p)
-		}
-	}
+	activePods := slices.DeleteFunc(slices.Clone(pods), func(p *corev1.Pod) bool { return !podActive(p) })
 	retry, keep := retries(job, pods, t)
 	end := decideEnd(job, status, pods, t, int32(len(activePods)), now)
 	release := record(job, status, pods, t, end, keep)
