@@ -72,7 +72,12 @@ func Run(ctx context.Context, opts *Options) error {
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return err
 	}
-	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
+	ready := healthz.Ping
+	if opts.WebhookPort > 0 {
+		// A replica takes admission traffic through the Service only once it serves it.
+		ready = mgr.GetWebhookServer().StartedChecker()
+	}
+	if err := mgr.AddReadyzCheck("webhook", ready); err != nil {
 		return err
 	}
 	return mgr.Start(ctx)

@@ -125,8 +125,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		status.NextScheduleTime = nil
 		return requeueOnConflict(r.writeStatus(ctx, cj, status))
 	}
-	r.setValid(cj, status, metav1.ConditionTrue, ReasonScheduleValid, "the schedule and time zone are valid")
 	if ptr.Deref(cj.Spec.Suspend, false) {
+		r.setValid(cj, status, metav1.ConditionTrue, ReasonScheduleValid, scheduleValidMessage)
 		status.NextScheduleTime = nil
 		return requeueOnConflict(r.writeStatus(ctx, cj, status))
 	}
@@ -137,6 +137,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	earliest := earliestConsidered(last, cj.CreationTimestamp.Time, cj.Spec.StartingDeadlineSeconds, now)
 	sl, planErr := plan(sched, earliest, now)
+	if planErr == nil {
+		// Set only once the schedule is known to have a next slot: setting True and then
+		// False in one pass would stamp a new transition time (and an event) every pass.
+		r.setValid(cj, status, metav1.ConditionTrue, ReasonScheduleValid, scheduleValidMessage)
+	}
 	if sl.missed > tooManyMissed {
 		r.Recorder.Eventf(cj, nil, corev1.EventTypeWarning, ReasonTooManyMissed, "Schedule",
 			"too many missed start times (> %d): only the latest, %s, runs; set or decrease startingDeadlineSeconds or check clock skew", tooManyMissed, sl.due.Format(time.RFC3339))
@@ -166,6 +171,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	return ctrl.Result{RequeueAfter: sl.next.Sub(now)}, nil
 }
+
+const scheduleValidMessage = "the schedule and time zone are valid"
 
 func requeueOnConflict(err error) (ctrl.Result, error) {
 	if apierrors.IsConflict(err) {

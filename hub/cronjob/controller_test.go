@@ -313,6 +313,15 @@ func TestAScheduleWithNoNextSlotIsReportedOnce(t *testing.T) {
 	if n := len(f.fleetJobs()); n != 0 {
 		t.Errorf("%d runs, want none", n)
 	}
+	// Another pass (the clock moved and the object was touched) keeps the condition as it
+	// was: the same transition time, not a fresh one every pass.
+	before := meta.FindStatusCondition(f.get(cj).Status.Conditions, musterv1.FleetCronJobScheduleValid).LastTransitionTime
+	time.Sleep(1100 * time.Millisecond) // condition times have a resolution of a second
+	f.at(cj, time.Date(2097, 3, 2, 0, 0, 0, 0, time.UTC))
+	time.Sleep(time.Second)
+	if after := meta.FindStatusCondition(f.get(cj).Status.Conditions, musterv1.FleetCronJobScheduleValid).LastTransitionTime; !after.Equal(&before) {
+		t.Errorf("ScheduleValid transitioned again at %v (first at %v)", after, before)
+	}
 }
 
 func nextLeapDay(after time.Time) time.Time {

@@ -44,9 +44,15 @@ func (fleetCronJobValidator) ValidateDelete(context.Context, *musterv1.FleetCron
 }
 
 func (v fleetCronJobValidator) validate(ctx context.Context, old, cj *musterv1.FleetCronJob) error {
-	errs, err := scheduleErrors(cj)
-	if err != nil {
-		return err
+	var errs field.ErrorList
+	// As the templates, the schedule is checked when it is written: rules added later
+	// (a schedule that never fires, timeZone Local) must not block updates of a cron stored
+	// before them, such as the garbage collector removing a finalizer.
+	if old == nil || old.Spec.Schedule != cj.Spec.Schedule || ptr.Deref(old.Spec.TimeZone, "") != ptr.Deref(cj.Spec.TimeZone, "") {
+		var err error
+		if errs, err = scheduleErrors(cj); err != nil {
+			return err
+		}
 	}
 	if old == nil || !equality.Semantic.DeepEqual(old.Spec.JobTemplate, cj.Spec.JobTemplate) ||
 		!equality.Semantic.DeepEqual(old.Spec.BroadcastJobTemplate, cj.Spec.BroadcastJobTemplate) {

@@ -40,4 +40,19 @@ func TestUpdatesThatKeepTheTemplateAreNotChecked(t *testing.T) {
 	if _, err := (fleetCronJobValidator{}).ValidateUpdate(ctx, cj, suspended); err != nil {
 		t.Errorf("FleetCronJob suspend refused: %v", err)
 	}
+
+	// Stored before the rule refusing schedules that never fire and timeZone Local.
+	old := &musterv1.FleetCronJob{ObjectMeta: metav1.ObjectMeta{Name: "old"}, Spec: musterv1.FleetCronJobSpec{Schedule: "0 0 30 2 *", TimeZone: new(string)}}
+	*old.Spec.TimeZone = "Local"
+	old.Spec.BroadcastJobTemplate = &musterv1.BroadcastJobTemplateSpec{}
+	suspendedOld := old.DeepCopy()
+	suspendedOld.Spec.Suspend = new(bool)
+	if _, err := (fleetCronJobValidator{}).ValidateUpdate(ctx, old, suspendedOld); err != nil {
+		t.Errorf("suspending a FleetCronJob stored with a schedule now refused: %v", err)
+	}
+	rescheduled := old.DeepCopy()
+	rescheduled.Spec.Schedule = "59 23 31 2 *"
+	if _, err := (fleetCronJobValidator{}).ValidateUpdate(ctx, old, rescheduled); err == nil {
+		t.Error("a new schedule that never fires was admitted on update")
+	}
 }

@@ -5,12 +5,16 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
 	"go.uber.org/zap/zapcore"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -19,6 +23,7 @@ import (
 	crwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/musterhq/muster/api/scheme"
+	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/e2e/envtest"
 	"github.com/musterhq/muster/hub/webhook"
 )
@@ -104,4 +109,86 @@ func freePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// withoutWebhook runs create while the hub's webhook configuration is away, as for objects
+// stored before the webhook existed or while it was not registered, then restores it and
+// waits until the API server calls the webhook again.
+func withoutWebhook(t *testing.T, create func() error) {
+	t.Helper()
+	ctx := t.Context()
+	cfg := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Name: webhook.ConfigurationName}, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Client.Delete(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	// The API server drops the configuration from its cache soon after the delete.
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 15*time.Second, true, func(context.Context) (bool, error) {
+		return create() == nil, nil
+	}); err != nil {
+		t.Fatalf("could not create without the webhook: %v", err)
+	}
+	restored := &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: cfg.Name}, Webhooks: cfg.Webhooks}
+	if err := env.Client.Create(ctx, restored); err != nil {
+		t.Fatal(err)
+	}
+	waitForWebhook(t)
+}
+
+// waitForWebhook waits until the API server calls the hub's webhook.
+func waitForWebhook(t *testing.T) {
+	t.Helper()
+	ctx := t.Context()
+	// Only the webhook refuses two manifests for one object.
+	cm := runtime.RawExtension{Raw: []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"probe","namespace":"default"}}`)}
+	probe := &musterv1.Work{ObjectMeta: metav1.ObjectMeta{GenerateName: "probe-", Namespace: "default"},
+		Spec: musterv1.WorkSpec{Manifests: []musterv1.Manifest{{RawExtension: cm}, {RawExtension: cm}}}}
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 15*time.Second, true, func(context.Context) (bool, error) {
+		err := env.Client.Create(ctx, probe.DeepCopy())
+		return apierrors.IsInvalid(err) && strings.Contains(err.Error(), "spec.manifests[1]"), nil
+	}); err != nil {
+		t.Fatalf("the webhook did not come back: %v", err)
+	}
+}
+
+// withHubDown runs fn while the webhook configuration sends requests to a port nothing
+// listens on, as when the hub is down, then restores it.
+func withHubDown(t *testing.T, fn func()) {
+	t.Helper()
+	ctx := t.Context()
+	cfg := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Name: webhook.ConfigurationName}, cfg); err != nil {
+		t.Fatal(err)
+	}
+	working := cfg.DeepCopy()
+	for i := range cfg.Webhooks {
+		url := *cfg.Webhooks[i].ClientConfig.URL
+		host := strings.Split(strings.TrimPrefix(url, "https://"), "/")[0]
+		cfg.Webhooks[i].ClientConfig.URL = ptrTo(strings.Replace(url, host, "127.0.0.1:1", 1))
+	}
+	if err := env.Client.Update(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cur := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+		if err := env.Client.Get(ctx, client.ObjectKey{Name: webhook.ConfigurationName}, cur); err != nil {
+			t.Fatal(err)
+		}
+		cur.Webhooks = working.Webhooks
+		if err := env.Client.Update(ctx, cur); err != nil {
+			t.Fatal(err)
+		}
+		waitForWebhook(t)
+	}()
+	// Wait until the API server calls the address that does not answer.
+	probe := &musterv1.Work{ObjectMeta: metav1.ObjectMeta{GenerateName: "probe-", Namespace: "default"}}
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 15*time.Second, true, func(context.Context) (bool, error) {
+		err := env.Client.Create(ctx, probe.DeepCopy())
+		return err != nil && strings.Contains(err.Error(), "failed calling webhook"), nil
+	}); err != nil {
+		t.Fatalf("the API server still reaches the webhook: %v", err)
+	}
+	fn()
 }

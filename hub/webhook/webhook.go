@@ -14,6 +14,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"slices"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -121,6 +122,10 @@ func validatingWebhook(name, resource, path string, e Endpoint, caBundle []byte)
 		SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNone),
 		FailurePolicy:           ptr.To(admissionregistrationv1.Fail),
 		TimeoutSeconds:          ptr.To[int32](5),
+		// Only a spec a user (or the hub) writes needs checking. Metadata and finalizer
+		// updates, which agents and the garbage collector make, never call the hub, so a hub
+		// that is down or being upgraded cannot hold up a Work's or a namespace's deletion.
+		MatchConditions: []admissionregistrationv1.MatchCondition{{Name: "spec-written", Expression: specWritten}},
 		Rules: []admissionregistrationv1.RuleWithOperations{{
 			Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
 			Rule: admissionregistrationv1.Rule{
@@ -129,6 +134,10 @@ func validatingWebhook(name, resource, path string, e Endpoint, caBundle []byte)
 		}},
 	}
 }
+
+// specWritten holds for a create, and for an update that changes the spec of an object
+// that is not being deleted.
+const specWritten = `request.operation != 'UPDATE' || (!has(object.metadata.deletionTimestamp) && (has(object.spec) != has(oldObject.spec) || (has(object.spec) && object.spec != oldObject.spec)))`
 
 // sameEndpoints says whether the registered webhooks already call the wanted ones, with
 // the same CA: then there is nothing to write (the API server fills in defaults, so the
@@ -140,7 +149,8 @@ func sameEndpoints(have, want []admissionregistrationv1.ValidatingWebhook) bool 
 	for i := range want {
 		h, w := have[i].ClientConfig, want[i].ClientConfig
 		if have[i].Name != want[i].Name || !bytes.Equal(h.CABundle, w.CABundle) || ptr.Deref(h.URL, "") != ptr.Deref(w.URL, "") ||
-			(h.Service == nil) != (w.Service == nil) || (h.Service != nil && ptr.Deref(h.Service.Path, "") != ptr.Deref(w.Service.Path, "")) {
+			(h.Service == nil) != (w.Service == nil) || (h.Service != nil && ptr.Deref(h.Service.Path, "") != ptr.Deref(w.Service.Path, "")) ||
+			!slices.Equal(have[i].MatchConditions, want[i].MatchConditions) {
 			return false
 		}
 	}

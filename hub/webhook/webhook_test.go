@@ -279,3 +279,41 @@ func TestWorkWithTwoManifestsForOneObjectIsRefused(t *testing.T) {
 	w.Spec.Manifests = w.Spec.Manifests[:1]
 	expectAdmitted(t, w)
 }
+
+// TestOnlySpecWritesCallTheWebhook: the API server sends an update to the hub only when it
+// changes the spec, so agents and the garbage collector can change metadata (finalizers,
+// labels) of Muster objects while the hub is down, and the validators' rule that an
+// unchanged spec is not checked again lets objects stored before a rule change be updated.
+func TestOnlySpecWritesCallTheWebhook(t *testing.T) {
+	ns := env.Namespace(t)
+	cm := func(value string) musterv1.Manifest {
+		obj := &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+			ObjectMeta: metav1.ObjectMeta{Name: "settings", Namespace: "default"}, Data: map[string]string{"v": value}}
+		return musterv1.Manifest{RawExtension: runtime.RawExtension{Object: obj}}
+	}
+	stored := &musterv1.Work{ObjectMeta: metav1.ObjectMeta{Name: "stored-before", Namespace: ns},
+		Spec: musterv1.WorkSpec{Manifests: []musterv1.Manifest{cm("a"), cm("b")}}}
+	withoutWebhook(t, func() error { return env.Client.Create(t.Context(), stored) })
+	stored.Labels = map[string]string{"touched": "yes"}
+	if err := env.Client.Update(t.Context(), stored); err != nil {
+		t.Fatalf("a metadata update of a Work stored before the webhook was refused: %v", err)
+	}
+
+	w := &musterv1.Work{ObjectMeta: metav1.ObjectMeta{Name: "hub-down", Namespace: ns},
+		Spec: musterv1.WorkSpec{Manifests: []musterv1.Manifest{cm("a")}}}
+	expectAdmitted(t, w)
+	withHubDown(t, func() {
+		w.Finalizers = []string{"muster.dev/test"}
+		if err := env.Client.Update(t.Context(), w); err != nil {
+			t.Fatalf("adding a finalizer while the hub is down: %v", err)
+		}
+		w.Finalizers = nil
+		if err := env.Client.Update(t.Context(), w); err != nil {
+			t.Fatalf("removing a finalizer while the hub is down: %v", err)
+		}
+		w.Spec.Manifests = append(w.Spec.Manifests, cm("c"))
+		if err := env.Client.Update(t.Context(), w); err == nil || !strings.Contains(err.Error(), "failed calling webhook") {
+			t.Fatalf("a spec update while the hub is down: error %v, want the webhook call to fail", err)
+		}
+	})
+}
