@@ -63,11 +63,13 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Complete(r)
 }
 
-// hubManaged keeps BroadcastJobs with a placement, and those without one that have no
-// status yet, to say why nothing runs them; the others run in a member.
+// hubManaged keeps BroadcastJobs with a placement, those without one that have no status
+// yet, to say why nothing runs them, and those that still hold the hub's finalizer (a
+// placement removed after shards were placed): their shards go when they are deleted.
+// The others run in a member.
 var hubManaged = predicate.NewPredicateFuncs(func(o client.Object) bool {
 	job, ok := o.(*musterv1.BroadcastJob)
-	return ok && (job.Spec.Placement != nil || len(job.Status.Conditions) == 0)
+	return ok && (job.Spec.Placement != nil || len(job.Status.Conditions) == 0 || controllerutil.ContainsFinalizer(job, musterv1.ShardsFinalizer))
 })
 
 func jobOfWork(_ context.Context, o client.Object) []reconcile.Request {

@@ -327,11 +327,18 @@ func withNameTaken(p fleetPlan, job *musterv1.BroadcastJob, works map[string]*mu
 		Message: fmt.Sprintf("Work %s/%s, which would carry the shard, belongs to %s: rename this BroadcastJob (a shard's Work is named broadcastjob-<namespace>-<name>)",
 			taken.Namespace, taken.Name, owner),
 	}
+	prev := meta.FindStatusCondition(job.Status.Conditions, musterv1.BroadcastJobShardsApplied)
+	if prev != nil && prev.Status == cond.Status {
+		// The plan may have set ShardsApplied from the shards first; keeping the stored
+		// transition time makes an unchanged status compare equal, so a pass that only
+		// finds the name still taken writes nothing (and triggers no further pass).
+		cond.LastTransitionTime = prev.LastTransitionTime
+	}
 	p.status.Conditions = slices.Clone(p.status.Conditions)
 	meta.SetStatusCondition(&p.status.Conditions, cond)
 	// The ShardsApplied decided from the shards is replaced, so it is no news either.
 	p.news = slices.DeleteFunc(slices.Clone(p.news), func(c metav1.Condition) bool { return c.Type == musterv1.BroadcastJobShardsApplied })
-	if prev := meta.FindStatusCondition(job.Status.Conditions, musterv1.BroadcastJobShardsApplied); prev == nil || prev.Reason != ReasonShardNameTaken {
+	if prev == nil || prev.Reason != ReasonShardNameTaken {
 		p.news = append(p.news, cond)
 	}
 	if p.requeueAfter == 0 || p.requeueAfter > takenRetry {

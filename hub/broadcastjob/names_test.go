@@ -9,10 +9,28 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/hub/shards"
 )
+
+// TestWithNameTakenTwiceWritesNothing: a pass that finds the name still taken leaves the
+// status as stored, even though the plan first set ShardsApplied from the shards (which
+// would stamp a new transition time and make every pass write, and wake, again).
+func TestWithNameTakenTwiceWritesNothing(t *testing.T) {
+	other := &musterv1.Work{ObjectMeta: metav1.ObjectMeta{Name: "broadcastjob-a-b-c", Namespace: "muster-member-c2"}}
+	job := hubJob()
+	first := withNameTaken(fleetPlan{shards: map[string]shardSpec{"c2": {}}, status: *job.Status.DeepCopy()}, job, nil, other)
+	job.Status = first.status
+	time.Sleep(1100 * time.Millisecond) // condition times have a resolution of a second
+	status := *job.Status.DeepCopy()
+	meta.SetStatusCondition(&status.Conditions, metav1.Condition{Type: musterv1.BroadcastJobShardsApplied, Status: metav1.ConditionTrue, Reason: "Applied"})
+	second := withNameTaken(fleetPlan{shards: map[string]shardSpec{"c2": {}}, status: status}, job, nil, other)
+	if diff := cmp.Diff(job.Status, second.status); diff != "" {
+		t.Errorf("the second pass changes the stored status (-stored +new):\n%s", diff)
+	}
+}
 
 func TestWithNameTaken(t *testing.T) {
 	other := &musterv1.Work{ObjectMeta: metav1.ObjectMeta{Name: "broadcastjob-a-b-c", Namespace: "muster-member-c2", Labels: map[string]string{
@@ -81,5 +99,28 @@ func TestWithNameTaken(t *testing.T) {
 				t.Errorf("requeueAfter = %v, want %v", got.requeueAfter, tc.wantRequeue)
 			}
 		})
+	}
+}
+
+// TestHubManagedKeepsJobsThatHoldShards: a job whose placement was removed after its
+// shards were placed still holds the finalizer, and its deletion must reach the hub so
+// the shards are removed and the finalizer released.
+func TestHubManagedKeepsJobsThatHoldShards(t *testing.T) {
+	reported := []metav1.Condition{{Type: musterv1.BroadcastJobNodesEligible, Status: metav1.ConditionFalse, Reason: "NoPlacement"}}
+	for _, tc := range []struct {
+		name string
+		job  func(*musterv1.BroadcastJob)
+		want bool
+	}{
+		{"with a placement", func(*musterv1.BroadcastJob) {}, true},
+		{"without placement, not reported yet", func(j *musterv1.BroadcastJob) { j.Spec.Placement = nil }, true},
+		{"without placement, reported, a member's job", func(j *musterv1.BroadcastJob) { j.Spec.Placement, j.Status.Conditions = nil, reported }, false},
+		{"placement removed while holding shards", func(j *musterv1.BroadcastJob) {
+			j.Spec.Placement, j.Status.Conditions, j.Finalizers = nil, reported, []string{musterv1.ShardsFinalizer}
+		}, true},
+	} {
+		if got := hubManaged.Generic(event.GenericEvent{Object: hubJob(tc.job)}); got != tc.want {
+			t.Errorf("%s: hubManaged = %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }
