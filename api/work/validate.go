@@ -5,11 +5,11 @@ package work
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/util/jsonpath"
 
@@ -91,7 +91,9 @@ func identify(raw []byte, p *field.Path) (musterv1.ResourceIdentifier, field.Err
 	if trimmed := bytes.TrimLeft(raw, " \t\r\n"); len(trimmed) == 0 || trimmed[0] != '{' {
 		return musterv1.ResourceIdentifier{}, field.ErrorList{field.Invalid(p, field.OmitValueType{}, "must be a JSON object")}
 	}
-	if err := json.Unmarshal(raw, &h); err != nil {
+	// Keys are matched case-sensitively, as the API server and the agent decode them:
+	// encoding/json would read "NAME" as the name and disagree with the agent.
+	if err := utiljson.Unmarshal(raw, &h); err != nil {
 		return musterv1.ResourceIdentifier{}, field.ErrorList{field.Invalid(p, field.OmitValueType{}, fmt.Sprintf("must be a Kubernetes object: %v", err))}
 	}
 	var errs field.ErrorList

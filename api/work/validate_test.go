@@ -49,6 +49,13 @@ func TestValidate(t *testing.T) {
 			want:      []string{`spec.manifests[2]: Duplicate value: "apps/Deployment web/api": spec.manifests[0] names the same object: one object cannot have two manifests`},
 		},
 		{
+			// The agent decodes keys case-sensitively: "NAME" is no name, and the manifest
+			// is the same object as the first, not another one.
+			name:      "keys are case-sensitive",
+			manifests: []musterv1.Manifest{cm("default", "x", "1"), manifest(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x","namespace":"default","NAME":"y"}}`)},
+			want:      []string{`spec.manifests[1]: Duplicate value: "ConfigMap default/x": spec.manifests[0] names the same object: one object cannot have two manifests`},
+		},
+		{
 			name:      "the version does not make another object",
 			manifests: []musterv1.Manifest{deploy("v1", "api"), deploy("v1beta1", "api")},
 			want:      []string{`spec.manifests[1]: Duplicate value: "apps/Deployment web/api": spec.manifests[0] names the same object: one object cannot have two manifests`},
