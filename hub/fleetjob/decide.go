@@ -79,6 +79,11 @@ func divide(fj *musterv1.FleetJob, eligible []string, fit map[string]int) []shar
 	if tmpl.Completions != nil {
 		return shareCompletions(tmpl, out, weights)
 	}
+	if ptr.Deref(tmpl.Parallelism, 1) == 0 {
+		// Parallelism 0 runs nothing, as the built-in Job, on every cluster (as Single and
+		// Duplicate place it): dropping every shard would read as no cluster can take it.
+		return out
+	}
 	return slices.DeleteFunc(out, func(s shard) bool { return *s.parallelism == 0 })
 }
 

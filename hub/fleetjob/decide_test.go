@@ -14,6 +14,9 @@ import (
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 )
 
+// workQueue leaves completions unset.
+func workQueue(fj *musterv1.FleetJob) { fj.Spec.Template.Spec.Completions = nil }
+
 func fleetJob(mode musterv1.PlacementMode, parallelism, completions int32, mutate ...func(*musterv1.FleetJob)) *musterv1.FleetJob {
 	fj := &musterv1.FleetJob{
 		ObjectMeta: metav1.ObjectMeta{Name: "fj", Namespace: "ns", UID: "u1"},
@@ -68,6 +71,7 @@ func TestPlace(t *testing.T) {
 			[]string{"a", "b", "c"}, nil, []string{"a p=02 c=06 [00,06)", "c p=01 c=03 [06,09)"}},
 		{"a shard with completions runs at least one pod", fleetJob(musterv1.PlacementDivided, 1, 10), []string{"a", "b"}, nil, []string{"a p=01 c=05", "b p=01 c=05"}},
 		{"divided parallelism 0 runs nothing, as the built-in Job", fleetJob(musterv1.PlacementDivided, 0, 10), []string{"a", "b"}, nil, []string{"a p=00 c=05", "b p=00 c=05"}},
+		{"divided work queue of parallelism 0 keeps a shard in every cluster", fleetJob(musterv1.PlacementDivided, 0, 0, workQueue), []string{"a", "b"}, nil, []string{"a p=00 c=nil", "b p=00 c=nil"}},
 		{"nothing eligible", fleetJob(musterv1.PlacementDuplicate, 1, 1), nil, nil, nil},
 	}
 	for _, tc := range cases {
