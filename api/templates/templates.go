@@ -6,6 +6,7 @@
 package templates
 
 import (
+	"maps"
 	"strings"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -29,14 +30,14 @@ const ProbeName = "muster-pod-template-check"
 func Job(name, namespace string, uid types.UID, t *batchv1.JobTemplateSpec) *batchv1.Job {
 	spec := t.Spec.DeepCopy()
 	spec.ManagedBy = ptr.To(musterv1.AgentManagedBy)
-	labels := map[string]string{}
-	for k, v := range t.Labels {
-		labels[k] = v
+	labels := maps.Clone(t.Labels)
+	if labels == nil {
+		labels = map[string]string{}
 	}
 	labels[musterv1.FleetJobUIDLabel] = string(uid)
 	return &batchv1.Job{
 		TypeMeta:   metav1.TypeMeta{APIVersion: batchv1.SchemeGroupVersion.String(), Kind: "Job"},
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: labels, Annotations: t.Annotations},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: labels, Annotations: maps.Clone(t.Annotations)},
 		Spec:       *spec,
 	}
 }

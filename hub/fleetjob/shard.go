@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 
+	"github.com/musterhq/muster/api/templates"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/hub/shards"
 )
@@ -61,38 +62,29 @@ func JobName(fj *musterv1.FleetJob, subset string) string {
 	return shards.Name(fj.Name, subset)
 }
 
-// shardJob is the member Job for s: the template's Job run by the agent's Job controller.
+// shardJob is the member Job for s: the template's Job run by the agent's Job controller,
+// built as the hub's webhook validated it at admission (templates.Job), with the shard's
+// share, subset and index offset.
 func shardJob(fj *musterv1.FleetJob, s shard) *batchv1.Job {
-	spec := fj.Spec.Template.Spec.DeepCopy()
+	job := templates.Job(JobName(fj, s.subset), fj.Namespace, fj.UID, &fj.Spec.Template)
 	if s.template != nil {
-		spec.Template = *s.template.DeepCopy()
+		job.Spec.Template = *s.template.DeepCopy()
 	}
-	spec.ManagedBy = ptr.To(musterv1.AgentManagedBy)
-	spec.Parallelism = s.parallelism
-	spec.Completions = s.completions
+	job.Spec.Parallelism = s.parallelism
+	job.Spec.Completions = s.completions
 	if s.suspend {
-		spec.Suspend = ptr.To(true)
+		job.Spec.Suspend = ptr.To(true)
 	}
-	labels := map[string]string{}
-	for k, v := range fj.Spec.Template.Labels {
-		labels[k] = v
-	}
-	labels[musterv1.FleetJobUIDLabel] = string(fj.UID)
 	if s.subset != "" {
-		labels[musterv1.SubsetLabel] = s.subset
-	}
-	annotations := map[string]string{}
-	for k, v := range fj.Spec.Template.Annotations {
-		annotations[k] = v
+		job.Labels[musterv1.SubsetLabel] = s.subset
 	}
 	if s.indexes != nil {
-		annotations[musterv1.IndexOffsetAnnotation] = strconv.Itoa(int(s.indexes.Start))
+		if job.Annotations == nil {
+			job.Annotations = map[string]string{}
+		}
+		job.Annotations[musterv1.IndexOffsetAnnotation] = strconv.Itoa(int(s.indexes.Start))
 	}
-	return &batchv1.Job{
-		TypeMeta:   metav1.TypeMeta{APIVersion: batchv1.SchemeGroupVersion.String(), Kind: "Job"},
-		ObjectMeta: metav1.ObjectMeta{Name: JobName(fj, s.subset), Namespace: fj.Namespace, Labels: labels, Annotations: annotations},
-		Spec:       *spec,
-	}
+	return job
 }
 
 func newWork(fj *musterv1.FleetJob, s shard) (*musterv1.Work, error) {
