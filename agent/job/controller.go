@@ -180,7 +180,7 @@ func (r *Reconciler) sync(ctx context.Context, job *batchv1.Job, pods []*corev1.
 	retry, keep := retries(job, pods, t)
 	end := decideEnd(job, status, pods, t, int32(len(activePods)), now)
 	release := record(job, status, pods, t, end, keep)
-	backoff := r.backoff.update(job.UID, t.newSucceeded, t.newFailed)
+	backoff := r.backoff.update(job.UID, t.newSucceeded, slices.Concat(t.newFailed, t.newIgnored))
 
 	// 2. Stop or start pods.
 	var requeue time.Duration
@@ -317,9 +317,16 @@ func finish(status *batchv1.JobStatus, end *batchv1.JobCondition, now time.Time)
 	status.Conditions = append(status.Conditions, *final)
 }
 
-// reportSuspension keeps the Suspended condition in line with spec.suspend. Resuming
-// restarts the clock of activeDeadlineSeconds, which counts continuous activity.
+// reportSuspension keeps the Suspended condition in line with spec.suspend. A suspended
+// job has no startTime and resuming sets it anew: activeDeadlineSeconds counts continuous
+// activity. A job being deleted is not reported suspended: it will not run again anyway.
 func (r *Reconciler) reportSuspension(job *batchv1.Job, status *batchv1.JobStatus, now time.Time) {
+	if suspended(job) && job.DeletionTimestamp != nil {
+		return
+	}
+	if suspended(job) {
+		status.StartTime = nil
+	}
 	var cond *batchv1.JobCondition
 	for i := range status.Conditions {
 		if status.Conditions[i].Type == batchv1.JobSuspended {

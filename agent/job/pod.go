@@ -51,7 +51,9 @@ func newPod(job *batchv1.Job, index int, retry indexRetry) *corev1.Pod {
 		annotations[musterv1.GlobalIndexAnnotation] = strconv.Itoa(visible)
 	}
 	labels[batchv1.JobCompletionIndexAnnotation] = strconv.Itoa(index)
-	if retry.failures > 0 {
+	if job.Spec.BackoffLimitPerIndex != nil {
+		// Every pod of such a job says how often its index failed, "0" on the first try,
+		// so that tools reading it need not tell a missing count from a first attempt.
 		annotations[indexFailureAnnotation] = strconv.Itoa(int(retry.failures))
 	}
 	if retry.ignored > 0 {
