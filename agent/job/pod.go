@@ -69,10 +69,22 @@ func newPod(job *batchv1.Job, index int, retry indexRetry) *corev1.Pod {
 		env = corev1.EnvVar{Name: indexEnv, Value: strconv.Itoa(visible)}
 	}
 	for i := range pod.Spec.InitContainers {
-		pod.Spec.InitContainers[i].Env = append(pod.Spec.InitContainers[i].Env, env)
+		pod.Spec.InitContainers[i].Env = withIndexEnv(pod.Spec.InitContainers[i].Env, env)
 	}
 	for i := range pod.Spec.Containers {
-		pod.Spec.Containers[i].Env = append(pod.Spec.Containers[i].Env, env)
+		pod.Spec.Containers[i].Env = withIndexEnv(pod.Spec.Containers[i].Env, env)
 	}
 	return pod
+}
+
+// withIndexEnv adds the index variable unless the container defines it already: the
+// template's own definition wins, and a variable twice in a container is an error to
+// most tools.
+func withIndexEnv(vars []corev1.EnvVar, env corev1.EnvVar) []corev1.EnvVar {
+	for _, v := range vars {
+		if v.Name == env.Name {
+			return vars
+		}
+	}
+	return append(vars, env)
 }
