@@ -6,6 +6,7 @@ package job
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"sync"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
@@ -108,23 +110,49 @@ func (r *Reconciler) jobChanges() handler.TypedEventHandler[client.Object, recon
 // batchedOwner enqueues a pod's Job BatchPeriod after the pod changed; changes within the
 // period share one reconcile.
 func (r *Reconciler) batchedOwner() handler.TypedEventHandler[client.Object, reconcile.Request] {
-	enqueue := func(o client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	enqueue := func(ctx context.Context, o client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 		ref := metav1.GetControllerOf(o)
-		if ref == nil || ref.Kind != "Job" || ref.APIVersion != batchv1.SchemeGroupVersion.String() {
+		if ref == nil {
+			r.enqueueAdopters(ctx, o, q)
+			return
+		}
+		if ref.Kind != "Job" || ref.APIVersion != batchv1.SchemeGroupVersion.String() {
 			return
 		}
 		q.AddAfter(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: ref.Name}}, r.BatchPeriod)
 	}
 	return handler.TypedFuncs[client.Object, reconcile.Request]{
-		CreateFunc: func(_ context.Context, e event.TypedCreateEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			enqueue(e.Object, q)
+		CreateFunc: func(ctx context.Context, e event.TypedCreateEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			enqueue(ctx, e.Object, q)
 		},
-		UpdateFunc: func(_ context.Context, e event.TypedUpdateEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			enqueue(e.ObjectNew, q)
+		UpdateFunc: func(ctx context.Context, e event.TypedUpdateEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			enqueue(ctx, e.ObjectNew, q)
 		},
-		DeleteFunc: func(_ context.Context, e event.TypedDeleteEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			enqueue(e.Object, q)
+		DeleteFunc: func(ctx context.Context, e event.TypedDeleteEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			enqueue(ctx, e.Object, q)
 		},
+	}
+}
+
+// enqueueAdopters enqueues the agent-managed Jobs whose selector matches a pod no
+// controller owns: one of them adopts it.
+func (r *Reconciler) enqueueAdopters(ctx context.Context, pod client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	if pod.GetDeletionTimestamp() != nil {
+		return
+	}
+	var jobs batchv1.JobList
+	if err := r.Client.List(ctx, &jobs, client.InNamespace(pod.GetNamespace())); err != nil {
+		log.FromContext(ctx).Error(err, "listing the Jobs that may adopt a pod", "pod", pod.GetName())
+		return
+	}
+	for i := range jobs.Items {
+		job := &jobs.Items[i]
+		if !managedByAgent(job) || job.Spec.Selector == nil {
+			continue
+		}
+		if selector, err := metav1.LabelSelectorAsSelector(job.Spec.Selector); err == nil && !selector.Empty() && selector.Matches(labels.Set(pod.GetLabels())) {
+			q.AddAfter(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(job)}, r.BatchPeriod)
+		}
 	}
 }
 
@@ -180,7 +208,7 @@ func (r *Reconciler) sync(ctx context.Context, job *batchv1.Job, pods []*corev1.
 	retry, keep := retries(job, pods, t)
 	end := decideEnd(job, status, pods, t, int32(len(activePods)), now)
 	release := record(job, status, pods, t, end, keep)
-	backoff := r.backoff.update(job.UID, t.newSucceeded, t.newFailed)
+	backoff := r.backoff.update(job.UID, t.newSucceeded, slices.Concat(t.newFailed, t.newIgnored))
 
 	// 2. Stop or start pods.
 	var requeue time.Duration
@@ -317,9 +345,16 @@ func finish(status *batchv1.JobStatus, end *batchv1.JobCondition, now time.Time)
 	status.Conditions = append(status.Conditions, *final)
 }
 
-// reportSuspension keeps the Suspended condition in line with spec.suspend. Resuming
-// restarts the clock of activeDeadlineSeconds, which counts continuous activity.
+// reportSuspension keeps the Suspended condition in line with spec.suspend. A suspended
+// job has no startTime and resuming sets it anew: activeDeadlineSeconds counts continuous
+// activity. A job being deleted is not reported suspended: it will not run again anyway.
 func (r *Reconciler) reportSuspension(job *batchv1.Job, status *batchv1.JobStatus, now time.Time) {
+	if suspended(job) && job.DeletionTimestamp != nil {
+		return
+	}
+	if suspended(job) {
+		status.StartTime = nil
+	}
 	var cond *batchv1.JobCondition
 	for i := range status.Conditions {
 		if status.Conditions[i].Type == batchv1.JobSuspended {
@@ -352,18 +387,95 @@ func (r *Reconciler) reportFinished(job *batchv1.Job) {
 	}
 }
 
+// pods lists the job's pods: those it controls that match its selector, and the orphans
+// that match it, which it adopts as the built-in controller does (a Job recreated with
+// the selector of one deleted with --cascade=orphan takes over its pods). Only pods the
+// agent caches can be adopted: those that carry muster.dev/controller, as the pods of a
+// Job the agent ran do.
 func (r *Reconciler) pods(ctx context.Context, job *batchv1.Job) ([]*corev1.Pod, error) {
+	selector, err := jobSelector(job)
+	if err != nil {
+		return nil, err
+	}
 	var list corev1.PodList
-	if err := r.Client.List(ctx, &list, client.InNamespace(job.Namespace), client.MatchingLabels{batchv1.ControllerUidLabel: string(job.UID)}); err != nil {
+	if err := r.Client.List(ctx, &list, client.InNamespace(job.Namespace), client.MatchingLabelsSelector{Selector: selector}); err != nil {
 		return nil, fmt.Errorf("listing pods: %w", err)
 	}
 	pods := make([]*corev1.Pod, 0, len(list.Items))
+	var orphans []*corev1.Pod
 	for i := range list.Items {
-		if metav1.IsControlledBy(&list.Items[i], job) {
-			pods = append(pods, &list.Items[i])
+		p := &list.Items[i]
+		switch {
+		case metav1.IsControlledBy(p, job):
+			pods = append(pods, p)
+		case !selector.Empty() && adoptable(job, p):
+			// An empty selector matches every pod: upstream refuses it for Jobs, and
+			// adopting the namespace's pods on it would be worse than adopting none.
+			orphans = append(orphans, p)
 		}
 	}
-	return pods, nil
+	if len(orphans) == 0 {
+		return pods, nil
+	}
+	var mu sync.Mutex
+	err = forEach(orphans, func(p *corev1.Pod) error {
+		adopted, err := r.adopt(ctx, job, p)
+		if err != nil || adopted == nil {
+			return err
+		}
+		mu.Lock()
+		pods = append(pods, adopted)
+		mu.Unlock()
+		return nil
+	})
+	return pods, err
+}
+
+// jobSelector is the job's pod selector; a Job the API server stored always has one, and
+// without it the pods are found by the label it would have generated.
+func jobSelector(job *batchv1.Job) (labels.Selector, error) {
+	if job.Spec.Selector == nil {
+		return labels.SelectorFromSet(labels.Set{batchv1.ControllerUidLabel: string(job.UID)}), nil
+	}
+	selector, err := metav1.LabelSelectorAsSelector(job.Spec.Selector)
+	if err != nil {
+		return nil, fmt.Errorf("the job's selector: %w", err)
+	}
+	return selector, nil
+}
+
+// adoptable: a pod matching the job's selector that no controller owns, while the job
+// runs and the pod is not being deleted.
+func adoptable(job *batchv1.Job, p *corev1.Pod) bool {
+	return metav1.GetControllerOfNoCopy(p) == nil && p.DeletionTimestamp == nil &&
+		job.DeletionTimestamp == nil && !jobFinished(&job.Status)
+}
+
+// adopt makes the job the pod's controller and puts the tracking finalizer on it, so that
+// its finish is counted like its own pods'. The pod's UID in the patch makes it fail on a
+// pod recreated under the same name. It returns the adopted pod, or nil when the pod went
+// away or another controller took it first.
+func (r *Reconciler) adopt(ctx context.Context, job *batchv1.Job, p *corev1.Pod) (*corev1.Pod, error) {
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
+		"uid":             p.UID,
+		"ownerReferences": []metav1.OwnerReference{*metav1.NewControllerRef(job, batchv1.SchemeGroupVersion.WithKind("Job"))},
+		"finalizers":      []string{trackingFinalizer},
+	}})
+	if err != nil {
+		return nil, fmt.Errorf("adopting pod %s: %w", p.Name, err)
+	}
+	adopted := p.DeepCopy()
+	if err := r.Client.Patch(ctx, adopted, client.RawPatch(types.StrategicMergePatchType, patch)); err != nil {
+		if apierrors.IsNotFound(err) || apierrors.IsInvalid(err) || apierrors.IsConflict(err) {
+			// Gone, replaced, or another controller's by now (the API server refuses a
+			// second controller): not ours.
+			log.FromContext(ctx).V(1).Info("pod not adopted", "pod", p.Name, "reason", err.Error())
+			return nil, nil
+		}
+		return nil, fmt.Errorf("adopting pod %s: %w", p.Name, err)
+	}
+	log.FromContext(ctx).Info("adopted an orphan pod", "pod", p.Name)
+	return adopted, nil
 }
 
 // writeStatus stores status when it changed; job then holds what the server returned.

@@ -304,7 +304,11 @@ func TestPodFailurePolicyIgnoreDoesNotCount(t *testing.T) {
 	})
 	pods := f.waitRunning(1)
 	f.finish(pods[0], corev1.PodFailed, 137, corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: "PreemptionByScheduler"})
-	// backoffLimit 0 would fail the job on a counted failure; an ignored one is replaced.
+	// backoffLimit 0 would fail the job on a counted failure; an ignored one is replaced
+	// after the backoff.
+	f.waitStatus(j, counts{})
+	clock.Step(11 * time.Second)
+	f.touch(j)
 	replacement := f.waitRunning(1)
 	if replacement[0].Name == pods[0].Name {
 		t.Fatal("no replacement")

@@ -63,11 +63,17 @@ func newCondition(t batchv1.JobConditionType, reason, message string, now time.T
 
 func suspended(job *batchv1.Job) bool { return ptr.Deref(job.Spec.Suspend, false) }
 
+// backoffLimit is the job's limit on failures in total. An explicit backoffLimit holds
+// with backoffLimitPerIndex too; only an unset one means no limit there (the API server
+// defaults it so, but a Job read from elsewhere may not be defaulted).
 func backoffLimit(job *batchv1.Job) int32 {
+	if l := job.Spec.BackoffLimit; l != nil {
+		return *l
+	}
 	if job.Spec.BackoffLimitPerIndex != nil {
 		return math.MaxInt32
 	}
-	return ptr.Deref(job.Spec.BackoffLimit, 6)
+	return 6
 }
 
 // tally is what the job has finished, counting pods whose finish is not recorded yet.
@@ -79,6 +85,9 @@ type tally struct {
 	// the message of a pod failure policy FailJob rule one of them matched.
 	newSucceeded, newFailed []*corev1.Pod
 	failJob                 string
+	// newIgnored are failed pods a pod failure policy Ignore rule matched: they count for
+	// nothing but still hold back their replacement by the recreation backoff.
+	newIgnored []*corev1.Pod
 }
 
 // countFinished adds the pods that finished since the status was written to its counts.
@@ -130,6 +139,7 @@ func countFinished(job *batchv1.Job, status *batchv1.JobStatus, pods []*corev1.P
 			}
 			action, msg := failurePolicyAction(job, pod)
 			if action != nil && *action == batchv1.PodFailurePolicyActionIgnore {
+				t.newIgnored = append(t.newIgnored, pod)
 				continue
 			}
 			t.newFailed = append(t.newFailed, pod)
@@ -452,7 +462,8 @@ func retries(job *batchv1.Job, pods []*corev1.Pod, t tally) (map[int]indexRetry,
 		} else {
 			r.failures++
 		}
-		r.after = finishedAt(p).Add(backoffDelay(r.failures))
+		// Ignored failures do not count against the limit, but do lengthen the wait.
+		r.after = finishedAt(p).Add(backoffDelay(r.failures + r.ignored))
 		out[i] = r
 		if hasFinalizer(p) {
 			keep[p.UID] = true

@@ -236,6 +236,10 @@ func TestPodFailurePolicyFirstMatchingRuleWins(t *testing.T) {
 	})
 	pods := f.waitRunning(1)
 	f.finish(pods[0], corev1.PodFailed, 3)
+	// Ignored, the failure still holds the replacement back by the backoff.
+	f.waitStatus(j, counts{})
+	clock.Step(11 * time.Second)
+	f.touch(j)
 	f.waitRunning(1)
 	if got := f.get(j); jobFinishedOrEnding(got) || got.Status.Failed != 0 {
 		t.Fatalf("the Ignore rule listed first did not win: %+v %s", countsOf(&got.Status), conditions(got))

@@ -51,7 +51,9 @@ func newPod(job *batchv1.Job, index int, retry indexRetry) *corev1.Pod {
 		annotations[musterv1.GlobalIndexAnnotation] = strconv.Itoa(visible)
 	}
 	labels[batchv1.JobCompletionIndexAnnotation] = strconv.Itoa(index)
-	if retry.failures > 0 {
+	if job.Spec.BackoffLimitPerIndex != nil {
+		// Every pod of such a job says how often its index failed, "0" on the first try,
+		// so that tools reading it need not tell a missing count from a first attempt.
 		annotations[indexFailureAnnotation] = strconv.Itoa(int(retry.failures))
 	}
 	if retry.ignored > 0 {
@@ -67,10 +69,22 @@ func newPod(job *batchv1.Job, index int, retry indexRetry) *corev1.Pod {
 		env = corev1.EnvVar{Name: indexEnv, Value: strconv.Itoa(visible)}
 	}
 	for i := range pod.Spec.InitContainers {
-		pod.Spec.InitContainers[i].Env = append(pod.Spec.InitContainers[i].Env, env)
+		pod.Spec.InitContainers[i].Env = withIndexEnv(pod.Spec.InitContainers[i].Env, env)
 	}
 	for i := range pod.Spec.Containers {
-		pod.Spec.Containers[i].Env = append(pod.Spec.Containers[i].Env, env)
+		pod.Spec.Containers[i].Env = withIndexEnv(pod.Spec.Containers[i].Env, env)
 	}
 	return pod
+}
+
+// withIndexEnv adds the index variable unless the container defines it already: the
+// template's own definition wins, and a variable twice in a container is an error to
+// most tools.
+func withIndexEnv(vars []corev1.EnvVar, env corev1.EnvVar) []corev1.EnvVar {
+	for _, v := range vars {
+		if v.Name == env.Name {
+			return vars
+		}
+	}
+	return append(vars, env)
 }

@@ -1,6 +1,7 @@
 package job
 
 import (
+	"slices"
 	"strconv"
 	"time"
 
@@ -101,16 +102,14 @@ func containerRestarts(pod *corev1.Pod) int32 {
 	return n
 }
 
-// finishedAt is when a failed pod stopped: its last container's finish, else the Ready
-// condition's last change, else its deletion or creation.
+// finishedAt is when a failed pod stopped, which starts its backoff. The containers' finish
+// times say it only once every one of them (sidecars included) has terminated: a pod that
+// failed with a container still running or never started stopped when it went not Ready.
+// Failing that, a deletion stopped it when the deletion began, which is the deletion
+// timestamp less the grace period the API server added; the creation time is the last
+// resort.
 func finishedAt(pod *corev1.Pod) time.Time {
-	var t time.Time
-	for _, s := range pod.Status.ContainerStatuses {
-		if term := s.State.Terminated; term != nil && term.FinishedAt.After(t) {
-			t = term.FinishedAt.Time
-		}
-	}
-	if !t.IsZero() {
+	if t, ok := containersFinishedAt(pod); ok {
 		return t
 	}
 	for _, c := range pod.Status.Conditions {
@@ -118,8 +117,37 @@ func finishedAt(pod *corev1.Pod) time.Time {
 			return c.LastTransitionTime.Time
 		}
 	}
-	if pod.DeletionTimestamp != nil {
-		return pod.DeletionTimestamp.Time
+	if d := pod.DeletionTimestamp; d != nil {
+		grace := time.Duration(ptr.Deref(pod.DeletionGracePeriodSeconds, 0)) * time.Second
+		return d.Add(-grace)
 	}
 	return pod.CreationTimestamp.Time
+}
+
+// containersFinishedAt is the latest finish of the pod's containers and sidecars (init
+// containers that restart always), if all of them have one.
+func containersFinishedAt(pod *corev1.Pod) (time.Time, bool) {
+	sidecars := map[string]bool{}
+	for _, c := range pod.Spec.InitContainers {
+		if ptr.Deref(c.RestartPolicy, "") == corev1.ContainerRestartPolicyAlways {
+			sidecars[c.Name] = true
+		}
+	}
+	statuses := slices.Clone(pod.Status.ContainerStatuses)
+	for _, s := range pod.Status.InitContainerStatuses {
+		if sidecars[s.Name] {
+			statuses = append(statuses, s)
+		}
+	}
+	var last time.Time
+	for _, s := range statuses {
+		term := s.State.Terminated
+		if term == nil || term.FinishedAt.IsZero() {
+			return time.Time{}, false
+		}
+		if term.FinishedAt.After(last) {
+			last = term.FinishedAt.Time
+		}
+	}
+	return last, !last.IsZero()
 }

@@ -6,6 +6,7 @@ package cronjob
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -15,6 +16,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
@@ -32,9 +34,13 @@ const (
 	ReasonInvalidSchedule = "InvalidSchedule"
 	ReasonCreated         = "SuccessfulCreate"
 	ReasonAlreadyActive   = "JobAlreadyActive"
+	ReasonFailedCreate    = "FailedCreate"
 	ReasonReplaced        = "SuccessfulDelete"
+	ReasonHistoryDeleted  = "SuccessfulDelete"
+	ReasonFailedDelete    = "FailedDelete"
 	ReasonTooManyMissed   = "TooManyMissedTimes"
-	ReasonHistoryDeleted  = "SawCompletedJob"
+	ReasonSawCompleted    = "SawCompletedJob"
+	ReasonMissing         = "MissingJob"
 )
 
 const (
@@ -53,9 +59,12 @@ const ownerIndex = "muster.dev/fleetcronjob-uid"
 
 // Reconciler runs FleetCronJobs. Clock is injected so tests drive time.
 type Reconciler struct {
-	Client   client.Client
-	Recorder events.EventRecorder
-	Clock    clock.PassiveClock
+	Client client.Client
+	// APIReader reads around the cache (the manager's, when nil): which runs the cron lists
+	// as active is read from the API server before a change of them is reported.
+	APIReader client.Reader
+	Recorder  events.EventRecorder
+	Clock     clock.PassiveClock
 	// Workers is how many FleetCronJobs are reconciled at once (default 1). Every cron on
 	// the same schedule is due in the same instant, so this bounds the lag at a busy slot.
 	Workers int
@@ -63,6 +72,9 @@ type Reconciler struct {
 
 // SetupWithManager watches FleetCronJobs and the children they own.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.APIReader == nil {
+		r.APIReader = mgr.GetAPIReader()
+	}
 	for _, obj := range []client.Object{&musterv1.FleetJob{}, &musterv1.BroadcastJob{}} {
 		if err := mgr.GetFieldIndexer().IndexField(context.Background(), obj, ownerIndex, cronOwnerUID); err != nil {
 			return fmt.Errorf("indexing %T by FleetCronJob: %w", obj, err)
@@ -112,9 +124,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	now := r.Clock.Now()
 	status := cj.Status.DeepCopy()
-	r.track(cj, status, children)
-	if err := r.cleanHistory(ctx, cj, children); err != nil {
+	if err := r.reportLeftActive(ctx, cj, children); err != nil {
 		return ctrl.Result{}, err
+	}
+	track(status, children)
+	if err := r.cleanHistory(ctx, cj, children); err != nil {
+		return requeueOnConflict(errors.Join(err, r.writeStatus(ctx, cj, status)))
 	}
 
 	tz := ptr.Deref(cj.Spec.TimeZone, "")
@@ -149,12 +164,21 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if sl.due != nil {
 		created, err := r.runSlot(ctx, cj, status, children, *sl.due)
 		if err != nil {
-			return requeueOnConflict(err)
+			// What the pass learnt about the runs is stored all the same, as the built-in
+			// controller does: a cron whose runs cannot be created still shows which ran.
+			return requeueOnConflict(errors.Join(err, r.writeStatus(ctx, cj, status)))
 		}
 		if created {
 			// The slot is recorded on the next pass, which the child's creation triggers
 			// (track takes lastScheduleTime from the newest child): when many crons share a
-			// slot, every child is created before any status is written.
+			// slot, every child is created before any status is written. Only a change of
+			// the active runs is written now, so that the next pass does not report their
+			// finish again, or report a run it deleted itself as missing.
+			if !equality.Semantic.DeepEqual(cj.Status.Active, status.Active) {
+				if err := r.writeStatus(ctx, cj, status); err != nil {
+					return requeueOnConflict(err)
+				}
+			}
 			return ctrl.Result{RequeueAfter: recordRetry}, nil
 		}
 	}
@@ -210,9 +234,11 @@ func (r *Reconciler) runSlot(ctx context.Context, cj *musterv1.FleetCronJob, sta
 	case musterv1.ConcurrencyReplace:
 		for _, c := range active {
 			if err := r.Client.Delete(ctx, c.obj, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+				r.Recorder.Eventf(cj, c.obj, corev1.EventTypeWarning, ReasonFailedDelete, "Replace", "deleting active run %s: %v", c.obj.GetName(), err)
 				return false, fmt.Errorf("replacing %s: %w", c.obj.GetName(), err)
 			}
 			r.Recorder.Eventf(cj, c.obj, corev1.EventTypeNormal, ReasonReplaced, "Replace", "deleted active run %s (concurrencyPolicy Replace)", c.obj.GetName())
+			status.Active = slices.DeleteFunc(status.Active, func(ref corev1.ObjectReference) bool { return ref.UID == c.obj.GetUID() })
 		}
 	}
 	obj := newChild(cj, name, slot)
@@ -223,6 +249,7 @@ func (r *Reconciler) runSlot(ctx context.Context, cj *musterv1.FleetCronJob, sta
 		return false, nil
 	}
 	if err != nil {
+		r.Recorder.Eventf(cj, nil, corev1.EventTypeWarning, ReasonFailedCreate, "Create", "creating run %s for %s: %v", name, slot.Format(time.RFC3339), err)
 		return false, fmt.Errorf("creating the run for %s: %w", slot.Format(time.RFC3339), err)
 	}
 	r.Recorder.Eventf(cj, obj, corev1.EventTypeNormal, ReasonCreated, "Create", "created %s for %s", name, slot.Format(time.RFC3339))
@@ -329,7 +356,7 @@ func activeChildren(children []child) []child {
 // (the status write lost a conflict, or the replica died in between) must not run again
 // if it is deleted before the next slot. It never moves back, so deleting children never
 // brings their slots back.
-func (r *Reconciler) track(cj *musterv1.FleetCronJob, status *musterv1.FleetCronJobStatus, children []child) {
+func track(status *musterv1.FleetCronJobStatus, children []child) {
 	status.Active = nil
 	for _, c := range activeChildren(children) {
 		status.Active = append(status.Active, reference(c.obj))
@@ -342,6 +369,58 @@ func (r *Reconciler) track(cj *musterv1.FleetCronJob, status *musterv1.FleetCron
 			status.LastSuccessfulTime = c.completed.DeepCopy()
 		}
 	}
+}
+
+// reportLeftActive records an event for each run the cron listed as active that has
+// finished since (SawCompletedJob) or is gone (MissingJob), as the built-in controller.
+func (r *Reconciler) reportLeftActive(ctx context.Context, cj *musterv1.FleetCronJob, children []child) error {
+	if finished, missing := leftActive(cj.Status.Active, children); len(finished)+len(missing) == 0 {
+		return nil
+	}
+	// The cache may not show yet the status this controller last wrote, which no longer
+	// lists the runs it reported (or deleted): the API server's copy says which are news.
+	var reader client.Reader = r.Client
+	if r.APIReader != nil {
+		reader = r.APIReader
+	}
+	live := &musterv1.FleetCronJob{}
+	if err := reader.Get(ctx, client.ObjectKeyFromObject(cj), live); apierrors.IsNotFound(err) {
+		return nil
+	} else if err != nil {
+		return fmt.Errorf("reading the FleetCronJob's active runs: %w", err)
+	}
+	finished, missing := leftActive(live.Status.Active, children)
+	for _, c := range finished {
+		outcome := "Complete"
+		if !c.succeeded {
+			outcome = "Failed"
+		}
+		r.Recorder.Eventf(cj, c.obj, corev1.EventTypeNormal, ReasonSawCompleted, "Track", "saw run %s finish: %s", c.obj.GetName(), outcome)
+	}
+	for _, ref := range missing {
+		r.Recorder.Eventf(cj, nil, corev1.EventTypeNormal, ReasonMissing, "Track", "active run %s went missing", ref.Name)
+	}
+	return nil
+}
+
+// leftActive compares the runs the status lists as active with the children now: those
+// that finished since, and those that are gone (deleted by someone else: the cron's own
+// deletions leave the list before their runs go).
+func leftActive(active []corev1.ObjectReference, children []child) (finished []child, missing []corev1.ObjectReference) {
+	byUID := make(map[types.UID]child, len(children))
+	for _, c := range children {
+		byUID[c.obj.GetUID()] = c
+	}
+	for _, ref := range active {
+		c, ok := byUID[ref.UID]
+		switch {
+		case !ok:
+			missing = append(missing, ref)
+		case c.finished:
+			finished = append(finished, c)
+		}
+	}
+	return finished, missing
 }
 
 // cleanHistory deletes the oldest finished children beyond the history limits.
@@ -366,6 +445,7 @@ func (r *Reconciler) cleanHistory(ctx context.Context, cj *musterv1.FleetCronJob
 		for i := 0; i < len(group.list)-int(group.limit); i++ {
 			c := group.list[i]
 			if err := r.Client.Delete(ctx, c.obj, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+				r.Recorder.Eventf(cj, c.obj, corev1.EventTypeWarning, ReasonFailedDelete, "Delete", "deleting finished run %s: %v", c.obj.GetName(), err)
 				return fmt.Errorf("deleting old run %s: %w", c.obj.GetName(), err)
 			}
 			r.Recorder.Eventf(cj, c.obj, corev1.EventTypeNormal, ReasonHistoryDeleted, "Delete", "deleted finished run %s beyond the history limit", c.obj.GetName())
