@@ -26,7 +26,7 @@ func manualSelector(name string) func(*batchv1.Job) {
 
 // loosePod creates a pod labelled as the agent labels its Job pods, owned by owner's
 // controller reference when it is set.
-func (f *fixture) loosePod(name, app string, owner *metav1.OwnerReference) corev1.Pod {
+func (f *fixture) loosePod(name, app string, owner *metav1.OwnerReference, mutate ...func(*corev1.Pod)) corev1.Pod {
 	f.t.Helper()
 	p := corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: f.ns, Labels: map[string]string{"app": app, musterv1.ControllerLabel: "job"}},
@@ -34,6 +34,9 @@ func (f *fixture) loosePod(name, app string, owner *metav1.OwnerReference) corev
 	}
 	if owner != nil {
 		p.OwnerReferences = []metav1.OwnerReference{*owner}
+	}
+	for _, m := range mutate {
+		m(&p)
 	}
 	if err := env.Client.Create(f.t.Context(), &p); err != nil {
 		f.t.Fatal(err)
@@ -79,7 +82,9 @@ func TestAnOrphanAppearingLaterIsAdopted(t *testing.T) {
 	j := f.job(ptr.To[int32](1), ptr.To[int32](3), manualSelector("later"))
 	f.waitRunning(1)
 	uid := f.get(j).UID
-	orphan := f.loosePod("orphan", "later", nil)
+	// Adopted, it makes one pod too many for parallelism 1: bound to a node, it is not the
+	// one the scale-down removes (the Job's own pod waits for a node).
+	orphan := f.loosePod("orphan", "later", nil, func(p *corev1.Pod) { p.Spec.NodeName = "node-a" })
 	f.eventually("the orphan adopted", func() (bool, string) {
 		p := f.podNamed(orphan.Name)
 		ref := metav1.GetControllerOf(&p)
