@@ -120,3 +120,13 @@ func (s *Store) WriteCredentials(ctx context.Context, c *Credentials) error {
 	}
 	return nil
 }
+
+// DeleteBootstrap removes the bootstrap Secret. Once the agent holds a certificate the
+// token is only a liability: anyone who can read the Secret could register with it.
+func (s *Store) DeleteBootstrap(ctx context.Context) error {
+	err := s.Client.CoreV1().Secrets(s.Namespace).Delete(ctx, BootstrapSecret, metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting the bootstrap Secret %s/%s: %w", s.Namespace, BootstrapSecret, err)
+	}
+	return nil
+}
