@@ -175,6 +175,9 @@ func Decide(csr *certificatesv1.CertificateSigningRequest, f Facts) (Decision, s
 		}
 		return Wait, "a join waits for `musterctl accept " + cluster + "`"
 	default:
+		if slices.Contains(csr.Spec.Groups, MembersGroup) {
+			return Deny, fmt.Sprintf("requester %s is another cluster's agent", csr.Spec.Username)
+		}
 		return Ignore, fmt.Sprintf("requester %s is neither a bootstrap token nor cluster %s's agent", csr.Spec.Username, cluster)
 	}
 }

@@ -183,7 +183,7 @@ func TestDecide(t *testing.T) {
 		{name: "rotation without the current certificate is denied", csr: []csrOpt{byAgent("c1")}, facts: Facts{Accepted: true, BoundKey: boundFP}, want: Deny},
 		{name: "rotation of a cluster with no bound key is denied", csr: []csrOpt{presenting(t, bound, false)}, facts: Facts{Accepted: true}, want: Deny},
 		{name: "renewal after deny waits", csr: []csrOpt{presenting(t, bound, false)}, facts: Facts{BoundKey: boundFP}, want: Wait},
-		{name: "another cluster's agent cannot renew c1", csr: []csrOpt{byAgent("c2")}, facts: Facts{Accepted: true, ByAdmin: true}, want: Ignore},
+		{name: "another cluster's agent cannot renew c1", csr: []csrOpt{byAgent("c2")}, facts: Facts{Accepted: true, ByAdmin: true}, want: Deny},
 		{name: "a plain user's request is not ours to approve", csr: []csrOpt{func(_ *x509.CertificateRequest, c *certificatesv1.CertificateSigningRequest) {
 			c.Spec.Username, c.Spec.Groups = "bob", []string{"system:authenticated"}
 		}}, facts: Facts{Accepted: true, AutoAccept: true}, want: Ignore},
