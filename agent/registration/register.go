@@ -117,7 +117,13 @@ func ClusterID(ctx context.Context, member kubernetes.Interface) (string, error)
 // the hub approves a renewal only for the holder of the cluster's current certificate,
 // and learns which one that is from the request.
 func (r *Registrar) requestCertificate(ctx context.Context, hub kubernetes.Interface, hubURL string, ca []byte, cluster string, current *x509.Certificate) (*Credentials, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	var key *ecdsa.PrivateKey
+	var err error
+	if current == nil {
+		key, err = r.Store.JoinKey(ctx)
+	} else {
+		key, err = ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	}
 	if err != nil {
 		return nil, err
 	}
