@@ -61,6 +61,11 @@ func accept(ctx context.Context, out io.Writer, hub *clients, name string, timeo
 	err = wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		n, pending, err := approvePending(ctx, out, hub, name, rekey)
 		approved += n
+		if apierrors.IsConflict(err) {
+			// The hub's approver (or the agent) wrote the MemberCluster meanwhile: read it
+			// again on the next pass.
+			return false, nil
+		}
 		if err != nil {
 			return false, err
 		}
