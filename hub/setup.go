@@ -37,8 +37,7 @@ func Setup(_ context.Context, mgr ctrl.Manager, opts *Options) (*Controllers, er
 			Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("muster-registration"), AutoAccept: opts.AutoAcceptClusters,
 		}).SetupWithManager},
 		{"csr-approver", (&registration.Approver{
-			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Clientset: cs, AutoAccept: opts.AutoAcceptClusters,
-			Recorder: mgr.GetEventRecorder("muster-csr-approver"),
+			Client: mgr.GetClient(), Clientset: cs, AutoAccept: opts.AutoAcceptClusters,
 		}).SetupWithManager},
 		{"health", (&health.Reconciler{
 			Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("muster-health"), Clock: clock.RealClock{}, GracePeriod: opts.ClusterGracePeriod,

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -12,7 +11,6 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/rest"
@@ -82,7 +80,7 @@ func (o *initOptions) run(ctx context.Context, cmd *cobra.Command) error {
 		}
 		fmt.Fprintf(out, "✓ hub Deployment muster-system/muster-hub (%s) created\n", o.image)
 	}
-	join, err := issueToken(ctx, hub, o.tokenTTL, "")
+	join, err := issueToken(ctx, hub, o.tokenTTL)
 	if err != nil {
 		return err
 	}
@@ -138,13 +136,12 @@ func ensureClusterInfo(ctx context.Context, hub *clients) error {
 }
 
 // issueToken creates a bootstrap token and returns the join command for it.
-// A token with a cluster may join only that cluster.
-func issueToken(ctx context.Context, hub *clients, ttl time.Duration, cluster string) (string, error) {
+func issueToken(ctx context.Context, hub *clients, ttl time.Duration) (string, error) {
 	token, err := bootstrap.NewToken()
 	if err != nil {
 		return "", err
 	}
-	if _, err := hub.clientset.CoreV1().Secrets(metav1.NamespaceSystem).Create(ctx, bootstrap.TokenSecret(token, ttl, time.Now(), cluster), metav1.CreateOptions{}); err != nil {
+	if _, err := hub.clientset.CoreV1().Secrets(metav1.NamespaceSystem).Create(ctx, bootstrap.TokenSecret(token, ttl, time.Now()), metav1.CreateOptions{}); err != nil {
 		return "", fmt.Errorf("creating the bootstrap token: %w", err)
 	}
 	var cm corev1.ConfigMap
@@ -160,7 +157,7 @@ func issueToken(ctx context.Context, hub *clients, ttl time.Duration, cluster st
 		if err != nil {
 			return "", fmt.Errorf("kube-public/cluster-info: %w", err)
 		}
-		return bootstrap.JoinCommand(c.Server, token, bootstrap.CAHash(certs[0]), cluster), nil
+		return bootstrap.JoinCommand(c.Server, token, bootstrap.CAHash(certs[0])), nil
 	}
 	return "", fmt.Errorf("kube-public/cluster-info names no cluster")
 }
@@ -177,7 +174,6 @@ func caData(cfg *rest.Config) ([]byte, error) {
 
 func newTokenCommand(flags *genericclioptions.ConfigFlags) *cobra.Command {
 	ttl := bootstrap.DefaultTokenTTL
-	cluster := ""
 	create := &cobra.Command{
 		Use:   "create",
 		Short: "Create a bootstrap token on the hub and print the join command",
@@ -187,10 +183,7 @@ func newTokenCommand(flags *genericclioptions.ConfigFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if errs := validation.IsDNS1123Label(cluster); cluster != "" && len(errs) > 0 {
-				return fmt.Errorf("--cluster %q: %s", cluster, strings.Join(errs, "; "))
-			}
-			join, err := issueToken(cmd.Context(), hub, ttl, cluster)
+			join, err := issueToken(cmd.Context(), hub, ttl)
 			if err != nil {
 				return err
 			}
@@ -199,7 +192,6 @@ func newTokenCommand(flags *genericclioptions.ConfigFlags) *cobra.Command {
 		},
 	}
 	create.Flags().DurationVar(&ttl, "ttl", ttl, "lifetime of the token")
-	create.Flags().StringVar(&cluster, "cluster", "", "bind the token to this cluster name: it can register and ask for no other identity")
 	token := &cobra.Command{Use: "token", Short: "Manage bootstrap tokens"}
 	token.AddCommand(create)
 	return token
