@@ -16,8 +16,11 @@ FLEET_NODES     ?= 3
 # a time (-p 1): two fleets starting at once on two cores race for CPU and for the random
 # ports kwokctl picks.
 TEST_TIMEOUT    ?= 15m
-# Each fuzz target runs this long in `make test` (go test -fuzz takes one target a run).
-FUZZ_TIME       ?= 10s
+# Each fuzz target runs this many inputs in `make test` (go test -fuzz takes one target a
+# run). A count, not a duration: with a duration Go's fuzzing engine fails ("context
+# deadline exceeded") when the deadline comes before its workers have replayed the cached
+# corpus, which a loaded two-core machine reaches.
+FUZZ_TIME       ?= 20000x
 FUZZ_TARGETS    := \
 	./agent/job:FuzzIndexes ./agent/job:FuzzIndexedRound \
 	./api/templates:FuzzErrors ./api/work:FuzzValidate ./api/workloadspread:FuzzValidateAndInject \
@@ -71,7 +74,7 @@ test-unit: toolchain ## Unit and integration (envtest) tests.
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
 
 .PHONY: fuzz
-fuzz: ## Fuzz every target in FUZZ_TARGETS for FUZZ_TIME each: no panic, no hang, bounded allocation.
+fuzz: ## Fuzz every target in FUZZ_TARGETS, FUZZ_TIME inputs each: no panic, no hang, bounded allocation.
 	@for t in $(FUZZ_TARGETS); do \
 		echo "fuzz $${t#*:} ($${t%%:*}) for $(FUZZ_TIME)"; \
 		$(GO) test -count=1 -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZ_TIME) "$${t%%:*}" | grep -v '^fuzz: elapsed' || exit 1; \
