@@ -1,0 +1,128 @@
+// Package capfilter removes, from an OCI runtime spec, the capabilities that the calling
+// process's bounding set does not hold. runc refuses to start a container that asks for a
+// capability the kernel will not grant ("unable to apply caps: operation not permitted");
+// Docker's --privileged asks for every capability it knows, so on a host whose bounding set
+// lacks one (some VMs drop CAP_SYS_RESOURCE) no privileged container, and so no kind node,
+// can start. Filtering the spec down to what can actually be granted is exactly what the
+// container would get anyway.
+package capfilter
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// names lists the capabilities by number, as in linux/capability.h.
+var names = []string{
+	"CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_DAC_READ_SEARCH", "CAP_FOWNER", "CAP_FSETID",
+	"CAP_KILL", "CAP_SETGID", "CAP_SETUID", "CAP_SETPCAP", "CAP_LINUX_IMMUTABLE",
+	"CAP_NET_BIND_SERVICE", "CAP_NET_BROADCAST", "CAP_NET_ADMIN", "CAP_NET_RAW",
+	"CAP_IPC_LOCK", "CAP_IPC_OWNER", "CAP_SYS_MODULE", "CAP_SYS_RAWIO", "CAP_SYS_CHROOT",
+	"CAP_SYS_PTRACE", "CAP_SYS_PACCT", "CAP_SYS_ADMIN", "CAP_SYS_BOOT", "CAP_SYS_NICE",
+	"CAP_SYS_RESOURCE", "CAP_SYS_TIME", "CAP_SYS_TTY_CONFIG", "CAP_MKNOD", "CAP_LEASE",
+	"CAP_AUDIT_WRITE", "CAP_AUDIT_CONTROL", "CAP_SETFCAP", "CAP_MAC_OVERRIDE",
+	"CAP_MAC_ADMIN", "CAP_SYSLOG", "CAP_WAKE_ALARM", "CAP_BLOCK_SUSPEND", "CAP_AUDIT_READ",
+	"CAP_PERFMON", "CAP_BPF", "CAP_CHECKPOINT_RESTORE",
+}
+
+// Missing returns the known capabilities absent from a bounding set given as the hex mask
+// of /proc/<pid>/status's CapBnd line.
+func Missing(capBnd uint64) []string {
+	var missing []string
+	for i, name := range names {
+		if capBnd&(1<<uint(i)) == 0 {
+			missing = append(missing, name)
+		}
+	}
+	return missing
+}
+
+// BoundingSet reads the calling process's capability bounding set.
+func BoundingSet() (uint64, error) {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	return parseCapBnd(f)
+}
+
+func parseCapBnd(r io.Reader) (uint64, error) {
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "CapBnd:"); ok {
+			mask, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+			if err != nil {
+				return 0, fmt.Errorf("parsing CapBnd %q: %w", v, err)
+			}
+			return mask, nil
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return 0, err
+	}
+	return 0, fmt.Errorf("no CapBnd line in /proc/self/status")
+}
+
+// capabilitySets are the five lists of an OCI process's capabilities.
+var capabilitySets = []string{"bounding", "effective", "inheritable", "permitted", "ambient"}
+
+// FilterProcess removes drop from the capability lists of an OCI process object (the
+// "process" of a bundle's config.json, or the file runc exec takes). Unknown fields are
+// kept as they are.
+func FilterProcess(process map[string]any, drop map[string]bool) {
+	caps, ok := process["capabilities"].(map[string]any)
+	if !ok {
+		return
+	}
+	for _, set := range capabilitySets {
+		list, ok := caps[set].([]any)
+		if !ok {
+			continue
+		}
+		kept := list[:0]
+		for _, c := range list {
+			if name, ok := c.(string); ok && drop[name] {
+				continue
+			}
+			kept = append(kept, c)
+		}
+		caps[set] = kept
+	}
+}
+
+// FilterFile rewrites an OCI JSON file in place. A bundle's config.json holds the process
+// under "process"; runc exec's --process file is the process object itself.
+func FilterFile(path string, drop map[string]bool, isBundleConfig bool) error {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return fmt.Errorf("parsing %s: %w", path, err)
+	}
+	process := doc
+	if isBundleConfig {
+		p, ok := doc["process"].(map[string]any)
+		if !ok {
+			return nil
+		}
+		process = p
+	}
+	FilterProcess(process, drop)
+	out, err := json.Marshal(doc)
+	if err != nil {
+		return err
+	}
+	info, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, out, info.Mode().Perm())
+}
