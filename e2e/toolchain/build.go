@@ -31,7 +31,7 @@ var components = []component{
 		name:     "kubernetes",
 		version:  KubernetesVersion,
 		binaries: []string{KubeAPIServer, KubeControllerManager, KubeScheduler, Kubectl},
-		build:    buildKubernetes,
+		build:    kubernetesCommands(KubeAPIServer, KubeControllerManager, KubeScheduler, Kubectl),
 	},
 	{
 		name:     "etcd",
@@ -43,7 +43,9 @@ var components = []component{
 		name:     "kwok",
 		version:  KwokVersion,
 		binaries: []string{Kwok, Kwokctl},
-		build:    buildKwok,
+		build: func(ctx context.Context, g *goTool, src, outDir string) error {
+			return goInstall(ctx, g, src, outDir, KwokVersion, "sigs.k8s.io/kwok/cmd/"+Kwok, "sigs.k8s.io/kwok/cmd/"+Kwokctl)
+		},
 	},
 }
 
@@ -126,27 +128,30 @@ func moduleGoMod(ctx context.Context, g *goTool, dir, modVersion string) ([]byte
 	return os.ReadFile(info.GoMod)
 }
 
-func buildKubernetes(ctx context.Context, g *goTool, src, outDir string) error {
-	if err := os.MkdirAll(src, 0o755); err != nil {
+// kubernetesCommands builds commands of k8s.io/kubernetes (cmd/<name>) in a helper module.
+func kubernetesCommands(cmds ...string) func(ctx context.Context, g *goTool, src, outDir string) error {
+	return func(ctx context.Context, g *goTool, src, outDir string) error {
+		if err := os.MkdirAll(src, 0o755); err != nil {
+			return err
+		}
+		upstream, err := moduleGoMod(ctx, g, src, "k8s.io/kubernetes@"+KubernetesVersion)
+		if err != nil {
+			return err
+		}
+		goMod, err := kubernetesHelperGoMod(upstream, KubernetesVersion)
+		if err != nil {
+			return err
+		}
+		if err := writeHelperModule(src, goMod); err != nil {
+			return err
+		}
+		args := []string{"build", "-ldflags", kubernetesLDFlags(KubernetesVersion), "-o", outDir + string(os.PathSeparator)}
+		for _, cmd := range cmds {
+			args = append(args, "k8s.io/kubernetes/cmd/"+cmd)
+		}
+		_, err = g.run(ctx, src, nil, args...)
 		return err
 	}
-	upstream, err := moduleGoMod(ctx, g, src, "k8s.io/kubernetes@"+KubernetesVersion)
-	if err != nil {
-		return err
-	}
-	goMod, err := kubernetesHelperGoMod(upstream, KubernetesVersion)
-	if err != nil {
-		return err
-	}
-	if err := writeHelperModule(src, goMod); err != nil {
-		return err
-	}
-	args := []string{"build", "-ldflags", kubernetesLDFlags(KubernetesVersion), "-o", outDir + string(os.PathSeparator)}
-	for _, cmd := range []string{KubeAPIServer, KubeControllerManager, KubeScheduler, Kubectl} {
-		args = append(args, "k8s.io/kubernetes/cmd/"+cmd)
-	}
-	_, err = g.run(ctx, src, nil, args...)
-	return err
 }
 
 // kubernetesLDFlags stamps the release version into the binaries; without it they report
@@ -177,13 +182,14 @@ func buildEtcd(ctx context.Context, g *goTool, src, outDir string) error {
 	return err
 }
 
-func buildKwok(ctx context.Context, g *goTool, src, outDir string) error {
+// goInstall builds released commands straight from the module proxy; `go install
+// path@version` ignores any surrounding module.
+func goInstall(ctx context.Context, g *goTool, src, outDir, version string, pkgs ...string) error {
 	if err := os.MkdirAll(src, 0o755); err != nil {
 		return err
 	}
-	for _, cmd := range []string{Kwok, Kwokctl} {
-		// go install with an explicit version ignores the surrounding module entirely.
-		if _, err := g.run(ctx, src, []string{"GOBIN=" + outDir, "GOFLAGS="}, "install", "-ldflags", "-s -w", "sigs.k8s.io/kwok/cmd/"+cmd+"@"+KwokVersion); err != nil {
+	for _, p := range pkgs {
+		if _, err := g.run(ctx, src, []string{"GOBIN=" + outDir, "GOFLAGS="}, "install", "-ldflags", "-s -w", p+"@"+version); err != nil {
 			return err
 		}
 	}

@@ -62,17 +62,28 @@ func Locate(cacheDir string) (*Toolchain, error) {
 // or whose binaries no longer match their recorded digests. Concurrent callers on one
 // machine are serialised by a lock file, so two clones never build the same entry at once.
 func Ensure(ctx context.Context, cacheDir string, log io.Writer) (*Toolchain, error) {
-	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
+	if err := ensureComponents(ctx, cacheDir, components, log); err != nil {
 		return nil, err
+	}
+	if err := linkAssets(cacheDir); err != nil {
+		return nil, err
+	}
+	return Locate(cacheDir)
+}
+
+// ensureComponents builds, under the cache's lock, each of comps that is not cached intact.
+func ensureComponents(ctx context.Context, cacheDir string, comps []component, log io.Writer) error {
+	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
+		return err
 	}
 	unlock, err := lockDir(cacheDir)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer unlock()
 
 	g := &goTool{log: log}
-	for _, c := range components {
+	for _, c := range comps {
 		dir := filepath.Join(cacheDir, c.entryName())
 		err := verifyEntry(dir, c.version, c.binaries, verifyDigests)
 		if err == nil {
@@ -80,19 +91,16 @@ func Ensure(ctx context.Context, cacheDir string, log io.Writer) (*Toolchain, er
 			continue
 		}
 		if !errors.Is(err, errIncomplete) {
-			return nil, err
+			return err
 		}
 		fmt.Fprintf(log, "toolchain: building %s (%v)\n", c.entryName(), err)
 		start := time.Now()
 		if err := buildEntry(ctx, g, cacheDir, c); err != nil {
-			return nil, fmt.Errorf("building %s: %w", c.entryName(), err)
+			return fmt.Errorf("building %s: %w", c.entryName(), err)
 		}
 		fmt.Fprintf(log, "toolchain: built %s in %s\n", c.entryName(), time.Since(start).Round(time.Second))
 	}
-	if err := linkAssets(cacheDir); err != nil {
-		return nil, err
-	}
-	return Locate(cacheDir)
+	return nil
 }
 
 // buildEntry builds into a scratch directory and renames it into place only once the
