@@ -27,6 +27,7 @@ FUZZ_TARGETS    := \
 	./hub/cronjob:FuzzSchedule \
 	./placement/division:FuzzSplit ./placement/parallelism:FuzzDivide ./placement/subsets:FuzzRebalance
 E2E_TIMEOUT     ?= 30m
+E2E_KIND_TIMEOUT ?= 45m
 
 ##@ General
 
@@ -51,6 +52,7 @@ verify: generate ## Check formatting, vet, go.mod tidiness and that generated fi
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) vet -tags e2e ./e2e/...
+	$(GO) vet -tags e2ekind ./e2e/kindsmoke/
 	$(GO) mod tidy
 	@if [ -n "$$(git status --porcelain -- api deploy go.mod go.sum)" ]; then \
 		echo "generated files or go.mod drifted; run 'make generate' and 'go mod tidy' and commit:"; \
@@ -67,7 +69,7 @@ toolchain: ## Build (once) and cache kube-apiserver, kube-controller-manager, ku
 ##@ Tests
 
 .PHONY: test
-test: verify test-unit fuzz e2e ## Everything CI runs: verify, unit and integration tests, fuzzing, then the e2e suites.
+test: verify test-unit fuzz e2e e2e-kind ## Everything CI runs: verify, unit and integration tests, fuzzing, the e2e suites, then the kind suites.
 
 .PHONY: test-unit
 test-unit: toolchain ## Unit and integration (envtest) tests.
@@ -83,6 +85,14 @@ fuzz: ## Fuzz every target in FUZZ_TARGETS, FUZZ_TIME inputs each: no panic, no 
 .PHONY: e2e
 e2e: toolchain ## End-to-end suites on a fleet (MUSTER_E2E_PROVIDER=local|kind).
 	$(GO) test -count=1 -p 1 -tags e2e -timeout $(E2E_TIMEOUT) -v ./e2e/...
+
+.PHONY: e2e-kind
+e2e-kind: toolchain ## Kind suites: a Docker engine (started here if none runs), the node image built here, real clusters and pods.
+	$(GO) test -count=1 -p 1 -tags e2ekind -timeout $(E2E_KIND_TIMEOUT) -v ./e2e/kindsmoke/
+
+.PHONY: kind-node-image
+kind-node-image: toolchain ## Build (once) the kind node image from the module proxy and Debian packages; prints its name.
+	$(GO) run ./e2e/cmd/kind-node-image
 
 .PHONY: bench
 bench: ## Go benchmarks of placement, the hub inventory and the agent's Job round.

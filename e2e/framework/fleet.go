@@ -67,7 +67,7 @@ func Up(ctx context.Context, opts FleetOptions) (*Fleet, error) {
 	if err := os.MkdirAll(filepath.Join(dir, "kubeconfig"), 0o755); err != nil {
 		return nil, err
 	}
-	p, err := NewProvider(opts.Provider, dir)
+	p, err := newProvider(ctx, opts.Provider, dir, true)
 	if err != nil {
 		return nil, err
 	}

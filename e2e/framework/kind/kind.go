@@ -7,10 +7,14 @@ package kind
 import (
 	"context"
 	"fmt"
+	"io"
+	"os"
 	"time"
 
 	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
 	"sigs.k8s.io/kind/pkg/cluster"
+	"sigs.k8s.io/kind/pkg/cluster/nodes"
+	"sigs.k8s.io/kind/pkg/cluster/nodeutils"
 	"sigs.k8s.io/kind/pkg/cmd"
 
 	"github.com/musterhq/muster/e2e/framework/provider"
@@ -22,33 +26,54 @@ const ProviderName = "kind"
 // NamePrefix keeps Muster's kind clusters apart from the user's own.
 const NamePrefix = "muster-"
 
+// PodSubnet is every cluster's pod network; the node images built here (e2e/nodeimage)
+// configure their bridge network for it.
+const PodSubnet = "10.244.0.0/16"
+
+// Options say how clusters are created.
+type Options struct {
+	// NodeImage is the node image of every cluster; empty means kind's default.
+	NodeImage string
+	// BridgeNetwork says the node image brings its own single-node bridge network (the
+	// images built here) instead of kind's kindnetd, which is not in them. Pods on
+	// different nodes of one cluster cannot reach each other over it, so clusters then
+	// have one node, which runs the workloads too.
+	BridgeNetwork bool
+}
+
 // Provider creates kind clusters.
 type Provider struct {
 	kind *cluster.Provider
+	opts Options
 }
 
 var _ provider.ClusterProvider = (*Provider)(nil)
 
 // New detects the container engine (docker, podman or nerdctl) the way the kind CLI does.
-func New() *Provider {
-	return &Provider{kind: cluster.NewProvider(cluster.ProviderWithLogger(cmd.NewLogger()))}
+func New(opts Options) *Provider {
+	return &Provider{kind: cluster.NewProvider(cluster.ProviderWithLogger(cmd.NewLogger())), opts: opts}
 }
 
 func (p *Provider) Name() string { return ProviderName }
 
 // CreateCluster creates a kind cluster with one control-plane node and spec.Nodes workers.
 func (p *Provider) CreateCluster(ctx context.Context, spec provider.ClusterSpec, kubeconfigPath string) error {
-	cfg := clusterConfig(spec)
+	if p.opts.BridgeNetwork && spec.Nodes > 0 {
+		return fmt.Errorf("cluster %s: the node image's bridge network connects pods within one node only; ask for 0 worker nodes (the control plane runs workloads)", spec.Name)
+	}
+	cfg := clusterConfig(spec, p.opts, hostHasCgroupV1())
+	createOpts := []cluster.CreateOption{
+		cluster.CreateWithV1Alpha4Config(cfg),
+		cluster.CreateWithKubeconfigPath(kubeconfigPath),
+		cluster.CreateWithWaitForReady(5 * time.Minute),
+		cluster.CreateWithDisplayUsage(false),
+		cluster.CreateWithDisplaySalutation(false),
+	}
+	if p.opts.NodeImage != "" {
+		createOpts = append(createOpts, cluster.CreateWithNodeImage(p.opts.NodeImage))
+	}
 	done := make(chan error, 1)
-	go func() {
-		done <- p.kind.Create(NamePrefix+spec.Name,
-			cluster.CreateWithV1Alpha4Config(cfg),
-			cluster.CreateWithKubeconfigPath(kubeconfigPath),
-			cluster.CreateWithWaitForReady(5*time.Minute),
-			cluster.CreateWithDisplayUsage(false),
-			cluster.CreateWithDisplaySalutation(false),
-		)
-	}()
+	go func() { done <- p.kind.Create(NamePrefix+spec.Name, createOpts...) }()
 	select {
 	case err := <-done:
 		if err != nil {
@@ -57,13 +82,14 @@ func (p *Provider) CreateCluster(ctx context.Context, spec provider.ClusterSpec,
 		return nil
 	case <-ctx.Done():
 		// kind's API takes no context; remove whatever it created so far.
+		<-done
 		_ = p.kind.Delete(NamePrefix+spec.Name, kubeconfigPath)
 		return ctx.Err()
 	}
 }
 
 // clusterConfig lays out the kind nodes: a control plane, plus workers for members.
-func clusterConfig(spec provider.ClusterSpec) *v1alpha4.Cluster {
+func clusterConfig(spec provider.ClusterSpec, opts Options, cgroupV1 bool) *v1alpha4.Cluster {
 	cfg := &v1alpha4.Cluster{
 		TypeMeta: v1alpha4.TypeMeta{Kind: "Cluster", APIVersion: "kind.x-k8s.io/v1alpha4"},
 		Nodes:    []v1alpha4.Node{{Role: v1alpha4.ControlPlaneRole}},
@@ -71,12 +97,25 @@ func clusterConfig(spec provider.ClusterSpec) *v1alpha4.Cluster {
 	for range spec.Nodes {
 		cfg.Nodes = append(cfg.Nodes, v1alpha4.Node{Role: v1alpha4.WorkerRole})
 	}
+	cfg.Networking.PodSubnet = PodSubnet
+	cfg.Networking.DisableDefaultCNI = opts.BridgeNetwork
 	if spec.SigningDuration > 0 {
 		cfg.KubeadmConfigPatches = append(cfg.KubeadmConfigPatches, fmt.Sprintf(
 			"kind: ClusterConfiguration\ncontrollerManager:\n  extraArgs:\n  - name: cluster-signing-duration\n    value: %s\n", spec.SigningDuration))
 	}
+	if cgroupV1 {
+		// Kubernetes 1.35 and later refuse to run a kubelet on cgroup v1 unless told to.
+		cfg.KubeadmConfigPatches = append(cfg.KubeadmConfigPatches, "kind: KubeletConfiguration\nfailCgroupV1: false\n")
+	}
 	v1alpha4.SetDefaultsCluster(cfg)
 	return cfg
+}
+
+// hostHasCgroupV1 says whether this machine (whose engine runs the nodes) mounts cgroup v1;
+// the unified hierarchy has cgroup.controllers at its root.
+func hostHasCgroupV1() bool {
+	_, err := os.Stat("/sys/fs/cgroup/cgroup.controllers")
+	return err != nil
 }
 
 // DeleteCluster deletes the kind cluster and its kubeconfig entry.
@@ -91,4 +130,55 @@ func (p *Provider) DeleteCluster(_ context.Context, name, kubeconfigPath string)
 // same container network: members use it to reach the hub.
 func (p *Provider) InternalKubeconfig(name string) (string, error) {
 	return p.kind.KubeConfig(NamePrefix+name, true)
+}
+
+// InternalAPIServer is the cluster's API server URL by its node's address on the kind
+// network: reachable from pods of every other cluster without name resolution, and in the
+// serving certificate, which kubeadm issues for the advertised address.
+func (p *Provider) InternalAPIServer(name string) (string, error) {
+	cp, err := p.controlPlane(name)
+	if err != nil {
+		return "", err
+	}
+	ipv4, _, err := cp.IP()
+	if err != nil {
+		return "", fmt.Errorf("address of %s: %w", cp, err)
+	}
+	return fmt.Sprintf("https://%s:6443", ipv4), nil
+}
+
+// LoadImageArchive imports an image archive (`docker save` output) into every node of the
+// cluster's containerd, so pods can run it with imagePullPolicy Never.
+func (p *Provider) LoadImageArchive(name string, archive func() (io.ReadCloser, error)) error {
+	list, err := p.kind.ListInternalNodes(NamePrefix + name)
+	if err != nil {
+		return err
+	}
+	for _, n := range list {
+		r, err := archive()
+		if err != nil {
+			return err
+		}
+		err = nodeutils.LoadImageArchive(n, r)
+		r.Close()
+		if err != nil {
+			return fmt.Errorf("loading image into %s: %w", n, err)
+		}
+	}
+	return nil
+}
+
+func (p *Provider) controlPlane(name string) (nodes.Node, error) {
+	list, err := p.kind.ListInternalNodes(NamePrefix + name)
+	if err != nil {
+		return nil, err
+	}
+	cps, err := nodeutils.ControlPlaneNodes(list)
+	if err != nil {
+		return nil, err
+	}
+	if len(cps) == 0 {
+		return nil, fmt.Errorf("kind cluster %s has no control plane node", name)
+	}
+	return cps[0], nil
 }

@@ -18,7 +18,7 @@ func TestClusterConfigLaysOutNodes(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.spec.Name, func(t *testing.T) {
-			cfg := clusterConfig(tc.spec)
+			cfg := clusterConfig(tc.spec, Options{}, false)
 			controlPlanes, workers := 0, 0
 			for _, n := range cfg.Nodes {
 				switch n.Role {
@@ -39,7 +39,32 @@ func TestClusterConfigLaysOutNodes(t *testing.T) {
 }
 
 func TestProviderIsSelectable(t *testing.T) {
-	if got := New().Name(); got != ProviderName {
+	if got := New(Options{}).Name(); got != ProviderName {
 		t.Errorf("Name() = %q, want %q", got, ProviderName)
+	}
+}
+
+func TestClusterConfigForNodeImagesBuiltHere(t *testing.T) {
+	spec := provider.ClusterSpec{Name: "member1", Role: provider.RoleMember}
+	cfg := clusterConfig(spec, Options{NodeImage: "muster.local/kind-node:x", BridgeNetwork: true}, true)
+	if !cfg.Networking.DisableDefaultCNI {
+		t.Error("kindnetd is installed although the image brings its own bridge network (and kindnetd's image is not in it)")
+	}
+	if cfg.Networking.PodSubnet != PodSubnet {
+		t.Errorf("pod subnet %q, want the bridge network's %q", cfg.Networking.PodSubnet, PodSubnet)
+	}
+	if len(cfg.KubeadmConfigPatches) != 1 || cfg.KubeadmConfigPatches[0] != "kind: KubeletConfiguration\nfailCgroupV1: false\n" {
+		t.Errorf("patches %q, want the kubelet allowed on cgroup v1", cfg.KubeadmConfigPatches)
+	}
+	if cfg := clusterConfig(spec, Options{}, false); cfg.Networking.DisableDefaultCNI || len(cfg.KubeadmConfigPatches) != 0 {
+		t.Errorf("kind's own images on cgroup v2 got DisableDefaultCNI=%v patches %q", cfg.Networking.DisableDefaultCNI, cfg.KubeadmConfigPatches)
+	}
+}
+
+func TestBridgeNetworkRefusesWorkerNodes(t *testing.T) {
+	p := New(Options{BridgeNetwork: true})
+	err := p.CreateCluster(t.Context(), provider.ClusterSpec{Name: "member1", Nodes: 2}, t.TempDir()+"/kubeconfig")
+	if err == nil {
+		t.Fatal("a two-worker cluster was created on a network that connects pods within one node only")
 	}
 }
