@@ -5,14 +5,14 @@ package images
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/musterhq/muster/e2e/toolchain"
 )
 
 // Workload is the e2e suites' pod image (cmd workload).
@@ -33,7 +33,7 @@ func BuildScratch(ctx context.Context, pkg, repository string) (string, error) {
 	if out, err := build.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build %s: %w\n%s", pkg, err, out)
 	}
-	digest, err := fileDigest(bin)
+	digest, err := toolchain.FileDigest(bin)
 	if err != nil {
 		return "", err
 	}
@@ -64,17 +64,4 @@ func Archive(ctx context.Context, refs ...string) func() (io.ReadCloser, error) 
 		}
 		return io.NopCloser(&out), nil
 	}
-}
-
-func fileDigest(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }

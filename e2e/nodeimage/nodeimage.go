@@ -169,14 +169,7 @@ func inputKey(rootfsImage string, images []componentImage, bins *toolchain.NodeB
 			return "", err
 		}
 	}
-	err := fs.WalkDir(nodeFiles, "files", func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		raw, err := nodeFiles.ReadFile(path)
-		if err != nil {
-			return err
-		}
+	err := walkNodeFiles(func(path string, raw []byte) error {
 		fmt.Fprintln(h, path, len(raw))
 		h.Write(raw)
 		return nil
@@ -185,6 +178,20 @@ func inputKey(rootfsImage string, images []componentImage, bins *toolchain.NodeB
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil))[:12], nil
+}
+
+// walkNodeFiles calls fn with each embedded node file, by its path in the node.
+func walkNodeFiles(fn func(path string, raw []byte) error) error {
+	return fs.WalkDir(nodeFiles, "files", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		raw, err := nodeFiles.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return fn(strings.TrimPrefix(path, "files/"), raw)
+	})
 }
 
 func hashFile(w io.Writer, path string) error {
@@ -265,19 +272,12 @@ func buildStageImage(ctx context.Context, dir, tag, rootfsImage string, bins *to
 			return err
 		}
 	}
-	err := fs.WalkDir(nodeFiles, "files", func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		raw, err := nodeFiles.ReadFile(path)
-		if err != nil {
-			return err
-		}
+	err := walkNodeFiles(func(path string, raw []byte) error {
 		mode := os.FileMode(0o644)
-		if strings.HasPrefix(path, "files/usr/local/bin/") {
+		if strings.HasPrefix(path, "usr/local/bin/") {
 			mode = 0o755
 		}
-		dst := filepath.Join(ctxDir, strings.TrimPrefix(path, "files/"))
+		dst := filepath.Join(ctxDir, path)
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 			return err
 		}
@@ -375,7 +375,7 @@ func verifyDigest(path string) error {
 	if err != nil {
 		return err
 	}
-	got, err := fileDigest(path)
+	got, err := toolchain.FileDigest(path)
 	if err != nil {
 		return err
 	}
@@ -386,19 +386,11 @@ func verifyDigest(path string) error {
 }
 
 func writeDigest(path, final string) error {
-	sum, err := fileDigest(path)
+	sum, err := toolchain.FileDigest(path)
 	if err != nil {
 		return err
 	}
 	return os.WriteFile(final+".sha256", []byte(sum+"\n"), 0o644)
-}
-
-func fileDigest(path string) (string, error) {
-	h := sha256.New()
-	if err := hashFile(h, path); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 func copyFile(src, dst string, mode os.FileMode) error {

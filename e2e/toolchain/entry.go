@@ -63,7 +63,7 @@ func verifyEntry(dir, version string, want []string, level verifyLevel) error {
 		if level < verifyDigests {
 			continue
 		}
-		sum, err := fileDigest(path)
+		sum, err := FileDigest(path)
 		if err != nil {
 			return fmt.Errorf("%w: %w", errIncomplete, err)
 		}
@@ -79,7 +79,7 @@ func writeManifest(dir, version string, binaries []string) error {
 	m := manifest{Version: version, Binaries: map[string]string{}, Sizes: map[string]int64{}}
 	for _, name := range binaries {
 		path := filepath.Join(dir, name)
-		sum, err := fileDigest(path)
+		sum, err := FileDigest(path)
 		if err != nil {
 			return err
 		}
@@ -97,7 +97,8 @@ func writeManifest(dir, version string, binaries []string) error {
 	return os.WriteFile(filepath.Join(dir, manifestFile), raw, 0o644)
 }
 
-func fileDigest(path string) (string, error) {
+// FileDigest is the hex SHA-256 of a file's content.
+func FileDigest(path string) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return "", err
