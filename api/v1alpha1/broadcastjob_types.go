@@ -86,6 +86,13 @@ type FailurePolicy struct {
 // BroadcastJobSpec runs one pod to completion on every eligible node.
 // +kubebuilder:validation:XValidation:rule="has(self.template.spec)",fieldPath=".template.spec",reason=FieldValueRequired,message="the pod run on each node"
 // +kubebuilder:validation:XValidation:rule="!has(self.template.spec) || (has(self.template.spec.restartPolicy) && self.template.spec.restartPolicy in ['Never', 'OnFailure'])",message="template.spec.restartPolicy must be Never or OnFailure"
+//
+// The labels and annotations the agent puts on every pod of the job are refused in the
+// template rather than silently overwritten, as upstream refuses its own: the agent finds
+// a job's pods by these labels, and a preset restart-limit-exceeded annotation would make
+// every pod count as failed. Membership tests on the map keep the rules' cost constant.
+// +kubebuilder:validation:XValidation:rule="!has(self.template.metadata) || !has(self.template.metadata.labels) || !['muster.dev/controller', 'muster.dev/broadcastjob-name', 'muster.dev/broadcastjob-uid'].exists(k, k in self.template.metadata.labels)",fieldPath=".template.metadata.labels",reason=FieldValueForbidden,message="muster.dev/controller, muster.dev/broadcastjob-name and muster.dev/broadcastjob-uid are set by Muster on the job's pods and must not be preset in the template"
+// +kubebuilder:validation:XValidation:rule="!has(self.template.metadata) || !has(self.template.metadata.annotations) || !['muster.dev/node', 'muster.dev/restart-limit-exceeded'].exists(k, k in self.template.metadata.annotations)",fieldPath=".template.metadata.annotations",reason=FieldValueForbidden,message="muster.dev/node and muster.dev/restart-limit-exceeded are set by Muster on the job's pods and must not be preset in the template"
 type BroadcastJobSpec struct {
 	// parallelism caps the pods running at once: a number, or an integer percent of the
 	// eligible nodes (rounded up). Unset means no cap.
