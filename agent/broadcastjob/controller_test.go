@@ -127,7 +127,7 @@ func TestContinueRunsEveryNodeAndEndsFailed(t *testing.T) {
 	f := newFixture(t)
 	f.node("a")
 	f.node("b")
-	j := f.job()
+	j := f.job(func(j *musterv1.BroadcastJob) { j.Spec.FailurePolicy.Type = musterv1.FailureContinue })
 	f.waitForPods("a", "b")
 	f.finish("a", corev1.PodFailed)
 	f.waitForStatus(j, musterv1.BroadcastJobRunning, musterv1.BroadcastCounts{Desired: 2, Active: 1, Failed: 1})

@@ -173,7 +173,7 @@ func decide(o observed) plan {
 		p.status = status
 		return p
 	}
-	policy := job.Spec.FailurePolicy.Type
+	policy := bcj.FailurePolicy(&job.Spec)
 	if msg, ok := job.Annotations[musterv1.TerminateAnnotation]; ok {
 		return finish(musterv1.BroadcastJobFailed, bcj.ReasonTerminated, msg, true)
 	}

@@ -66,6 +66,7 @@ func podNames(pods []*corev1.Pod) []string {
 func TestDecide(t *testing.T) {
 	failFast := func(j *musterv1.BroadcastJob) { j.Spec.FailurePolicy.Type = musterv1.FailureFailFast }
 	pausePolicy := func(j *musterv1.BroadcastJob) { j.Spec.FailurePolicy.Type = musterv1.FailurePause }
+	continuePolicy := func(j *musterv1.BroadcastJob) { j.Spec.FailurePolicy.Type = musterv1.FailureContinue }
 	never := func(j *musterv1.BroadcastJob) { j.Spec.CompletionPolicy.Type = musterv1.CompletionNever }
 	par := func(p intstr.IntOrString) func(*musterv1.BroadcastJob) {
 		return func(j *musterv1.BroadcastJob) { j.Spec.Parallelism = &p }
@@ -118,14 +119,20 @@ func TestDecide(t *testing.T) {
 			wantPhase: musterv1.BroadcastJobCompleted, wantReason: bcj.ReasonCompleted, wantCounts: musterv1.BroadcastCounts{Desired: 2, Succeeded: 2},
 		},
 		{
-			name: "Continue: every node done with a failure ends Failed", job: testJob(), nodes: nodes("n1", "n2"),
+			name: "Continue: every node done with a failure ends Failed", job: testJob(continuePolicy), nodes: nodes("n1", "n2"),
 			pods:      []*corev1.Pod{podOn("n1", corev1.PodFailed), podOn("n2", corev1.PodSucceeded)},
 			wantPhase: musterv1.BroadcastJobFailedPh, wantReason: bcj.ReasonPodsFailed, wantCounts: musterv1.BroadcastCounts{Desired: 2, Succeeded: 1, Failed: 1},
 		},
 		{
-			name: "Continue keeps creating after a failure", job: testJob(), nodes: nodes("n1", "n2"),
+			name: "Continue keeps creating after a failure", job: testJob(continuePolicy), nodes: nodes("n1", "n2"),
 			pods:       []*corev1.Pod{podOn("n1", corev1.PodFailed)},
 			wantCreate: []string{"n2"}, wantPhase: musterv1.BroadcastJobRunning, wantCounts: musterv1.BroadcastCounts{Desired: 2, Failed: 1},
+		},
+		{
+			name: "no failurePolicy type: FailFast, the default", job: testJob(), nodes: nodes("n1", "n2", "n3"),
+			pods:      []*corev1.Pod{podOn("n1", corev1.PodFailed), podOn("n2", corev1.PodRunning)},
+			wantStop:  []string{"n2"},
+			wantPhase: musterv1.BroadcastJobFailedPh, wantReason: bcj.ReasonPodFailed, wantCounts: musterv1.BroadcastCounts{Desired: 3, Failed: 1},
 		},
 		{
 			name: "FailFast stops every running pod at the first failure", job: testJob(failFast), nodes: nodes("n1", "n2", "n3"),

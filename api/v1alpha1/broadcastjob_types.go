@@ -71,8 +71,9 @@ const (
 
 // FailurePolicy configures failure handling.
 type FailurePolicy struct {
-	// type is Continue (default), FailFast or Pause.
-	// +kubebuilder:default=Continue
+	// type is FailFast (default, as OpenKruise's webhook sets it), Continue or Pause. The
+	// controllers read an empty type as FailFast too.
+	// +kubebuilder:default=FailFast
 	// +optional
 	Type FailurePolicyType `json:"type,omitempty"`
 
@@ -115,7 +116,7 @@ type BroadcastJobSpec struct {
 
 	// failurePolicy says what a failed pod does to the job.
 	// +optional
-	// +kubebuilder:default={type: Continue}
+	// +kubebuilder:default={type: FailFast}
 	FailurePolicy FailurePolicy `json:"failurePolicy,omitempty"`
 
 	// placement spreads the job over member clusters. Set on the hub; a member's agent

@@ -147,7 +147,7 @@ func decideFleet(o fleetObserved) fleetPlan {
 		p.status = status
 		return p
 	}
-	policy := job.Spec.FailurePolicy.Type
+	policy := bcj.FailurePolicy(&job.Spec)
 	if policy == musterv1.FailureFailFast && firstFailed != nil {
 		return finish(musterv1.BroadcastJobFailed, bcj.ReasonPodFailed, fmt.Sprintf("a pod failed in cluster %s (failurePolicy FailFast)%s", firstFailed.name, failedDetail(firstFailed.reported)))
 	}
