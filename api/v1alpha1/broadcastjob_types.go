@@ -110,7 +110,9 @@ type BroadcastJobSpec struct {
 	// +kubebuilder:default={type: Always}
 	CompletionPolicy CompletionPolicy `json:"completionPolicy,omitempty"`
 
-	// paused stops creating pods; running pods go on.
+	// paused stops creating and deleting pods: running pods go on, also on nodes that are
+	// gone or no longer fit, until the job resumes. The job still fails at its deadline
+	// and, with FailFast, at a failed pod.
 	// +optional
 	Paused bool `json:"paused,omitempty"`
 
@@ -142,7 +144,8 @@ const (
 // BroadcastCounts are the pod counters of a BroadcastJob or of one of its shards. They are
 // always written, so that `kubectl get` shows 0 rather than an empty column.
 type BroadcastCounts struct {
-	// desired is the number of eligible nodes.
+	// desired is the number of existing eligible nodes: those that keep the job's pod and
+	// those still to get one. A pod whose node is gone counts elsewhere, not here.
 	// +optional
 	Desired int32 `json:"desired"`
 	// active pods are created and not finished.
