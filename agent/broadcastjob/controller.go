@@ -15,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -167,6 +168,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 
 	p := decide(observed{job: job, nodes: nodes, pods: pods, now: r.Clock.Now()})
+	if len(p.held) > 0 {
+		logger.V(2).Info("paused: pods on nodes that are gone or no longer fit stay until the job resumes", "pods", len(p.held), "first", klog.KObj(p.held[0]))
+	}
 	if p.pause {
 		// Persisting the pause comes first and alone (no pods are created or deleted in
 		// this round): a crash after it leaves a paused job, not a lost one.

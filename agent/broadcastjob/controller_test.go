@@ -127,7 +127,7 @@ func TestContinueRunsEveryNodeAndEndsFailed(t *testing.T) {
 	f := newFixture(t)
 	f.node("a")
 	f.node("b")
-	j := f.job()
+	j := f.job(func(j *musterv1.BroadcastJob) { j.Spec.FailurePolicy.Type = musterv1.FailureContinue })
 	f.waitForPods("a", "b")
 	f.finish("a", corev1.PodFailed)
 	f.waitForStatus(j, musterv1.BroadcastJobRunning, musterv1.BroadcastCounts{Desired: 2, Active: 1, Failed: 1})
@@ -183,6 +183,31 @@ func TestPausedCreatesNothingUntilUnpaused(t *testing.T) {
 	f.setPaused(j, false)
 	f.waitForPods("a")
 	f.waitForStatus(j, musterv1.BroadcastJobRunning, musterv1.BroadcastCounts{Desired: 1, Active: 1})
+}
+
+// TestPausedDeletesNothingUntilResumed: a node that disappears while the job is paused
+// keeps its pod until the job resumes, and desired counts the nodes that remain.
+func TestPausedDeletesNothingUntilResumed(t *testing.T) {
+	f := newFixture(t)
+	f.node("a")
+	b := f.node("b")
+	j := f.job()
+	f.waitForPods("a", "b")
+	f.setPaused(j, true)
+	f.waitForStatus(j, musterv1.BroadcastJobPausedPh, musterv1.BroadcastCounts{Desired: 2, Active: 2})
+	if err := env.Client.Delete(t.Context(), b); err != nil {
+		t.Fatal(err)
+	}
+	f.waitForStatus(j, musterv1.BroadcastJobPausedPh, musterv1.BroadcastCounts{Desired: 1, Active: 2})
+	time.Sleep(300 * time.Millisecond)
+	if pods := f.pods(); len(pods) != 2 {
+		t.Fatalf("a paused job deleted the pod of a node that disappeared: pods on %v", keys(pods))
+	}
+	f.setPaused(j, false)
+	f.waitForPods("a")
+	f.finish("a", corev1.PodSucceeded)
+	f.waitForStatus(j, musterv1.BroadcastJobCompleted, musterv1.BroadcastCounts{Desired: 1, Succeeded: 1})
+	f.expectEvent(j, broadcastjob.ReasonSuccessfulDelete)
 }
 
 func TestNeverServesNewNodesAndNeverCompletes(t *testing.T) {

@@ -38,6 +38,9 @@ type plan struct {
 	restartsExceeded []*corev1.Pod
 	// stop are active pods to delete.
 	stop []*corev1.Pod
+	// held are active pods on nodes that are gone or no longer keep them, which a paused
+	// job leaves alone until it resumes.
+	held []*corev1.Pod
 	// create lists nodes that get a pod now, in order.
 	create []string
 	// status is the job's new status, before the creations are counted.
@@ -102,7 +105,7 @@ func decide(o observed) plan {
 		nodes[n.Name] = n
 	}
 	counts := musterv1.BroadcastCounts{}
-	var active []*corev1.Pod
+	var active, misplaced []*corev1.Pod
 	var firstFailed *corev1.Pod
 	withPod := make(map[string]bool, len(o.pods))
 	for _, pod := range o.pods {
@@ -127,14 +130,22 @@ func decide(o observed) plan {
 			}
 			active = append(active, pod)
 			if node, ok := nodes[name]; !ok || !fit.Keeps(node) {
-				p.stop = append(p.stop, pod)
+				misplaced = append(misplaced, pod)
 			}
 		}
 	}
+	// desired counts the nodes that exist and are eligible, as upstream does: those
+	// that keep the job's pod and those that fit one still to come. A pod whose node is
+	// gone or no longer keeps it counts as active, succeeded or failed, but not as a
+	// node the job wants.
+	var eligible int32
 	var missing []string
 	unfit := map[nodefit.Reason]int{}
 	for _, n := range o.nodes {
 		if withPod[n.Name] {
+			if fit.Keeps(n) {
+				eligible++
+			}
 			continue
 		}
 		if reason := fit.Check(n); reason != nodefit.Fits {
@@ -144,7 +155,7 @@ func decide(o observed) plan {
 		missing = append(missing, n.Name)
 	}
 	slices.Sort(missing)
-	counts.Desired = counts.Active + counts.Succeeded + counts.Failed + int32(len(missing))
+	counts.Desired = eligible + int32(len(missing))
 	status.BroadcastCounts = counts
 	status.Parallelism = parallelism.Resolve(job.Spec.Parallelism, counts.Desired)
 
@@ -162,7 +173,7 @@ func decide(o observed) plan {
 		p.status = status
 		return p
 	}
-	policy := job.Spec.FailurePolicy.Type
+	policy := bcj.FailurePolicy(&job.Spec)
 	if msg, ok := job.Annotations[musterv1.TerminateAnnotation]; ok {
 		return finish(musterv1.BroadcastJobFailed, bcj.ReasonTerminated, msg, true)
 	}
@@ -184,7 +195,7 @@ func decide(o observed) plan {
 	if always && counts.Desired > 0 && len(missing) == 0 && counts.Active == 0 {
 		if counts.Failed > 0 {
 			return finish(musterv1.BroadcastJobFailed, bcj.ReasonPodsFailed,
-				fmt.Sprintf("%d of %d pods failed", counts.Failed, counts.Desired), false)
+				fmt.Sprintf("%d of %d pods failed", counts.Failed, counts.Succeeded+counts.Failed), false)
 		}
 		return finish(musterv1.BroadcastJobComplete, bcj.ReasonCompleted,
 			fmt.Sprintf("%d pods succeeded", counts.Succeeded), false)
@@ -196,6 +207,9 @@ func decide(o observed) plan {
 	}
 
 	if paused {
+		// A paused job creates and deletes nothing: even a pod whose node is gone stays
+		// until the job resumes, as upstream. Only the job's end (above) stops pods.
+		p.held = misplaced
 		failure := ""
 		if p.pause {
 			failure = fmt.Sprintf("pod %s on node %s failed (failurePolicy Pause)", firstFailed.Name, PodNode(firstFailed))
@@ -204,6 +218,7 @@ func decide(o observed) plan {
 		bcj.SetCondition(&status, musterv1.BroadcastJobPaused, metav1.ConditionTrue, reason, msg)
 	} else {
 		bcj.SetCondition(&status, musterv1.BroadcastJobPaused, metav1.ConditionFalse, bcj.ReasonNotPaused, "the job creates pods")
+		p.stop = misplaced
 		p.create = missing
 		if status.Parallelism != nil {
 			room := max(*status.Parallelism-counts.Active, 0)

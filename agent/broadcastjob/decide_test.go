@@ -66,6 +66,7 @@ func podNames(pods []*corev1.Pod) []string {
 func TestDecide(t *testing.T) {
 	failFast := func(j *musterv1.BroadcastJob) { j.Spec.FailurePolicy.Type = musterv1.FailureFailFast }
 	pausePolicy := func(j *musterv1.BroadcastJob) { j.Spec.FailurePolicy.Type = musterv1.FailurePause }
+	continuePolicy := func(j *musterv1.BroadcastJob) { j.Spec.FailurePolicy.Type = musterv1.FailureContinue }
 	never := func(j *musterv1.BroadcastJob) { j.Spec.CompletionPolicy.Type = musterv1.CompletionNever }
 	par := func(p intstr.IntOrString) func(*musterv1.BroadcastJob) {
 		return func(j *musterv1.BroadcastJob) { j.Spec.Parallelism = &p }
@@ -82,6 +83,7 @@ func TestDecide(t *testing.T) {
 		pods        []*corev1.Pod
 		wantCreate  []string
 		wantStop    []string
+		wantHeld    []string
 		wantPause   bool
 		wantPhase   musterv1.BroadcastJobPhase
 		wantReason  string // reason of the Complete or Failed condition, or of NodesEligible=False
@@ -117,14 +119,20 @@ func TestDecide(t *testing.T) {
 			wantPhase: musterv1.BroadcastJobCompleted, wantReason: bcj.ReasonCompleted, wantCounts: musterv1.BroadcastCounts{Desired: 2, Succeeded: 2},
 		},
 		{
-			name: "Continue: every node done with a failure ends Failed", job: testJob(), nodes: nodes("n1", "n2"),
+			name: "Continue: every node done with a failure ends Failed", job: testJob(continuePolicy), nodes: nodes("n1", "n2"),
 			pods:      []*corev1.Pod{podOn("n1", corev1.PodFailed), podOn("n2", corev1.PodSucceeded)},
 			wantPhase: musterv1.BroadcastJobFailedPh, wantReason: bcj.ReasonPodsFailed, wantCounts: musterv1.BroadcastCounts{Desired: 2, Succeeded: 1, Failed: 1},
 		},
 		{
-			name: "Continue keeps creating after a failure", job: testJob(), nodes: nodes("n1", "n2"),
+			name: "Continue keeps creating after a failure", job: testJob(continuePolicy), nodes: nodes("n1", "n2"),
 			pods:       []*corev1.Pod{podOn("n1", corev1.PodFailed)},
 			wantCreate: []string{"n2"}, wantPhase: musterv1.BroadcastJobRunning, wantCounts: musterv1.BroadcastCounts{Desired: 2, Failed: 1},
+		},
+		{
+			name: "no failurePolicy type: FailFast, the default", job: testJob(), nodes: nodes("n1", "n2", "n3"),
+			pods:      []*corev1.Pod{podOn("n1", corev1.PodFailed), podOn("n2", corev1.PodRunning)},
+			wantStop:  []string{"n2"},
+			wantPhase: musterv1.BroadcastJobFailedPh, wantReason: bcj.ReasonPodFailed, wantCounts: musterv1.BroadcastCounts{Desired: 3, Failed: 1},
 		},
 		{
 			name: "FailFast stops every running pod at the first failure", job: testJob(failFast), nodes: nodes("n1", "n2", "n3"),
@@ -199,17 +207,46 @@ func TestDecide(t *testing.T) {
 			wantPhase: musterv1.BroadcastJobPending, wantReason: bcj.ReasonNoEligibleNodes,
 		},
 		{
-			name: "a running pod whose node was relabelled away is stopped", job: testJob(selector),
+			name: "a running pod whose node was relabelled away is stopped, and its node is not desired", job: testJob(selector),
 			nodes:     []*corev1.Node{testNode("n1", func(n *corev1.Node) { n.Labels["pool"] = "b" })},
 			pods:      []*corev1.Pod{podOn("n1", corev1.PodRunning)},
 			wantStop:  []string{"n1"},
-			wantPhase: musterv1.BroadcastJobRunning, wantCounts: musterv1.BroadcastCounts{Desired: 1, Active: 1},
+			wantPhase: musterv1.BroadcastJobPending, wantReason: bcj.ReasonNoEligibleNodes, wantCounts: musterv1.BroadcastCounts{Active: 1},
 		},
 		{
-			name: "a running pod whose node was deleted is stopped", job: testJob(), nodes: nodes("n2"),
+			name: "a running pod whose node was deleted is stopped, and its node is not desired", job: testJob(), nodes: nodes("n2"),
 			pods:       []*corev1.Pod{podOn("n1", corev1.PodRunning)},
 			wantStop:   []string{"n1"},
-			wantCreate: []string{"n2"}, wantPhase: musterv1.BroadcastJobRunning, wantCounts: musterv1.BroadcastCounts{Desired: 2, Active: 1},
+			wantCreate: []string{"n2"}, wantPhase: musterv1.BroadcastJobRunning, wantCounts: musterv1.BroadcastCounts{Desired: 1, Active: 1},
+		},
+		{
+			name: "a finished pod whose node was deleted counts, but its node is not desired", job: testJob(), nodes: nodes("n2"),
+			pods:       []*corev1.Pod{podOn("n1", corev1.PodSucceeded)},
+			wantCreate: []string{"n2"}, wantPhase: musterv1.BroadcastJobRunning, wantCounts: musterv1.BroadcastCounts{Desired: 1, Succeeded: 1},
+		},
+		{
+			name: "paused: a pod whose node was deleted stays until the job resumes",
+			job:  testJob(func(j *musterv1.BroadcastJob) { j.Spec.Paused = true }), nodes: nodes("n2", "n3"),
+			pods:      []*corev1.Pod{podOn("n1", corev1.PodRunning), podOn("n2", corev1.PodRunning)},
+			wantHeld:  []string{"n1"},
+			wantPhase: musterv1.BroadcastJobPausedPh, wantCounts: musterv1.BroadcastCounts{Desired: 2, Active: 2},
+		},
+		{
+			name: "paused: a pod whose node no longer keeps it stays until the job resumes",
+			job:  testJob(func(j *musterv1.BroadcastJob) { j.Spec.Paused = true }),
+			nodes: []*corev1.Node{testNode("n1", func(n *corev1.Node) {
+				n.Spec.Taints = []corev1.Taint{{Key: "evict", Effect: corev1.TaintEffectNoExecute}}
+			})},
+			pods:      []*corev1.Pod{podOn("n1", corev1.PodRunning)},
+			wantHeld:  []string{"n1"},
+			wantPhase: musterv1.BroadcastJobPausedPh, wantCounts: musterv1.BroadcastCounts{Active: 1},
+		},
+		{
+			name: "paused: the job's end still stops its pods (FailFast)",
+			job:  testJob(failFast, func(j *musterv1.BroadcastJob) { j.Spec.Paused = true }), nodes: nodes("n2"),
+			pods:      []*corev1.Pod{podOn("n1", corev1.PodRunning), podOn("n2", corev1.PodFailed)},
+			wantStop:  []string{"n1"},
+			wantPhase: musterv1.BroadcastJobFailedPh, wantReason: bcj.ReasonPodFailed, wantCounts: musterv1.BroadcastCounts{Desired: 1, Failed: 1},
 		},
 		{
 			name: "a cordoned node keeps its running pod", job: testJob(),
@@ -249,6 +286,9 @@ func TestDecide(t *testing.T) {
 			}
 			if got := podNames(p.stop); !slices.Equal(got, tc.wantStop) {
 				t.Errorf("stop = %v, want %v", got, tc.wantStop)
+			}
+			if got := podNames(p.held); !slices.Equal(got, tc.wantHeld) {
+				t.Errorf("held = %v, want %v", got, tc.wantHeld)
 			}
 			if p.pause != tc.wantPause {
 				t.Errorf("pause = %v, want %v", p.pause, tc.wantPause)

@@ -58,6 +58,17 @@ func Finished(status *musterv1.BroadcastJobStatus) bool {
 		meta.IsStatusConditionTrue(status.Conditions, musterv1.BroadcastJobFailed)
 }
 
+// FailurePolicy is the job's failurePolicy type, FailFast when empty. The API server
+// writes FailFast into every job that omits it (as OpenKruise's webhook does); reading an
+// empty type the same way keeps the decisions, which also see jobs built in Go, in line
+// with what users see in the object.
+func FailurePolicy(spec *musterv1.BroadcastJobSpec) musterv1.FailurePolicyType {
+	if spec.FailurePolicy.Type == "" {
+		return musterv1.FailureFailFast
+	}
+	return spec.FailurePolicy.Type
+}
+
 // PausedAt is the failed-pod count recorded when failurePolicy Pause last paused the job.
 func PausedAt(job *musterv1.BroadcastJob) int32 {
 	n, err := strconv.ParseInt(job.Annotations[musterv1.PausedAtFailuresAnnotation], 10, 32)

@@ -69,3 +69,19 @@ func TestPhase(t *testing.T) {
 		})
 	}
 }
+
+func TestFailurePolicy(t *testing.T) {
+	for _, tc := range []struct {
+		set, want musterv1.FailurePolicyType
+	}{
+		{"", musterv1.FailureFailFast},
+		{musterv1.FailureContinue, musterv1.FailureContinue},
+		{musterv1.FailureFailFast, musterv1.FailureFailFast},
+		{musterv1.FailurePause, musterv1.FailurePause},
+	} {
+		spec := &musterv1.BroadcastJobSpec{FailurePolicy: musterv1.FailurePolicy{Type: tc.set}}
+		if got := FailurePolicy(spec); got != tc.want {
+			t.Errorf("FailurePolicy(%q) = %q, want %q", tc.set, got, tc.want)
+		}
+	}
+}

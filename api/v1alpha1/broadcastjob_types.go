@@ -71,8 +71,9 @@ const (
 
 // FailurePolicy configures failure handling.
 type FailurePolicy struct {
-	// type is Continue (default), FailFast or Pause.
-	// +kubebuilder:default=Continue
+	// type is FailFast (default, as OpenKruise's webhook sets it), Continue or Pause. The
+	// controllers read an empty type as FailFast too.
+	// +kubebuilder:default=FailFast
 	// +optional
 	Type FailurePolicyType `json:"type,omitempty"`
 
@@ -86,6 +87,13 @@ type FailurePolicy struct {
 // BroadcastJobSpec runs one pod to completion on every eligible node.
 // +kubebuilder:validation:XValidation:rule="has(self.template.spec)",fieldPath=".template.spec",reason=FieldValueRequired,message="the pod run on each node"
 // +kubebuilder:validation:XValidation:rule="!has(self.template.spec) || (has(self.template.spec.restartPolicy) && self.template.spec.restartPolicy in ['Never', 'OnFailure'])",message="template.spec.restartPolicy must be Never or OnFailure"
+//
+// The labels and annotations the agent puts on every pod of the job are refused in the
+// template rather than silently overwritten, as upstream refuses its own: the agent finds
+// a job's pods by these labels, and a preset restart-limit-exceeded annotation would make
+// every pod count as failed. Membership tests on the map keep the rules' cost constant.
+// +kubebuilder:validation:XValidation:rule="!has(self.template.metadata) || !has(self.template.metadata.labels) || !['muster.dev/controller', 'muster.dev/broadcastjob-name', 'muster.dev/broadcastjob-uid'].exists(k, k in self.template.metadata.labels)",fieldPath=".template.metadata.labels",reason=FieldValueForbidden,message="muster.dev/controller, muster.dev/broadcastjob-name and muster.dev/broadcastjob-uid are set by Muster on the job's pods and must not be preset in the template"
+// +kubebuilder:validation:XValidation:rule="!has(self.template.metadata) || !has(self.template.metadata.annotations) || !['muster.dev/node', 'muster.dev/restart-limit-exceeded'].exists(k, k in self.template.metadata.annotations)",fieldPath=".template.metadata.annotations",reason=FieldValueForbidden,message="muster.dev/node and muster.dev/restart-limit-exceeded are set by Muster on the job's pods and must not be preset in the template"
 type BroadcastJobSpec struct {
 	// parallelism caps the pods running at once: a number, or an integer percent of the
 	// eligible nodes (rounded up). Unset means no cap.
@@ -102,13 +110,15 @@ type BroadcastJobSpec struct {
 	// +kubebuilder:default={type: Always}
 	CompletionPolicy CompletionPolicy `json:"completionPolicy,omitempty"`
 
-	// paused stops creating pods; running pods go on.
+	// paused stops creating and deleting pods: running pods go on, also on nodes that are
+	// gone or no longer fit, until the job resumes. The job still fails at its deadline
+	// and, with FailFast, at a failed pod.
 	// +optional
 	Paused bool `json:"paused,omitempty"`
 
 	// failurePolicy says what a failed pod does to the job.
 	// +optional
-	// +kubebuilder:default={type: Continue}
+	// +kubebuilder:default={type: FailFast}
 	FailurePolicy FailurePolicy `json:"failurePolicy,omitempty"`
 
 	// placement spreads the job over member clusters. Set on the hub; a member's agent
@@ -134,7 +144,8 @@ const (
 // BroadcastCounts are the pod counters of a BroadcastJob or of one of its shards. They are
 // always written, so that `kubectl get` shows 0 rather than an empty column.
 type BroadcastCounts struct {
-	// desired is the number of eligible nodes.
+	// desired is the number of existing eligible nodes: those that keep the job's pod and
+	// those still to get one. A pod whose node is gone counts elsewhere, not here.
 	// +optional
 	Desired int32 `json:"desired"`
 	// active pods are created and not finished.

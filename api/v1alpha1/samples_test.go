@@ -132,7 +132,12 @@ func TestDefaults(t *testing.T) {
 		{
 			sample: "broadcastjob",
 			strip:  []string{"spec.completionPolicy", "spec.failurePolicy"},
-			want:   map[string]any{"spec.completionPolicy.type": "Always", "spec.failurePolicy.type": "Continue"},
+			want:   map[string]any{"spec.completionPolicy.type": "Always", "spec.failurePolicy.type": "FailFast"},
+		},
+		{
+			sample: "broadcastjob",
+			strip:  []string{"spec.completionPolicy.type", "spec.failurePolicy.type"},
+			want:   map[string]any{"spec.completionPolicy.type": "Always", "spec.failurePolicy.type": "FailFast"},
 		},
 		{
 			sample: "fleetcronjob",
@@ -167,5 +172,29 @@ func TestDefaults(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestBroadcastJobTemplateDefaults: a FleetCronJob's BroadcastJob template shows the
+// defaults its children get.
+func TestBroadcastJobTemplateDefaults(t *testing.T) {
+	ctx := t.Context()
+	u := sample(t, "fleetcronjob")
+	spec := get(sample(t, "broadcastjob"), "spec").(map[string]any)
+	delete(spec, "completionPolicy")
+	delete(spec, "failurePolicy")
+	set(t, u, "spec.jobTemplate", nil)
+	set(t, u, "spec.broadcastJobTemplate", map[string]any{"spec": spec})
+	isolate(t, ctx, u)
+	if err := env.Client.Create(ctx, u); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]any{
+		"spec.broadcastJobTemplate.spec.completionPolicy.type": "Always",
+		"spec.broadcastJobTemplate.spec.failurePolicy.type":    "FailFast",
+	} {
+		if got := get(u, path); got != want {
+			t.Errorf("%s = %#v after create, want default %#v", path, got, want)
+		}
 	}
 }

@@ -7,6 +7,8 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/musterhq/muster/api/v1alpha1"
 )
 
 // badInput is one object the API server must reject, with the message a user sees.
@@ -124,6 +126,24 @@ var badInputs = []badInput{
 		change: setTo("spec.failurePolicy.type", "Retry"), want: `Unsupported value: "Retry"`},
 	{name: "broadcastjob negative restartLimit", sample: "broadcastjob",
 		change: setTo("spec.failurePolicy.restartLimit", int64(-2)), want: "should be greater than or equal to 0"},
+	{name: "broadcastjob template presets the controller label", sample: "broadcastjob",
+		change: setTo("spec.template.metadata.labels", map[string]any{"app": "x", v1alpha1.ControllerLabel: "mine"}),
+		want:   "spec.template.metadata.labels: Forbidden: muster.dev/controller, muster.dev/broadcastjob-name and muster.dev/broadcastjob-uid are set by Muster on the job's pods"},
+	{name: "broadcastjob template presets the job-name label", sample: "broadcastjob",
+		change: setTo("spec.template.metadata.labels", map[string]any{v1alpha1.BroadcastJobNameLabel: "other"}),
+		want:   "spec.template.metadata.labels: Forbidden: muster.dev/controller, muster.dev/broadcastjob-name"},
+	{name: "broadcastjob template presets the job-uid label, even empty", sample: "broadcastjob",
+		change: setTo("spec.template.metadata.labels", map[string]any{v1alpha1.BroadcastJobUIDLabel: ""}),
+		want:   "spec.template.metadata.labels: Forbidden: muster.dev/controller, muster.dev/broadcastjob-name"},
+	{name: "broadcastjob template presets the node annotation", sample: "broadcastjob",
+		change: setTo("spec.template.metadata.annotations", map[string]any{v1alpha1.NodeAnnotation: "node-1"}),
+		want:   "spec.template.metadata.annotations: Forbidden: muster.dev/node and muster.dev/restart-limit-exceeded are set by Muster on the job's pods"},
+	{name: "broadcastjob template presets the restart-limit annotation", sample: "broadcastjob",
+		change: setTo("spec.template.metadata.annotations", map[string]any{v1alpha1.RestartLimitExceededAnnotation: "1"}),
+		want:   "spec.template.metadata.annotations: Forbidden: muster.dev/node and muster.dev/restart-limit-exceeded"},
+	{name: "broadcastjob template preset labels changed later", sample: "broadcastjob", onUpdate: true,
+		change: setTo("spec.template.metadata.labels", map[string]any{v1alpha1.BroadcastJobUIDLabel: "u"}),
+		want:   "spec.template.metadata.labels: Forbidden"},
 
 	// FleetCronJob
 	{name: "cronjob with both templates", sample: "fleetcronjob",
@@ -132,6 +152,14 @@ var badInputs = []badInput{
 			set(t, u, "spec.broadcastJobTemplate", map[string]any{"spec": get(bcj, "spec")})
 		},
 		want: "exactly one of jobTemplate and broadcastJobTemplate must be set"},
+	{name: "cronjob broadcast template presets a reserved label", sample: "fleetcronjob",
+		change: func(t *testing.T, u *unstructured.Unstructured) {
+			bcj := sample(t, "broadcastjob")
+			set(t, bcj, "spec.template.metadata.labels", map[string]any{v1alpha1.BroadcastJobNameLabel: "x"})
+			set(t, u, "spec.jobTemplate", nil)
+			set(t, u, "spec.broadcastJobTemplate", map[string]any{"spec": get(bcj, "spec")})
+		},
+		want: "spec.broadcastJobTemplate.spec.template.metadata.labels: Forbidden"},
 	{name: "cronjob with no template", sample: "fleetcronjob",
 		change: setTo("spec.jobTemplate", nil), want: "exactly one of jobTemplate and broadcastJobTemplate must be set"},
 	{name: "cronjob TZ= in the schedule", sample: "fleetcronjob",
@@ -265,6 +293,8 @@ func TestBoundsAreInclusive(t *testing.T) {
 		{"taint PreferNoSchedule", "membercluster", "spec.taints", []any{map[string]any{"key": "k", "effect": "PreferNoSchedule"}}},
 		{"taint NoExecute", "membercluster", "spec.taints", []any{map[string]any{"key": "k", "effect": "NoExecute"}}},
 		{"taint with a prefixed key", "membercluster", "spec.taints", []any{map[string]any{"key": "muster.dev/unreachable", "effect": "NoSchedule"}}},
+		{"broadcastjob template with labels and annotations of its own, muster.dev ones too", "broadcastjob", "spec.template.metadata",
+			map[string]any{"labels": map[string]any{"app": "x", "muster.dev/team": "a"}, "annotations": map[string]any{"muster.dev/owner": "b"}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

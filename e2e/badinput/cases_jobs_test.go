@@ -122,6 +122,12 @@ func broadcastJobCases() []refusedCase {
 			want: refusal{"spec.failurePolicy.type", `Unsupported value: "Retry"`}},
 		{input: "restartLimit -1", obj: broadcastJob("restart-limit", func(j *musterv1.BroadcastJob) { j.Spec.FailurePolicy.RestartLimit = -1 }),
 			want: refusal{"spec.failurePolicy.restartLimit", "should be greater than or equal to 0"}},
+		{input: "template presets label muster.dev/broadcastjob-uid", obj: broadcastJob("preset-label", func(j *musterv1.BroadcastJob) {
+			j.Spec.Template.Labels = map[string]string{"app": "probe", musterv1.BroadcastJobUIDLabel: "someone-else"}
+		}), want: refusal{"spec.template.metadata.labels", "Forbidden: muster.dev/controller, muster.dev/broadcastjob-name and muster.dev/broadcastjob-uid are set by Muster on the job's pods"}},
+		{input: "template presets annotation muster.dev/restart-limit-exceeded", obj: broadcastJob("preset-annotation", func(j *musterv1.BroadcastJob) {
+			j.Spec.Template.Annotations = map[string]string{musterv1.RestartLimitExceededAnnotation: "1"}
+		}), want: refusal{"spec.template.metadata.annotations", "Forbidden: muster.dev/node and muster.dev/restart-limit-exceeded are set by Muster on the job's pods"}},
 		{input: "template {}", obj: emptyTemplate(broadcastJob("empty-template")),
 			want: refusal{"spec.template.spec", "Required value: the pod run on each node"}},
 		{input: "name of 64 characters", obj: broadcastJob(repeat("n", 64)),

@@ -115,7 +115,9 @@ func TestFailFastStopsEveryCluster(t *testing.T) {
 }
 
 func TestContinueRunsEveryNodeDespiteAFailure(t *testing.T) {
-	j := create(t, newJob("continue", withFailingNode))
+	j := create(t, newJob("continue", withFailingNode, func(j *musterv1.BroadcastJob) {
+		j.Spec.FailurePolicy.Type = musterv1.FailureContinue
+	}))
 	done := waitForPhase(t, j, musterv1.BroadcastJobFailedPh, 90*time.Second)
 	want := musterv1.BroadcastCounts{Desired: 2*batchPerMember + 1, Succeeded: 2 * batchPerMember, Failed: 1}
 	if done.Status.BroadcastCounts != want || reason(done, musterv1.BroadcastJobFailed) != bcj.ReasonPodsFailed {

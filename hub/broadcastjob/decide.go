@@ -147,7 +147,7 @@ func decideFleet(o fleetObserved) fleetPlan {
 		p.status = status
 		return p
 	}
-	policy := job.Spec.FailurePolicy.Type
+	policy := bcj.FailurePolicy(&job.Spec)
 	if policy == musterv1.FailureFailFast && firstFailed != nil {
 		return finish(musterv1.BroadcastJobFailed, bcj.ReasonPodFailed, fmt.Sprintf("a pod failed in cluster %s (failurePolicy FailFast)%s", firstFailed.name, failedDetail(firstFailed.reported)))
 	}
@@ -162,7 +162,7 @@ func decideFleet(o fleetObserved) fleetPlan {
 	}
 	if job.Spec.CompletionPolicy.Type != musterv1.CompletionNever && fleetDone(running, totals) {
 		if totals.Failed > 0 {
-			return finish(musterv1.BroadcastJobFailed, bcj.ReasonPodsFailed, fmt.Sprintf("%d of %d pods failed across %d clusters", totals.Failed, totals.Desired, len(running)))
+			return finish(musterv1.BroadcastJobFailed, bcj.ReasonPodsFailed, fmt.Sprintf("%d of %d pods failed across %d clusters", totals.Failed, totals.Succeeded+totals.Failed, len(running)))
 		}
 		return finish(musterv1.BroadcastJobComplete, bcj.ReasonCompleted, fmt.Sprintf("%d pods succeeded across %d clusters", totals.Succeeded, len(running)))
 	}
@@ -214,8 +214,9 @@ func decideFleet(o fleetObserved) fleetPlan {
 	return p
 }
 
-// fleetDone: every cluster with work has reported its shard finished, or has no node to
-// run on, and the fleet as a whole had something to run.
+// fleetDone: every cluster with work has reported its shard finished, or has neither a
+// node to run on nor a running pod, and the fleet as a whole had something to run. A
+// paused shard's pods whose nodes are gone still run (desired no longer counts them).
 func fleetDone(running []*cluster, totals musterv1.BroadcastCounts) bool {
 	if len(running) == 0 || totals.Desired == 0 {
 		return false
@@ -224,7 +225,7 @@ func fleetDone(running []*cluster, totals musterv1.BroadcastCounts) bool {
 		if !c.hasShard || c.reported == nil {
 			return false
 		}
-		if !bcj.Finished(c.reported) && c.reported.Desired > 0 {
+		if !bcj.Finished(c.reported) && (c.reported.Desired > 0 || c.reported.Active > 0) {
 			return false
 		}
 	}
@@ -240,7 +241,10 @@ func budgetClusters(running []*cluster) []parallelism.Cluster {
 			b.Assigned = c.shard.parallelism
 		}
 		if r := c.reported; r != nil {
-			b.Remaining = r.Desired - r.Succeeded - r.Failed
+			// Desired counts only eligible nodes, so a pod whose node is gone (kept while
+			// paused, or finished and not yet garbage-collected) may make this fall below
+			// the pods still running: those count in full.
+			b.Remaining = max(r.Desired-r.Succeeded-r.Failed, r.Active)
 			b.Active = r.Active
 			b.Applied = r.Parallelism
 			if bcj.Finished(r) {

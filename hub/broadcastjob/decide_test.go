@@ -110,6 +110,16 @@ func TestDecideFleet(t *testing.T) {
 			wantPhase:  musterv1.BroadcastJobCompleted, wantReason: bcj.ReasonCompleted, wantCounts: musterv1.BroadcastCounts{Desired: 2, Succeeded: 2},
 		},
 		{
+			name: "a paused cluster whose nodes are gone but whose pods still run holds up completion",
+			job:  hubJob(func(j *musterv1.BroadcastJob) { j.Spec.Paused = true }),
+			clusters: []cluster{
+				{name: "a", eligible: true, hasShard: true, reported: reported(musterv1.BroadcastJobCompleted, 2, 0, 2, 0, nil)},
+				{name: "b", eligible: true, hasShard: true, reported: reported(musterv1.BroadcastJobPausedPh, 0, 1, 0, 0, nil)},
+			},
+			wantShards: map[string]shardSpec{"a": {paused: true}, "b": {paused: true}},
+			wantPhase:  musterv1.BroadcastJobPausedPh, wantCounts: musterv1.BroadcastCounts{Desired: 2, Active: 1, Succeeded: 2},
+		},
+		{
 			name: "a cluster not yet reported holds up completion",
 			job:  hubJob(),
 			clusters: []cluster{
@@ -305,5 +315,28 @@ func TestDecideFleetReportsRefusedShards(t *testing.T) {
 	job.Status = p.status
 	if again := decideFleet(fleetObserved{job: job, clusters: clusters, now: t0}); len(again.news) != 0 {
 		t.Errorf("the same refusal was news again: %v", again.news)
+	}
+}
+
+// TestBudgetCountsRunningPodsWhoseNodesAreGone: desired counts only eligible nodes, so a
+// cluster's remaining work never drops below the pods it still runs.
+func TestBudgetCountsRunningPodsWhoseNodesAreGone(t *testing.T) {
+	cases := []struct {
+		name     string
+		reported *musterv1.BroadcastJobStatus
+		want     int32
+	}{
+		{"nodes to go and pods running", reported(musterv1.BroadcastJobRunning, 5, 2, 1, 0, nil), 4},
+		{"paused, every node gone, two pods still running", reported(musterv1.BroadcastJobPausedPh, 0, 2, 0, 0, nil), 2},
+		{"finished pods on nodes that are gone", reported(musterv1.BroadcastJobRunning, 1, 1, 2, 0, nil), 1},
+		{"finished", reported(musterv1.BroadcastJobCompleted, 2, 0, 2, 0, nil), 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := budgetClusters([]*cluster{{name: "a", hasShard: true, reported: tc.reported}})
+			if got[0].Remaining != tc.want {
+				t.Errorf("remaining = %d, want %d", got[0].Remaining, tc.want)
+			}
+		})
 	}
 }
