@@ -52,7 +52,7 @@ verify: generate ## Check formatting, vet, go.mod tidiness and that generated fi
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) vet -tags e2e ./e2e/...
-	$(GO) vet -tags e2ekind ./e2e/kindsmoke/
+	$(GO) vet -tags e2ekind ./e2e/kindfleet/
 	$(GO) mod tidy
 	@if [ -n "$$(git status --porcelain -- api deploy go.mod go.sum)" ]; then \
 		echo "generated files or go.mod drifted; run 'make generate' and 'go mod tidy' and commit:"; \
@@ -88,7 +88,7 @@ e2e: toolchain ## End-to-end suites on a fleet (MUSTER_E2E_PROVIDER=local|kind).
 
 .PHONY: e2e-kind
 e2e-kind: toolchain ## Kind suites: a Docker engine (started here if none runs), the node image built here, real clusters and pods.
-	$(GO) test -count=1 -p 1 -tags e2ekind -timeout $(E2E_KIND_TIMEOUT) -v ./e2e/kindsmoke/
+	$(GO) test -count=1 -p 1 -tags e2ekind -timeout $(E2E_KIND_TIMEOUT) -v ./e2e/kindfleet/
 
 .PHONY: kind-node-image
 kind-node-image: toolchain ## Build (once) the kind node image from the module proxy and Debian packages; prints its name.

@@ -15,8 +15,12 @@ import (
 	"github.com/musterhq/muster/e2e/toolchain"
 )
 
-// Workload is the e2e suites' pod image (cmd workload).
-const Workload = "github.com/musterhq/muster/e2e/cmd/workload"
+// Packages of the images: the e2e suites' pod image (cmd workload), the hub and the agent.
+const (
+	Workload = "github.com/musterhq/muster/e2e/cmd/workload"
+	Hub      = "github.com/musterhq/muster/cmd/muster-hub"
+	Agent    = "github.com/musterhq/muster/cmd/muster-agent"
+)
 
 // BuildScratch builds pkg statically into a FROM-scratch image under repository, tagged
 // with the binary's digest so that an unchanged binary reuses the image, and returns the

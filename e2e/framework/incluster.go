@@ -1,0 +1,80 @@
+package framework
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+)
+
+// InClusterOptions say how Muster is installed into the clusters themselves.
+type InClusterOptions struct {
+	// HubImage and AgentImage are the images of the hub and agent Deployments; they must
+	// already be in the clusters' nodes.
+	HubImage, AgentImage string
+	// HubAPIServer is the hub's address as members' pods reach it; it replaces the one in
+	// the join line init prints, which names the address in the hub's own cluster-info.
+	HubAPIServer string
+}
+
+// InstallInCluster installs Muster as users do: `musterctl init --image` deploys the hub,
+// `musterctl join --image` the agent of every member, `musterctl accept` admits them; it
+// returns once every member is Joined and Available. Nothing runs as a process but
+// musterctl.
+func InstallInCluster(ctx context.Context, f *Fleet, opts InClusterOptions) (*Muster, error) {
+	bin, err := BuildBinaries(ctx, filepath.Join(f.Dir, "bin"))
+	if err != nil {
+		return nil, err
+	}
+	m := &Muster{Fleet: f, Bin: bin, Agents: map[string]*Process{}, Hubs: map[string]*Process{}}
+	out, err := m.Musterctl(ctx, f.Hub, "init", "--image", opts.HubImage)
+	if err != nil {
+		return nil, err
+	}
+	match := joinLine.FindStringSubmatch(out)
+	if match == nil {
+		return nil, fmt.Errorf("musterctl init printed no join command:\n%s", out)
+	}
+	m.JoinArgs = withFlag(strings.Fields(match[1]), "--hub-apiserver", opts.HubAPIServer)
+	for _, member := range f.Members {
+		args := append(append([]string{}, m.JoinArgs...), "--cluster-name", member.Name, "--image", opts.AgentImage)
+		if _, err := m.Musterctl(ctx, member, args...); err != nil {
+			return nil, err
+		}
+	}
+	for _, member := range f.Members {
+		// The agent registers and asks for its identity once its pod runs: accept waits.
+		if _, err := m.Musterctl(ctx, f.Hub, "accept", member.Name, "--wait", "3m"); err != nil {
+			return nil, err
+		}
+	}
+	for _, member := range f.Members {
+		for _, cond := range []string{musterv1.MemberClusterJoined, musterv1.MemberClusterAvailable} {
+			if _, err := WaitForClusterCondition(ctx, f.Hub, member.Name, cond, metav1.ConditionTrue, 3*time.Minute); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return m, nil
+}
+
+// withFlag returns args with flag's value replaced by value (or appended when absent).
+func withFlag(args []string, flag, value string) []string {
+	out := append([]string{}, args...)
+	for i := 0; i < len(out); i++ {
+		if out[i] == flag && i+1 < len(out) {
+			out[i+1] = value
+			return out
+		}
+		if strings.HasPrefix(out[i], flag+"=") {
+			out[i] = flag + "=" + value
+			return out
+		}
+	}
+	return append(out, flag, value)
+}

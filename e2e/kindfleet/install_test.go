@@ -1,0 +1,237 @@
+//go:build e2ekind
+
+package kindfleet
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/musterhq/muster/agent/heartbeat"
+	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/e2e/framework"
+	"github.com/musterhq/muster/e2e/framework/kind"
+	"github.com/musterhq/muster/e2e/images"
+)
+
+var (
+	installOnce sync.Once
+	installed   *framework.Muster
+	installErr  error
+)
+
+// muster installs Muster in the kind fleet on first use, from images built here, and
+// returns it; every install test shares the installation.
+func muster(t *testing.T) *framework.Muster {
+	t.Helper()
+	installOnce.Do(func() {
+		ctx := context.Background()
+		start := time.Now()
+		p := fleet.Provider.(*kind.Provider)
+		hubImage, err := images.BuildScratch(ctx, images.Hub, "muster.local/muster-hub")
+		if err != nil {
+			installErr = err
+			return
+		}
+		agentImage, err := images.BuildScratch(ctx, images.Agent, "muster.local/muster-agent")
+		if err != nil {
+			installErr = err
+			return
+		}
+		if installErr = p.LoadImageArchive(fleet.Hub.Name, images.Archive(ctx, hubImage)); installErr != nil {
+			return
+		}
+		for _, m := range fleet.Members {
+			if installErr = p.LoadImageArchive(m.Name, images.Archive(ctx, agentImage)); installErr != nil {
+				return
+			}
+		}
+		hubURL, err := p.InternalAPIServer(fleet.Hub.Name)
+		if err != nil {
+			installErr = err
+			return
+		}
+		installed, installErr = framework.InstallInCluster(ctx, fleet, framework.InClusterOptions{
+			HubImage: hubImage, AgentImage: agentImage, HubAPIServer: hubURL,
+		})
+		fmt.Printf("kindfleet: Muster installed in-cluster (images, init, join, accept, members Available) in %s\n", time.Since(start).Round(time.Second))
+	})
+	if installErr != nil {
+		t.Fatalf("installing Muster in the kind fleet: %v", installErr)
+	}
+	return installed
+}
+
+func TestHubAndAgentsRunAsDeploymentsFromImagesBuiltHere(t *testing.T) {
+	muster(t)
+	ctx := t.Context()
+	wantReady := func(c *framework.Cluster, ns, name string, replicas int32) {
+		t.Helper()
+		err := framework.Until(ctx, 2*time.Minute, fmt.Sprintf("%s/%s in %s to have %d ready replicas", ns, name, c.Name, replicas), func(ctx context.Context) (bool, string, error) {
+			var d appsv1.Deployment
+			if err := c.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &d); err != nil {
+				return false, err.Error(), nil
+			}
+			return d.Status.ReadyReplicas == replicas, fmt.Sprintf("%d ready", d.Status.ReadyReplicas), nil
+		})
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	// Two hub replicas behind leader election, as `musterctl init` deploys them.
+	wantReady(fleet.Hub, "muster-system", "muster-hub", 2)
+	for _, m := range fleet.Members {
+		wantReady(m, musterv1.AgentNamespace, "muster-agent", 1)
+	}
+}
+
+func TestDividedIndexedFleetJobRunsRealContainersAcrossMembers(t *testing.T) {
+	muster(t)
+	ctx := t.Context()
+	const completions = 4
+	fj := &musterv1.FleetJob{
+		ObjectMeta: metav1.ObjectMeta{Name: "report-index", Namespace: "default"},
+		Spec: musterv1.FleetJobSpec{
+			Placement: musterv1.FleetJobPlacement{Mode: musterv1.PlacementDivided, Placement: musterv1.Placement{
+				ClusterAffinity: musterv1.ClusterAffinity{ClusterNames: []string{fleet.Members[0].Name, fleet.Members[1].Name}},
+			}},
+			Template: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{
+				CompletionMode: ptr.To(batchv1.IndexedCompletion),
+				Completions:    ptr.To[int32](completions),
+				Parallelism:    ptr.To[int32](2),
+				Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+					RestartPolicy: corev1.RestartPolicyNever,
+					Containers: []corev1.Container{{
+						Name: "report", Image: workload, ImagePullPolicy: corev1.PullNever,
+						Args: []string{"env", "JOB_COMPLETION_INDEX"},
+					}},
+				}},
+			}},
+		},
+	}
+	if err := fleet.Hub.Client.Create(ctx, fj); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = fleet.Hub.Client.Delete(context.Background(), fj) })
+	err := framework.Until(ctx, 3*time.Minute, "FleetJob report-index to complete", func(ctx context.Context) (bool, string, error) {
+		var got musterv1.FleetJob
+		if err := fleet.Hub.Client.Get(ctx, client.ObjectKeyFromObject(fj), &got); err != nil {
+			return false, err.Error(), nil
+		}
+		if got.Status.Phase == musterv1.JobFailed {
+			return false, "", fmt.Errorf("the FleetJob failed: %v", got.Status.Conditions)
+		}
+		return got.Status.Phase == musterv1.JobComplete, fmt.Sprintf("%s %v", got.Status.Phase, got.Status.Clusters), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Every fleet-wide index ran exactly once to success, each in a real container that
+	// printed the index the agent gave it; both members ran some.
+	seen := map[string]string{}
+	for _, m := range fleet.Members {
+		var pods corev1.PodList
+		if err := m.Client.List(ctx, &pods, client.InNamespace("default"), client.MatchingLabels{batchv1.JobNameLabel: fj.Name}); err != nil {
+			t.Fatal(err)
+		}
+		ran := 0
+		for _, p := range pods.Items {
+			if p.Status.Phase != corev1.PodSucceeded {
+				continue
+			}
+			raw, err := m.Clientset.CoreV1().Pods("default").GetLogs(p.Name, &corev1.PodLogOptions{}).DoRaw(ctx)
+			if err != nil {
+				t.Fatalf("%s: log of %s: %v", m.Name, p.Name, err)
+			}
+			index := strings.TrimPrefix(strings.TrimSpace(string(raw)), "JOB_COMPLETION_INDEX=")
+			if other, dup := seen[index]; dup {
+				t.Errorf("index %s succeeded twice: in %s and in %s", index, other, m.Name)
+			}
+			seen[index] = m.Name
+			ran++
+		}
+		if ran == 0 {
+			t.Errorf("%s ran no pod of a job divided over both members", m.Name)
+		}
+	}
+	var got []string
+	for index := range seen {
+		got = append(got, index)
+	}
+	sort.Strings(got)
+	if strings.Join(got, ",") != "0,1,2,3" {
+		t.Errorf("the pods printed indexes %v, want each of 0-3 once", got)
+	}
+}
+
+func TestAgentPodDeletedComesBackWithItsIdentity(t *testing.T) {
+	muster(t)
+	ctx := t.Context()
+	member := fleet.Members[0]
+	pods := member.Clientset.CoreV1().Pods(musterv1.AgentNamespace)
+	list, err := pods.List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=muster-agent"})
+	if err != nil || len(list.Items) == 0 {
+		t.Fatalf("listing the agent's pods: %v (%d pods)", err, len(list.Items))
+	}
+	old := list.Items[0].Name
+	deleted := time.Now()
+	if err := pods.Delete(ctx, old, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The new pod finds its key and certificate in the member's Secret: no new join, no
+	// new acceptance; the hub hears from it again.
+	err = framework.Until(ctx, 2*time.Minute, "a new agent pod in "+member.Name+" to report to the hub", func(ctx context.Context) (bool, string, error) {
+		list, err := pods.List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=muster-agent"})
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		fresh := false
+		for _, p := range list.Items {
+			if p.Name != old && podReady(p) {
+				fresh = true
+			}
+		}
+		if !fresh {
+			return false, "no new ready agent pod", nil
+		}
+		// The heartbeat: the agent renews its Lease in its namespace on the hub.
+		lease, err := fleet.Hub.Clientset.CoordinationV1().Leases(musterv1.MemberNamespace(member.Name)).Get(ctx, heartbeat.LeaseName, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		if lease.Spec.RenewTime == nil || !lease.Spec.RenewTime.After(deleted) {
+			return false, fmt.Sprintf("lease renewed at %v, before the pod was deleted", lease.Spec.RenewTime), nil
+		}
+		var mc musterv1.MemberCluster
+		if err := fleet.Hub.Client.Get(ctx, client.ObjectKey{Name: member.Name}, &mc); err != nil {
+			return false, err.Error(), nil
+		}
+		available := meta.IsStatusConditionTrue(mc.Status.Conditions, musterv1.MemberClusterAvailable)
+		return available, fmt.Sprintf("Available=%v", available), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func podReady(p corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}

@@ -1,0 +1,68 @@
+//go:build e2ekind
+
+// Package kindfleet runs Muster on real clusters: kind clusters from the node image built
+// on this machine (e2e/nodeimage), on the engine the tooling starts when none runs
+// (e2e/engine). The smoke tests check what everything else stands on: every node Ready, a
+// real container runs to completion in every cluster, a pod of one cluster reaches another
+// cluster's API server over the kind network. The install tests then install Muster the
+// way users do, from images built here: musterctl init deploys the hub, musterctl join the
+// agents, musterctl accept admits them, and jobs run real containers across the members.
+package kindfleet
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/musterhq/muster/e2e/framework"
+	"github.com/musterhq/muster/e2e/framework/kind"
+	"github.com/musterhq/muster/e2e/images"
+)
+
+var (
+	fleet    *framework.Fleet
+	workload string
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "muster-e2e-kindfleet-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+
+	start := time.Now()
+	f, err := framework.Up(ctx, framework.FleetOptions{Dir: dir, Provider: kind.ProviderName, Members: 2})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bringing the kind fleet up:", err)
+		return 1
+	}
+	fleet = f
+	defer func() {
+		if err := f.Down(context.Background()); err != nil {
+			fmt.Fprintln(os.Stderr, "tearing the kind fleet down:", err)
+		}
+	}()
+	fmt.Printf("kindfleet: engine, node image and %d clusters ready in %s\n", len(f.Clusters()), time.Since(start).Round(time.Second))
+
+	if workload, err = images.BuildScratch(ctx, images.Workload, "muster.local/e2e-workload"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	p := f.Provider.(*kind.Provider)
+	for _, c := range f.Clusters() {
+		if err := p.LoadImageArchive(c.Name, images.Archive(ctx, workload)); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
+	return m.Run()
+}
