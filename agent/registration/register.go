@@ -48,7 +48,7 @@ func (r *Registrar) EnsureCredentials(ctx context.Context) (*Credentials, error)
 	}
 	if stored != nil {
 		if cert, err := stored.Certificate(); err == nil && usable(cert.Leaf, stored.IssuedAt, r.Now()) {
-			return stored, nil
+			return stored, r.Store.DeleteBootstrap(ctx)
 		}
 	}
 	boot, err := r.Store.ReadBootstrap(ctx)
@@ -64,11 +64,14 @@ func (r *Registrar) EnsureCredentials(ctx context.Context) (*Credentials, error)
 		return nil, err
 	}
 	log.FromContext(ctx).Info("requesting a hub certificate; waiting for `musterctl accept`", "cluster", boot.ClusterName)
-	creds, err := r.requestCertificate(ctx, hub, boot.HubURL, boot.CA, boot.ClusterName)
+	creds, err := r.requestCertificate(ctx, hub, boot.HubURL, boot.CA, boot.ClusterName, nil)
 	if err != nil {
 		return nil, err
 	}
-	return creds, r.Store.WriteCredentials(ctx, creds)
+	if err := r.Store.WriteCredentials(ctx, creds); err != nil {
+		return nil, err
+	}
+	return creds, r.Store.DeleteBootstrap(ctx)
 }
 
 // registerCluster creates the MemberCluster, or checks that an existing one is this
@@ -110,9 +113,17 @@ func ClusterID(ctx context.Context, member kubernetes.Interface) (string, error)
 
 // requestCertificate makes a new key, asks the hub to sign a client certificate for the
 // agent identity and waits for it. hub is the bootstrap client on first join and the
-// agent's own client when renewing.
-func (r *Registrar) requestCertificate(ctx context.Context, hub kubernetes.Interface, hubURL string, ca []byte, cluster string) (*Credentials, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+// agent's own client when renewing, with current the certificate that client presents:
+// the hub approves a renewal only for the holder of the cluster's current certificate,
+// and learns which one that is from the request.
+func (r *Registrar) requestCertificate(ctx context.Context, hub kubernetes.Interface, hubURL string, ca []byte, cluster string, current *x509.Certificate) (*Credentials, error) {
+	var key *ecdsa.PrivateKey
+	var err error
+	if current == nil {
+		key, err = r.Store.JoinKey(ctx)
+	} else {
+		key, err = ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -131,6 +142,11 @@ func (r *Registrar) requestCertificate(ctx context.Context, hub kubernetes.Inter
 			Usages:            []certificatesv1.KeyUsage{certificatesv1.UsageDigitalSignature, certificatesv1.UsageClientAuth},
 			ExpirationSeconds: csr.DurationToExpirationSeconds(r.CertLifetime),
 		},
+	}
+	if current != nil {
+		req.Annotations = map[string]string{
+			hubregistration.CurrentCertificateAnnotation: string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: current.Raw})),
+		}
 	}
 	created, err := hub.CertificatesV1().CertificateSigningRequests().Create(ctx, req, metav1.CreateOptions{})
 	if err != nil {

@@ -47,7 +47,7 @@ func (r *Rotator) Start(ctx context.Context) error {
 // backoff until one is issued or ctx ends.
 func (r *Rotator) rotate(ctx context.Context) error {
 	return wait.ExponentialBackoffWithContext(ctx, wait.Backoff{Duration: time.Second, Factor: 2, Steps: 8, Cap: 30 * time.Second}, func(ctx context.Context) (bool, error) {
-		creds, err := r.Registrar.requestCertificate(ctx, r.Hub, r.Credentials.HubURL, r.Credentials.CA, r.Credentials.ClusterName)
+		creds, err := r.Registrar.requestCertificate(ctx, r.Hub, r.Credentials.HubURL, r.Credentials.CA, r.Credentials.ClusterName, r.Holder.Current().Leaf)
 		if err != nil {
 			log.FromContext(ctx).Error(err, "requesting a renewed certificate")
 			return false, nil

@@ -2,8 +2,12 @@ package registration
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/pem"
 	"fmt"
 	"time"
 
@@ -19,6 +23,10 @@ const (
 	BootstrapSecret = "muster-bootstrap"
 	// CredentialsSecret holds the agent's key and hub certificate.
 	CredentialsSecret = "muster-hub-credentials"
+	// JoinKeySecret holds the key of a join still waiting for approval, so that an agent
+	// restarted meanwhile asks again for the same key: the hub binds a cluster to one key,
+	// and a second key would look like a competing join.
+	JoinKeySecret = "muster-join-key"
 )
 
 // Keys of both Secrets.
@@ -119,4 +127,50 @@ func (s *Store) WriteCredentials(ctx context.Context, c *Credentials) error {
 		return fmt.Errorf("storing credentials: %w", err)
 	}
 	return nil
+}
+
+// DeleteBootstrap removes the bootstrap Secret. Once the agent holds a certificate the
+// token is only a liability: anyone who can read the Secret could register with it.
+func (s *Store) DeleteBootstrap(ctx context.Context) error {
+	err := s.Client.CoreV1().Secrets(s.Namespace).Delete(ctx, BootstrapSecret, metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting the bootstrap Secret %s/%s: %w", s.Namespace, BootstrapSecret, err)
+	}
+	return nil
+}
+
+// JoinKey returns the stored join key, or makes and stores one.
+func (s *Store) JoinKey(ctx context.Context) (*ecdsa.PrivateKey, error) {
+	secrets := s.Client.CoreV1().Secrets(s.Namespace)
+	sec, err := secrets.Get(ctx, JoinKeySecret, metav1.GetOptions{})
+	if err == nil {
+		if block, _ := pem.Decode(sec.Data[KeyTLSKey]); block != nil {
+			if key, err := x509.ParseECPrivateKey(block.Bytes); err == nil {
+				return key, nil
+			}
+		}
+	} else if !apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("reading the join key: %w", err)
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	der, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return nil, err
+	}
+	sec = &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: s.Namespace, Name: JoinKeySecret},
+		Data:       map[string][]byte{KeyTLSKey: pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: der})},
+	}
+	if _, err := secrets.Update(ctx, sec, metav1.UpdateOptions{}); apierrors.IsNotFound(err) {
+		_, err = secrets.Create(ctx, sec, metav1.CreateOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("storing the join key: %w", err)
+		}
+	} else if err != nil {
+		return nil, fmt.Errorf("storing the join key: %w", err)
+	}
+	return key, nil
 }
