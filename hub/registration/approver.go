@@ -84,8 +84,12 @@ func (a *Approver) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 		return ctrl.Result{}, err
 	}
 	if decision == Deny && a.APIReader != nil {
-		// A denial is final: decide it again on the MemberCluster as it is now, not as the
-		// cache last saw it (a rotation that just moved the key must not deny the next one).
+		// A denial is final: decide it again on the request and the MemberCluster as they
+		// are now, not as the cache last saw them (a request approved meanwhile is left
+		// alone, and a rotation that just moved the key must not deny the next one).
+		if err := a.APIReader.Get(ctx, req.NamespacedName, &csr); err != nil {
+			return ctrl.Result{}, client.IgnoreNotFound(err)
+		}
 		if exists, decision, why, err = a.decide(ctx, a.APIReader, &csr, cluster, &mc); err != nil {
 			return ctrl.Result{}, err
 		}
@@ -95,7 +99,7 @@ func (a *Approver) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 	case Deny:
 		csr.Status.Conditions = append(csr.Status.Conditions, DenialCondition(ReasonKeyMismatch, why))
 		if _, err := a.Clientset.CertificatesV1().CertificateSigningRequests().UpdateApproval(ctx, csr.Name, &csr, metav1.UpdateOptions{}); err != nil {
-			return ctrl.Result{}, fmt.Errorf("denying CSR %s: %w", csr.Name, err)
+			return a.retryOnConflict(fmt.Errorf("denying CSR %s: %w", csr.Name, err))
 		}
 		if exists && a.Recorder != nil {
 			a.Recorder.Eventf(&mc, nil, corev1.EventTypeWarning, ReasonKeyMismatch, "DenyCertificate", "denied certificate request %s by %s: %s", csr.Name, csr.Spec.Username, why)
@@ -114,10 +118,20 @@ func (a *Approver) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 	}
 	csr.Status.Conditions = append(csr.Status.Conditions, ApprovalCondition("MusterHubApproved", why))
 	if _, err := a.Clientset.CertificatesV1().CertificateSigningRequests().UpdateApproval(ctx, csr.Name, &csr, metav1.UpdateOptions{}); err != nil {
-		return ctrl.Result{}, fmt.Errorf("approving CSR %s: %w", csr.Name, err)
+		return a.retryOnConflict(fmt.Errorf("approving CSR %s: %w", csr.Name, err))
 	}
 	logger.Info("approved agent certificate", "why", why, "key", mc.Annotations[AgentKeyAnnotation])
 	return ctrl.Result{}, nil
+}
+
+// retryOnConflict reads a conflict as another approver (`musterctl accept`) having decided
+// the request first: it is looked at again shortly, when the cache has caught up, rather
+// than reported as an error.
+func (a *Approver) retryOnConflict(err error) (ctrl.Result, error) {
+	if apierrors.IsConflict(err) {
+		return ctrl.Result{RequeueAfter: conflictRetry}, nil
+	}
+	return ctrl.Result{}, err
 }
 
 // decide reads the cluster's MemberCluster into mc through r and applies the policy.

@@ -10,6 +10,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/hex"
 	"encoding/pem"
+	"fmt"
 	"math/big"
 	"slices"
 	"strings"
@@ -419,5 +420,78 @@ func TestAnotherClustersAgentCannotGetACertificate(t *testing.T) {
 	time.Sleep(2 * time.Second)
 	if ok, err := approved(ctx, csr.Name); err != nil || ok {
 		t.Errorf("delta's agent got epsilon's identity approved (approved=%v, err=%v)", ok, err)
+	}
+}
+
+// `musterctl accept` and the hub's approver both decide rotations, and each binds the
+// request's key before approving it. When one has bound the key and the other looks before
+// the approval lands, the request's key is the bound key while the certificate it presents
+// is the previous one: that request must be approved. Denying it (as the holder check alone
+// would) leaves the cluster bound to a key its agent never gets a certificate for, and
+// every later rotation of the agent is denied: the agent loses its identity.
+func TestRotationWhoseKeyIsAlreadyBoundIsApproved(t *testing.T) {
+	ctx := t.Context()
+	current := newKey(t)
+	boundCluster(t, "kappa", current)
+	agent, cert := asAgent(t, "kappa", current)
+	// The agent may ask while the cluster is not accepted; the request then waits.
+	allowCSRCreate(t, registration.ClusterGroup("kappa"))
+	setAccepted(t, "kappa", false)
+
+	next := newKey(t)
+	req := agentCSRFor(t, "kappa", next)
+	req.Annotations = cert
+	renewal := createCSR(t, agent, req)
+	time.Sleep(time.Second)
+	if reason, err := deniedFor(ctx, renewal.Name); err != nil || reason != "" {
+		t.Fatalf("the rotation was decided while the cluster was not accepted: %q (%v)", reason, err)
+	}
+
+	// The other approver's first step: bind the request's key.
+	var mc musterv1.MemberCluster
+	if err := env.Client.Get(ctx, types.NamespacedName{Name: "kappa"}, &mc); err != nil {
+		t.Fatal(err)
+	}
+	var csr certificatesv1.CertificateSigningRequest
+	if err := env.Client.Get(ctx, types.NamespacedName{Name: renewal.Name}, &csr); err != nil {
+		t.Fatal(err)
+	}
+	if err := registration.BindKey(ctx, env.Client, &mc, &csr); err != nil {
+		t.Fatal(err)
+	}
+	setAccepted(t, "kappa", true)
+	eventually(t, "the rotation to be approved", func(ctx context.Context) (bool, error) {
+		if reason, err := deniedFor(ctx, renewal.Name); err != nil || reason != "" {
+			return false, fmt.Errorf("the rotation was denied: %s (%v)", reason, err)
+		}
+		return approved(ctx, renewal.Name)
+	})
+}
+
+// allowCSRCreate lets group create CSRs whatever its cluster's acceptance.
+func allowCSRCreate(t *testing.T, group string) {
+	t.Helper()
+	name := "test-csr-create-" + strings.ReplaceAll(group, ":", "-")
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: []rbacv1.PolicyRule{
+		{APIGroups: []string{"certificates.k8s.io"}, Resources: []string{"certificatesigningrequests"}, Verbs: []string{"create"}},
+	}}
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: group}},
+	}
+	for _, o := range []client.Object{role, binding} {
+		if err := env.Client.Create(t.Context(), o); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func setAccepted(t *testing.T, name string, accepted bool) {
+	t.Helper()
+	mc := &musterv1.MemberCluster{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	patch := fmt.Sprintf(`{"spec":{"accepted":%t}}`, accepted)
+	if err := env.Client.Patch(t.Context(), mc, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+		t.Fatal(err)
 	}
 }

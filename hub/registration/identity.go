@@ -129,8 +129,9 @@ type Facts struct {
 // Decide is the approval policy shared by the hub's approver and `musterctl accept`. A
 // cluster's identity belongs to the key of its first approved join; after that only the
 // holder of a certificate for that key (rotation) or an administrator's explicit rekey
-// moves it to another key. Everything else asking for a bound identity is denied, so no
-// later `accept` can approve it by mistake.
+// moves it to another key. Everything else asking for a bound identity with another key is
+// denied, so no later `accept` can approve it by mistake. A request for the bound key
+// itself is never denied: a certificate is worthless without its private key.
 func Decide(csr *certificatesv1.CertificateSigningRequest, f Facts) (Decision, string) {
 	if decided(csr) {
 		return Ignore, "already decided"
@@ -147,6 +148,13 @@ func Decide(csr *certificatesv1.CertificateSigningRequest, f Facts) (Decision, s
 	case RequesterAgent:
 		if !f.Accepted {
 			return Wait, fmt.Sprintf("cluster %s is not accepted", cluster)
+		}
+		if key == f.BoundKey {
+			// An approver (the hub's or `musterctl accept`) binds a request's key before
+			// approving it, so this is a rotation another approver is halfway through; its
+			// certificate is usable only by the bound key's holder. Denying it would leave
+			// the cluster bound to a key its agent never gets a certificate for.
+			return Approve, "a certificate for the cluster's bound key"
 		}
 		holder, err := RequesterKey(csr)
 		if err != nil {

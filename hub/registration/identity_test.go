@@ -178,6 +178,8 @@ func TestDecide(t *testing.T) {
 		{name: "a token bound to c1 joins c1", csr: []csrOpt{tokenFor("c1")}, facts: Facts{Accepted: true, ByAdmin: true}, want: Approve},
 		{name: "a token bound to c2 cannot join c1", csr: []csrOpt{tokenFor("c2")}, facts: Facts{Accepted: true, ByAdmin: true}, want: Deny},
 		{name: "rotation by the holder of the bound key is approved", csr: []csrOpt{presenting(t, bound, false)}, facts: Facts{Accepted: true, BoundKey: boundFP}, want: Approve},
+		{name: "rotation whose key another approver has just bound is approved", csr: []csrOpt{presenting(t, other, false), withKey(bound)}, facts: Facts{Accepted: true, BoundKey: boundFP}, want: Approve},
+		{name: "a request for the bound key waits while the cluster is not accepted", csr: []csrOpt{presenting(t, other, false), withKey(bound)}, facts: Facts{BoundKey: boundFP}, want: Wait},
 		{name: "rotation with an old certificate after a rekey is denied", csr: []csrOpt{presenting(t, other, false)}, facts: Facts{Accepted: true, BoundKey: boundFP}, want: Deny},
 		{name: "forged rotation naming a certificate it did not present is denied", csr: []csrOpt{presenting(t, other, true)}, facts: Facts{Accepted: true, BoundKey: boundFP}, want: Deny},
 		{name: "rotation without the current certificate is denied", csr: []csrOpt{byAgent("c1")}, facts: Facts{Accepted: true, BoundKey: boundFP}, want: Deny},
