@@ -3,11 +3,10 @@ package registration
 import (
 	"context"
 	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"time"
 
@@ -23,10 +22,12 @@ const (
 	BootstrapSecret = "muster-bootstrap"
 	// CredentialsSecret holds the agent's key and hub certificate.
 	CredentialsSecret = "muster-hub-credentials"
-	// JoinKeySecret holds the key of a join still waiting for approval, so that an agent
-	// restarted meanwhile asks again for the same key: the hub binds a cluster to one key,
-	// and a second key would look like a competing join.
-	JoinKeySecret = "muster-join-key"
+	// PendingSecret holds the key of a certificate request (join or rotation) the agent
+	// has made and not yet received a certificate for, and the request's name. An agent
+	// restarted meanwhile, or retrying, goes on waiting for that request rather than asking
+	// again with a new key: the hub binds the cluster to the key of the request it approves,
+	// so a second key would look like a competing join, or a rotation by an old certificate.
+	PendingSecret = "muster-pending-request"
 )
 
 // Keys of both Secrets.
@@ -38,6 +39,8 @@ const (
 	KeyTLSCert     = corev1.TLSCertKey
 	KeyTLSKey      = corev1.TLSPrivateKeyKey
 	KeyIssuedAt    = "issued-at"
+	// KeyRequest names the pending certificate request.
+	KeyRequest = "request"
 )
 
 // Bootstrap is what an agent needs to register.
@@ -139,38 +142,72 @@ func (s *Store) DeleteBootstrap(ctx context.Context) error {
 	return nil
 }
 
-// JoinKey returns the stored join key, or makes and stores one.
-func (s *Store) JoinKey(ctx context.Context) (*ecdsa.PrivateKey, error) {
+// Pending is a certificate request the agent made and has not yet received a certificate
+// for. Request is empty until the request is created.
+type Pending struct {
+	Key     *ecdsa.PrivateKey
+	Request string
+}
+
+// ReadPending returns the pending request, or nil when there is none.
+func (s *Store) ReadPending(ctx context.Context) (*Pending, error) {
+	sec, err := s.Client.CoreV1().Secrets(s.Namespace).Get(ctx, PendingSecret, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the pending certificate request: %w", err)
+	}
+	key, err := parseKey(sec.Data[KeyTLSKey])
+	if err != nil {
+		// A damaged key is worth nothing: the agent asks again with a new one.
+		return nil, nil
+	}
+	return &Pending{Key: key, Request: string(sec.Data[KeyRequest])}, nil
+}
+
+// WritePending stores p, creating the Secret on first use.
+func (s *Store) WritePending(ctx context.Context, p *Pending) error {
+	der, err := x509.MarshalECPrivateKey(p.Key)
+	if err != nil {
+		return err
+	}
+	sec := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: s.Namespace, Name: PendingSecret},
+		Data: map[string][]byte{
+			KeyTLSKey:  pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: der}),
+			KeyRequest: []byte(p.Request),
+		},
+	}
 	secrets := s.Client.CoreV1().Secrets(s.Namespace)
-	sec, err := secrets.Get(ctx, JoinKeySecret, metav1.GetOptions{})
-	if err == nil {
-		if block, _ := pem.Decode(sec.Data[KeyTLSKey]); block != nil {
-			if key, err := x509.ParseECPrivateKey(block.Bytes); err == nil {
-				return key, nil
-			}
-		}
-	} else if !apierrors.IsNotFound(err) {
-		return nil, fmt.Errorf("reading the join key: %w", err)
-	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, err
-	}
-	der, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		return nil, err
-	}
-	sec = &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: s.Namespace, Name: JoinKeySecret},
-		Data:       map[string][]byte{KeyTLSKey: pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: der})},
-	}
-	if _, err := secrets.Update(ctx, sec, metav1.UpdateOptions{}); apierrors.IsNotFound(err) {
+	_, err = secrets.Update(ctx, sec, metav1.UpdateOptions{})
+	if apierrors.IsNotFound(err) {
 		_, err = secrets.Create(ctx, sec, metav1.CreateOptions{})
-		if err != nil {
-			return nil, fmt.Errorf("storing the join key: %w", err)
-		}
-	} else if err != nil {
-		return nil, fmt.Errorf("storing the join key: %w", err)
 	}
-	return key, nil
+	if err != nil {
+		return fmt.Errorf("storing the pending certificate request: %w", err)
+	}
+	return nil
+}
+
+// DeletePending forgets the pending request once its certificate is stored.
+func (s *Store) DeletePending(ctx context.Context) error {
+	err := s.Client.CoreV1().Secrets(s.Namespace).Delete(ctx, PendingSecret, metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting the pending certificate request: %w", err)
+	}
+	return nil
+}
+
+func parseKey(keyPEM []byte) (*ecdsa.PrivateKey, error) {
+	block, _ := pem.Decode(keyPEM)
+	if block == nil {
+		return nil, errors.New("no PEM key")
+	}
+	return x509.ParseECPrivateKey(block.Bytes)
+}
+
+// PrivateKey parses the credentials' key.
+func (c *Credentials) PrivateKey() (*ecdsa.PrivateKey, error) {
+	return parseKey(c.KeyPEM)
 }
