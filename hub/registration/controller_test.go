@@ -495,3 +495,35 @@ func setAccepted(t *testing.T, name string, accepted bool) {
 		t.Fatal(err)
 	}
 }
+
+// An agent reads only the certificate requests whose names it knows, its own: it may not
+// list or watch them, which would show every cluster's.
+func TestAgentCannotListCertificateRequests(t *testing.T) {
+	newCluster(t, "lambda", true)
+	eventually(t, "lambda's RBAC", func(ctx context.Context) (bool, error) {
+		return exists(ctx, &rbacv1.ClusterRoleBinding{}, "", registration.ClusterRoleName("lambda")), nil
+	})
+	ctx := t.Context()
+	agent := asUser(t, registration.AgentUser("lambda"), registration.MembersGroup, registration.ClusterGroup("lambda"))
+	csrs := agent.CertificatesV1().CertificateSigningRequests()
+	eventually(t, "the agent to be able to create and read its own request", func(ctx context.Context) (bool, error) {
+		own, err := csrs.Create(ctx, agentCSR(t, "lambda"), metav1.CreateOptions{})
+		if apierrors.IsForbidden(err) { // the RBAC is not yet in the authorizer's cache
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		_, err = csrs.Get(ctx, own.Name, metav1.GetOptions{})
+		return err == nil, err
+	})
+	if _, err := csrs.List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("list CSRs as an agent: got %v, want Forbidden", err)
+	}
+	if w, err := csrs.Watch(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
+		if w != nil {
+			w.Stop()
+		}
+		t.Errorf("watch CSRs as an agent: got %v, want Forbidden", err)
+	}
+}
