@@ -69,7 +69,7 @@ func tokenClient(t *testing.T, token string) client.Client {
 
 func hubClient(t *testing.T, cfg *rest.Config) client.Client {
 	t.Helper()
-	c, err := client.New(cfg, client.Options{Scheme: scheme.Scheme})
+	c, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme.Scheme})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,6 +124,16 @@ func TestAgentCannotTouchAnotherCluster(t *testing.T) {
 		"list every MemberCluster": func(ctx context.Context) error {
 			return c1.List(ctx, &musterv1.MemberClusterList{})
 		},
+		"list every cluster's certificate requests": func(ctx context.Context) error {
+			return c1.List(ctx, &certificatesv1.CertificateSigningRequestList{})
+		},
+		"watch certificate requests": func(ctx context.Context) error {
+			w, err := c1.(client.WithWatch).Watch(ctx, &certificatesv1.CertificateSigningRequestList{})
+			if err == nil {
+				w.Stop()
+			}
+			return err
+		},
 		"accept itself by editing its own spec": func(ctx context.Context) error {
 			mc := &musterv1.MemberCluster{ObjectMeta: metav1.ObjectMeta{Name: "member1"}}
 			return c1.Patch(ctx, mc, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"taints":[]}}`)))
@@ -151,6 +161,9 @@ func TestBootstrapTokenOnlyRegisters(t *testing.T) {
 	})
 	t.Run("cannot list NodeSlices", func(t *testing.T) {
 		expectForbidden(t, "list NodeSlices", boot.List(t.Context(), &musterv1.NodeSliceList{}, client.InNamespace(musterv1.MemberNamespace("member1"))))
+	})
+	t.Run("cannot list certificate requests", func(t *testing.T) {
+		expectForbidden(t, "list CSRs", boot.List(t.Context(), &certificatesv1.CertificateSigningRequestList{}))
 	})
 	t.Run("cannot read Secrets", func(t *testing.T) {
 		expectForbidden(t, "list Secrets", boot.List(t.Context(), &corev1.SecretList{}, client.InNamespace("kube-system")))
