@@ -48,7 +48,7 @@ func mustRequirement(key string, op selection.Operator, values []string) labels.
 const HubClusterName = "hub"
 
 // Member-side permissions: the agent's Secrets, leader election, events, and the cluster ID.
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create;update
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create;update;delete
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get

@@ -37,7 +37,8 @@ func Setup(_ context.Context, mgr ctrl.Manager, opts *Options) (*Controllers, er
 			Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("muster-registration"), AutoAccept: opts.AutoAcceptClusters,
 		}).SetupWithManager},
 		{"csr-approver", (&registration.Approver{
-			Client: mgr.GetClient(), Clientset: cs, AutoAccept: opts.AutoAcceptClusters,
+			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Clientset: cs, AutoAccept: opts.AutoAcceptClusters,
+			Recorder: mgr.GetEventRecorder("muster-csr-approver"),
 		}).SetupWithManager},
 		{"health", (&health.Reconciler{
 			Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("muster-health"), Clock: clock.RealClock{}, GracePeriod: opts.ClusterGracePeriod,

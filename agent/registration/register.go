@@ -3,26 +3,18 @@ package registration
 import (
 	"context"
 	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
 	"time"
 
-	certificatesv1 "k8s.io/api/certificates/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/util/certificate/csr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/musterhq/muster/api/scheme"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
-	hubregistration "github.com/musterhq/muster/hub/registration"
 )
 
 // ClusterIDAnnotation on a MemberCluster records the UID of the member's kube-system
@@ -47,12 +39,18 @@ func (r *Registrar) EnsureCredentials(ctx context.Context) (*Credentials, error)
 		return nil, err
 	}
 	if stored != nil {
-		if cert, err := stored.Certificate(); err == nil && usable(cert.Leaf, stored.IssuedAt, r.Now()) {
-			return stored, nil
+		if cert, err := stored.Certificate(); err == nil && usable(cert.Leaf, r.Now()) {
+			// One that is due for renewal is used too, and the rotator renews it at once:
+			// the bootstrap Secret is gone after the join, so falling back to it would leave
+			// an agent restarted late in its certificate's life with no identity at all.
+			return stored, r.Store.DeleteBootstrap(ctx)
 		}
 	}
 	boot, err := r.Store.ReadBootstrap(ctx)
 	if err != nil {
+		if stored != nil {
+			return nil, fmt.Errorf("the stored hub certificate has expired; re-join with a new token (musterctl token create --cluster NAME, then musterctl join) and run musterctl accept NAME: %w", err)
+		}
 		return nil, err
 	}
 	cfg := BootstrapConfig(boot)
@@ -64,11 +62,28 @@ func (r *Registrar) EnsureCredentials(ctx context.Context) (*Credentials, error)
 		return nil, err
 	}
 	log.FromContext(ctx).Info("requesting a hub certificate; waiting for `musterctl accept`", "cluster", boot.ClusterName)
-	creds, err := r.requestCertificate(ctx, hub, boot.HubURL, boot.CA, boot.ClusterName)
+	// A re-join after the stored certificate expired asks for that certificate's key, which
+	// the hub has bound to the cluster: `musterctl accept` approves it without --rekey.
+	var seed *ecdsa.PrivateKey
+	if stored != nil {
+		seed, _ = stored.PrivateKey()
+	}
+	creds, err := r.requestCertificate(ctx, hub, boot.HubURL, boot.CA, boot.ClusterName, nil, seed)
 	if err != nil {
 		return nil, err
 	}
-	return creds, r.Store.WriteCredentials(ctx, creds)
+	if err := r.store(ctx, creds); err != nil {
+		return nil, err
+	}
+	return creds, r.Store.DeleteBootstrap(ctx)
+}
+
+// store keeps credentials the hub issued and forgets the request they answer.
+func (r *Registrar) store(ctx context.Context, creds *Credentials) error {
+	if err := r.Store.WriteCredentials(ctx, creds); err != nil {
+		return err
+	}
+	return r.Store.DeletePending(ctx)
 }
 
 // registerCluster creates the MemberCluster, or checks that an existing one is this
@@ -106,47 +121,4 @@ func ClusterID(ctx context.Context, member kubernetes.Interface) (string, error)
 		return "", fmt.Errorf("reading the cluster ID (kube-system's UID): %w", err)
 	}
 	return string(ns.UID), nil
-}
-
-// requestCertificate makes a new key, asks the hub to sign a client certificate for the
-// agent identity and waits for it. hub is the bootstrap client on first join and the
-// agent's own client when renewing.
-func (r *Registrar) requestCertificate(ctx context.Context, hub kubernetes.Interface, hubURL string, ca []byte, cluster string) (*Credentials, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, err
-	}
-	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: pkix.Name{
-		CommonName:   hubregistration.AgentUser(cluster),
-		Organization: []string{hubregistration.MembersGroup, hubregistration.ClusterGroup(cluster)},
-	}}, key)
-	if err != nil {
-		return nil, err
-	}
-	req := &certificatesv1.CertificateSigningRequest{
-		ObjectMeta: metav1.ObjectMeta{GenerateName: "muster-" + cluster + "-", Labels: map[string]string{hubregistration.ClusterLabel: cluster}},
-		Spec: certificatesv1.CertificateSigningRequestSpec{
-			Request:           pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}),
-			SignerName:        certificatesv1.KubeAPIServerClientSignerName,
-			Usages:            []certificatesv1.KeyUsage{certificatesv1.UsageDigitalSignature, certificatesv1.UsageClientAuth},
-			ExpirationSeconds: csr.DurationToExpirationSeconds(r.CertLifetime),
-		},
-	}
-	created, err := hub.CertificatesV1().CertificateSigningRequests().Create(ctx, req, metav1.CreateOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("creating the certificate request: %w", err)
-	}
-	certPEM, err := csr.WaitForCertificate(ctx, hub, created.Name, created.UID)
-	if err != nil {
-		return nil, fmt.Errorf("waiting for certificate request %s: %w", created.Name, err)
-	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		return nil, err
-	}
-	return &Credentials{
-		HubURL: hubURL, CA: ca, ClusterName: cluster, CertPEM: certPEM,
-		KeyPEM:   pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}),
-		IssuedAt: r.Now(),
-	}, nil
 }

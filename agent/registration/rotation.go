@@ -22,8 +22,8 @@ func RotationDeadline(cert *x509.Certificate, issuedAt time.Time) time.Time {
 	return cert.NotAfter.Add(-time.Duration(float64(lifetime) * RenewAtRemaining))
 }
 
-// usable says whether a stored certificate can still be used at now: valid and not yet
-// due for renewal. A due certificate is renewed before the agent relies on it.
-func usable(cert *x509.Certificate, issuedAt, now time.Time) bool {
-	return now.After(cert.NotBefore) && now.Before(RotationDeadline(cert, issuedAt))
+// usable says whether a stored certificate can still authenticate the agent at now. One
+// due for renewal is usable: renewing it needs the identity it carries.
+func usable(cert *x509.Certificate, now time.Time) bool {
+	return now.After(cert.NotBefore) && now.Before(cert.NotAfter)
 }

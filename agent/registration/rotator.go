@@ -47,7 +47,9 @@ func (r *Rotator) Start(ctx context.Context) error {
 // backoff until one is issued or ctx ends.
 func (r *Rotator) rotate(ctx context.Context) error {
 	return wait.ExponentialBackoffWithContext(ctx, wait.Backoff{Duration: time.Second, Factor: 2, Steps: 8, Cap: 30 * time.Second}, func(ctx context.Context) (bool, error) {
-		creds, err := r.Registrar.requestCertificate(ctx, r.Hub, r.Credentials.HubURL, r.Credentials.CA, r.Credentials.ClusterName)
+		// A retry waits for the request already made (the hub may have approved it and
+		// bound its key) instead of asking with another key, which the hub would deny.
+		creds, err := r.Registrar.requestCertificate(ctx, r.Hub, r.Credentials.HubURL, r.Credentials.CA, r.Credentials.ClusterName, r.Holder.Current().Leaf, nil)
 		if err != nil {
 			log.FromContext(ctx).Error(err, "requesting a renewed certificate")
 			return false, nil
@@ -56,7 +58,8 @@ func (r *Rotator) rotate(ctx context.Context) error {
 		if err != nil {
 			return false, fmt.Errorf("the hub issued an unusable certificate: %w", err)
 		}
-		if err := r.Registrar.Store.WriteCredentials(ctx, creds); err != nil {
+		if err := r.Registrar.store(ctx, creds); err != nil {
+			log.FromContext(ctx).Error(err, "storing the renewed certificate")
 			return false, nil
 		}
 		r.Credentials = creds

@@ -2,8 +2,11 @@ package registration
 
 import (
 	"context"
+	"crypto/ecdsa"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/pem"
+	"errors"
 	"fmt"
 	"time"
 
@@ -19,6 +22,12 @@ const (
 	BootstrapSecret = "muster-bootstrap"
 	// CredentialsSecret holds the agent's key and hub certificate.
 	CredentialsSecret = "muster-hub-credentials"
+	// PendingSecret holds the key of a certificate request (join or rotation) the agent
+	// has made and not yet received a certificate for, and the request's name. An agent
+	// restarted meanwhile, or retrying, goes on waiting for that request rather than asking
+	// again with a new key: the hub binds the cluster to the key of the request it approves,
+	// so a second key would look like a competing join, or a rotation by an old certificate.
+	PendingSecret = "muster-pending-request"
 )
 
 // Keys of both Secrets.
@@ -30,6 +39,8 @@ const (
 	KeyTLSCert     = corev1.TLSCertKey
 	KeyTLSKey      = corev1.TLSPrivateKeyKey
 	KeyIssuedAt    = "issued-at"
+	// KeyRequest names the pending certificate request.
+	KeyRequest = "request"
 )
 
 // Bootstrap is what an agent needs to register.
@@ -119,4 +130,84 @@ func (s *Store) WriteCredentials(ctx context.Context, c *Credentials) error {
 		return fmt.Errorf("storing credentials: %w", err)
 	}
 	return nil
+}
+
+// DeleteBootstrap removes the bootstrap Secret. Once the agent holds a certificate the
+// token is only a liability: anyone who can read the Secret could register with it.
+func (s *Store) DeleteBootstrap(ctx context.Context) error {
+	err := s.Client.CoreV1().Secrets(s.Namespace).Delete(ctx, BootstrapSecret, metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting the bootstrap Secret %s/%s: %w", s.Namespace, BootstrapSecret, err)
+	}
+	return nil
+}
+
+// Pending is a certificate request the agent made and has not yet received a certificate
+// for. Request is empty until the request is created.
+type Pending struct {
+	Key     *ecdsa.PrivateKey
+	Request string
+}
+
+// ReadPending returns the pending request, or nil when there is none.
+func (s *Store) ReadPending(ctx context.Context) (*Pending, error) {
+	sec, err := s.Client.CoreV1().Secrets(s.Namespace).Get(ctx, PendingSecret, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the pending certificate request: %w", err)
+	}
+	key, err := parseKey(sec.Data[KeyTLSKey])
+	if err != nil {
+		// A damaged key is worth nothing: the agent asks again with a new one.
+		return nil, nil
+	}
+	return &Pending{Key: key, Request: string(sec.Data[KeyRequest])}, nil
+}
+
+// WritePending stores p, creating the Secret on first use.
+func (s *Store) WritePending(ctx context.Context, p *Pending) error {
+	der, err := x509.MarshalECPrivateKey(p.Key)
+	if err != nil {
+		return err
+	}
+	sec := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: s.Namespace, Name: PendingSecret},
+		Data: map[string][]byte{
+			KeyTLSKey:  pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: der}),
+			KeyRequest: []byte(p.Request),
+		},
+	}
+	secrets := s.Client.CoreV1().Secrets(s.Namespace)
+	_, err = secrets.Update(ctx, sec, metav1.UpdateOptions{})
+	if apierrors.IsNotFound(err) {
+		_, err = secrets.Create(ctx, sec, metav1.CreateOptions{})
+	}
+	if err != nil {
+		return fmt.Errorf("storing the pending certificate request: %w", err)
+	}
+	return nil
+}
+
+// DeletePending forgets the pending request once its certificate is stored.
+func (s *Store) DeletePending(ctx context.Context) error {
+	err := s.Client.CoreV1().Secrets(s.Namespace).Delete(ctx, PendingSecret, metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting the pending certificate request: %w", err)
+	}
+	return nil
+}
+
+func parseKey(keyPEM []byte) (*ecdsa.PrivateKey, error) {
+	block, _ := pem.Decode(keyPEM)
+	if block == nil {
+		return nil, errors.New("no PEM key")
+	}
+	return x509.ParseECPrivateKey(block.Bytes)
+}
+
+// PrivateKey parses the credentials' key.
+func (c *Credentials) PrivateKey() (*ecdsa.PrivateKey, error) {
+	return parseKey(c.KeyPEM)
 }

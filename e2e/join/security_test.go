@@ -4,6 +4,14 @@ package join
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,6 +26,7 @@ import (
 	"github.com/musterhq/muster/agent/registration"
 	"github.com/musterhq/muster/api/scheme"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	hubregistration "github.com/musterhq/muster/hub/registration"
 )
 
 // agentClient is a hub client with the credentials member's agent holds right now.
@@ -33,21 +42,34 @@ func agentClient(t *testing.T, member string) client.Client {
 	}})
 }
 
-// bootstrapClient is a hub client with the bootstrap token musterctl init printed.
+// bootstrapClient is a hub client with the bootstrap token musterctl init printed. The
+// members no longer hold it after their join, so it comes from the join line.
 func bootstrapClient(t *testing.T) client.Client {
 	t.Helper()
-	var sec corev1.Secret
-	key := types.NamespacedName{Namespace: musterv1.AgentNamespace, Name: registration.BootstrapSecret}
-	if err := memberNamed("member1").Client.Get(t.Context(), key, &sec); err != nil {
-		t.Fatal(err)
+	return tokenClient(t, joinToken(t, muster.JoinArgs))
+}
+
+func joinToken(t *testing.T, args []string) string {
+	t.Helper()
+	for i, a := range args {
+		if a == "--hub-token" && i+1 < len(args) {
+			return args[i+1]
+		}
 	}
-	return hubClient(t, &rest.Config{Host: string(sec.Data[registration.KeyHubURL]), BearerToken: string(sec.Data[registration.KeyToken]),
-		TLSClientConfig: rest.TLSClientConfig{CAData: sec.Data[registration.KeyCA]}})
+	t.Fatalf("no --hub-token in %v", args)
+	return ""
+}
+
+func tokenClient(t *testing.T, token string) client.Client {
+	t.Helper()
+	cfg := rest.AnonymousClientConfig(fleet.Hub.Config)
+	cfg.BearerToken = token
+	return hubClient(t, cfg)
 }
 
 func hubClient(t *testing.T, cfg *rest.Config) client.Client {
 	t.Helper()
-	c, err := client.New(cfg, client.Options{Scheme: scheme.Scheme})
+	c, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme.Scheme})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,6 +124,16 @@ func TestAgentCannotTouchAnotherCluster(t *testing.T) {
 		"list every MemberCluster": func(ctx context.Context) error {
 			return c1.List(ctx, &musterv1.MemberClusterList{})
 		},
+		"list every cluster's certificate requests": func(ctx context.Context) error {
+			return c1.List(ctx, &certificatesv1.CertificateSigningRequestList{})
+		},
+		"watch certificate requests": func(ctx context.Context) error {
+			w, err := c1.(client.WithWatch).Watch(ctx, &certificatesv1.CertificateSigningRequestList{})
+			if err == nil {
+				w.Stop()
+			}
+			return err
+		},
 		"accept itself by editing its own spec": func(ctx context.Context) error {
 			mc := &musterv1.MemberCluster{ObjectMeta: metav1.ObjectMeta{Name: "member1"}}
 			return c1.Patch(ctx, mc, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"taints":[]}}`)))
@@ -129,6 +161,9 @@ func TestBootstrapTokenOnlyRegisters(t *testing.T) {
 	})
 	t.Run("cannot list NodeSlices", func(t *testing.T) {
 		expectForbidden(t, "list NodeSlices", boot.List(t.Context(), &musterv1.NodeSliceList{}, client.InNamespace(musterv1.MemberNamespace("member1"))))
+	})
+	t.Run("cannot list certificate requests", func(t *testing.T) {
+		expectForbidden(t, "list CSRs", boot.List(t.Context(), &certificatesv1.CertificateSigningRequestList{}))
 	})
 	t.Run("cannot read Secrets", func(t *testing.T) {
 		expectForbidden(t, "list Secrets", boot.List(t.Context(), &corev1.SecretList{}, client.InNamespace("kube-system")))
@@ -199,4 +234,123 @@ func testUnacceptedClusterGetsNothing(t *testing.T) {
 	if !apierrors.IsNotFound(err) {
 		t.Errorf("credentials in the unaccepted member: got %v, want NotFound", err)
 	}
+}
+
+// agentCSR asks for cluster's agent identity with a fresh key.
+func agentCSR(t *testing.T, cluster string, annotations map[string]string) *certificatesv1.CertificateSigningRequest {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: pkix.Name{
+		CommonName: hubregistration.AgentUser(cluster), Organization: []string{hubregistration.MembersGroup, hubregistration.ClusterGroup(cluster)},
+	}}, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &certificatesv1.CertificateSigningRequest{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "attack-", Labels: map[string]string{hubregistration.ClusterLabel: cluster}, Annotations: annotations},
+		Spec: certificatesv1.CertificateSigningRequestSpec{
+			Request:    pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}),
+			SignerName: certificatesv1.KubeAPIServerClientSignerName,
+			Usages:     []certificatesv1.KeyUsage{certificatesv1.UsageClientAuth, certificatesv1.UsageDigitalSignature},
+		},
+	}
+}
+
+// expectDenied waits for the hub to deny csr, and checks it was never issued.
+func expectDenied(t *testing.T, c client.Client, csr *certificatesv1.CertificateSigningRequest) {
+	t.Helper()
+	if err := c.Create(t.Context(), csr); err != nil {
+		if apierrors.IsForbidden(err) {
+			return
+		}
+		t.Fatalf("creating the CSR: %v", err)
+	}
+	err := waitFor(t.Context(), 30*time.Second, func(ctx context.Context) (bool, error) {
+		var got certificatesv1.CertificateSigningRequest
+		if err := fleet.Hub.Client.Get(ctx, types.NamespacedName{Name: csr.Name}, &got); err != nil {
+			return false, err
+		}
+		if len(got.Status.Certificate) > 0 {
+			return false, fmt.Errorf("CSR %s was issued a certificate", csr.Name)
+		}
+		for _, c := range got.Status.Conditions {
+			if c.Type == certificatesv1.CertificateApproved {
+				return false, fmt.Errorf("CSR %s was approved: %s", csr.Name, c.Message)
+			}
+			if c.Type == certificatesv1.CertificateDenied && c.Status == corev1.ConditionTrue {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		t.Errorf("want Denied: %v", err)
+	}
+}
+
+// credentialsPEM returns the certificate member's agent holds now.
+func credentialsPEM(t *testing.T, member string) string {
+	t.Helper()
+	var sec corev1.Secret
+	key := types.NamespacedName{Namespace: musterv1.AgentNamespace, Name: registration.CredentialsSecret}
+	if err := memberNamed(member).Client.Get(t.Context(), key, &sec); err != nil {
+		t.Fatal(err)
+	}
+	return string(sec.Data[registration.KeyTLSCert])
+}
+
+// The attacks of issue 14, each against member2's (or another) identity, each Forbidden
+// or Denied. The positive controls are the join, rotation and unjoin tests of this suite.
+func TestJoinAttacks(t *testing.T) {
+	t.Run("takeover: the shared token asks for member2's identity, and musterctl accept refuses it", func(t *testing.T) {
+		csr := agentCSR(t, "member2", nil)
+		expectDenied(t, bootstrapClient(t), csr)
+		out, err := muster.Musterctl(t.Context(), fleet.Hub, "accept", "member2")
+		if err != nil {
+			t.Fatalf("musterctl accept member2: %v", err)
+		}
+		if !strings.Contains(out, "(0 certificate request(s) approved)") {
+			t.Errorf("musterctl accept member2 approved something after the takeover attempt:\n%s", out)
+		}
+	})
+	t.Run("token reuse after join: the member no longer holds its bootstrap token", func(t *testing.T) {
+		for _, m := range joined {
+			err := memberNamed(m).Client.Get(t.Context(), types.NamespacedName{Namespace: musterv1.AgentNamespace, Name: registration.BootstrapSecret}, &corev1.Secret{})
+			if !apierrors.IsNotFound(err) {
+				t.Errorf("%s's bootstrap Secret: got %v, want NotFound", m, err)
+			}
+		}
+	})
+	t.Run("forged rotation: member1's certificate names member2's certificate", func(t *testing.T) {
+		forged := agentCSR(t, "member1", map[string]string{hubregistration.CurrentCertificateAnnotation: credentialsPEM(t, "member2")})
+		expectDenied(t, agentClient(t, "member1"), forged)
+	})
+	t.Run("forged rotation: member1's identity without its current certificate", func(t *testing.T) {
+		expectDenied(t, agentClient(t, "member1"), agentCSR(t, "member1", nil))
+	})
+	t.Run("another member's agent asks for member2's identity", func(t *testing.T) {
+		expectDenied(t, agentClient(t, "member1"), agentCSR(t, "member2", nil))
+	})
+	t.Run("a token bound to one cluster asks for another name", func(t *testing.T) {
+		out, err := muster.Musterctl(t.Context(), fleet.Hub, "token", "create", "--cluster", "bound-one")
+		if err != nil {
+			t.Fatal(err)
+		}
+		boot := tokenClient(t, joinToken(t, strings.Fields(out)))
+		err = boot.Create(t.Context(), &musterv1.MemberCluster{ObjectMeta: metav1.ObjectMeta{Name: "bound-other"}})
+		if !apierrors.IsInvalid(err) && !apierrors.IsForbidden(err) {
+			t.Errorf("create MemberCluster bound-other with a token bound to bound-one: got %v, want rejection", err)
+		}
+		expectDenied(t, boot, agentCSR(t, "bound-other", nil))
+	})
+	t.Run("a bootstrap token cannot pre-bind a name to its key", func(t *testing.T) {
+		mc := &musterv1.MemberCluster{ObjectMeta: metav1.ObjectMeta{Name: "prebound", Annotations: map[string]string{hubregistration.AgentKeyAnnotation: "sha256:00"}}}
+		err := bootstrapClient(t).Create(t.Context(), mc)
+		if !apierrors.IsInvalid(err) && !apierrors.IsForbidden(err) {
+			t.Errorf("create a pre-bound MemberCluster: got %v, want rejection", err)
+		}
+	})
 }

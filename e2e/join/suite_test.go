@@ -111,13 +111,17 @@ func setUp(ctx context.Context) error {
 			return err
 		}
 	}
-	mc, err := framework.WaitForClusterCondition(ctx, fleet.Hub, "member1", musterv1.MemberClusterAvailable, metav1.ConditionTrue, time.Minute)
-	if err != nil {
-		return err
-	}
-	for _, c := range mc.Status.Conditions {
-		if c.Type == musterv1.MemberClusterAvailable {
-			member1AvailableSince = c.LastTransitionTime
+	// Every test may use both members: wait for both (accept returns once the request is
+	// approved, before the agent has its certificate and reports its nodes).
+	for _, name := range joined {
+		mc, err := framework.WaitForClusterCondition(ctx, fleet.Hub, name, musterv1.MemberClusterAvailable, metav1.ConditionTrue, time.Minute)
+		if err != nil {
+			return err
+		}
+		for _, c := range mc.Status.Conditions {
+			if c.Type == musterv1.MemberClusterAvailable && name == "member1" {
+				member1AvailableSince = c.LastTransitionTime
+			}
 		}
 	}
 	return nil

@@ -4,7 +4,11 @@ package join
 
 import (
 	"context"
+	"crypto/x509"
+	"encoding/pem"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/musterhq/muster/agent/registration"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/e2e/framework"
 	hubregistration "github.com/musterhq/muster/hub/registration"
@@ -27,6 +32,7 @@ func TestMember2Lifecycle(t *testing.T) {
 	t.Run("a stopped agent makes its cluster unreachable, a restarted one available", testHealth)
 	t.Run("deny revokes the agent's access", testDeny)
 	t.Run("unjoin revokes and uninstalls", testUnjoin)
+	t.Run("a re-join after unjoin binds the new agent's key", testRejoin)
 }
 
 func hasUnreachableTaint(mc *musterv1.MemberCluster) bool {
@@ -37,6 +43,12 @@ func hasUnreachableTaint(mc *musterv1.MemberCluster) bool {
 
 func testHealth(t *testing.T) {
 	ctx := t.Context()
+	// The agent is stopped for longer than the grace period (40s), and the suite's
+	// certificates last 60s. An agent whose certificate expired while it was stopped needs
+	// an administrator to re-join it (its bootstrap Secret is gone), so stop it right after a
+	// renewal: this test is about health, and the restart then finds a valid certificate,
+	// sometimes one due for renewal.
+	waitForFreshCertificate(t, "member2", 50*time.Second)
 	muster.Agents["member2"].Stop()
 	stopped := time.Now()
 	err := framework.Until(ctx, 60*time.Second, "member2 to be Unknown and tainted", func(ctx context.Context) (bool, string, error) {
@@ -71,6 +83,27 @@ func testHealth(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("member2 Available and untainted %s after its agent restarted", time.Since(restarted).Round(100*time.Millisecond))
+}
+
+// waitForFreshCertificate waits until member's agent holds a certificate valid for at
+// least left more.
+func waitForFreshCertificate(t *testing.T, member string, left time.Duration) {
+	t.Helper()
+	err := framework.Until(t.Context(), 2*certLifetime, "a freshly renewed certificate", func(ctx context.Context) (bool, string, error) {
+		block, _ := pem.Decode([]byte(credentialsPEM(t, member)))
+		if block == nil {
+			return false, "no certificate", nil
+		}
+		cert, err := x509.ParseCertificate(block.Bytes)
+		if err != nil {
+			return false, "", err
+		}
+		remaining := time.Until(cert.NotAfter)
+		return remaining >= left, fmt.Sprintf("%s left", remaining.Round(time.Second)), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 func getCluster(t *testing.T, name string) *musterv1.MemberCluster {
@@ -170,5 +203,41 @@ func testUnjoin(t *testing.T) {
 	crb.SetGroupVersionKind(schemaGVK("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding"))
 	if err := fleet.Hub.Client.Get(ctx, types.NamespacedName{Name: hubregistration.ClusterRoleName("member2")}, &crb); !apierrors.IsNotFound(err) {
 		t.Errorf("member2's ClusterRoleBinding after unjoin: %v, want NotFound", err)
+	}
+}
+
+// After unjoin the name is free: a fresh join with a new key is accepted and bound, and the
+// new agent deletes its bootstrap Secret again.
+func testRejoin(t *testing.T) {
+	ctx := t.Context()
+	member := memberNamed("member2")
+	if err := framework.Until(ctx, 30*time.Second, "member2's MemberCluster to go", func(ctx context.Context) (bool, string, error) {
+		err := fleet.Hub.Client.Get(ctx, types.NamespacedName{Name: "member2"}, &musterv1.MemberCluster{})
+		return apierrors.IsNotFound(err), errString(err), nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := muster.Join(ctx, member, "member2"); err != nil {
+		t.Fatal(err)
+	}
+	if err := muster.StartAgent(member, "--cert-lifetime", "10m"); err != nil {
+		t.Fatal(err)
+	}
+	out, err := muster.Musterctl(ctx, fleet.Hub, "accept", "member2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "(1 certificate request(s) approved)") {
+		t.Errorf("musterctl accept member2 after the re-join:\n%s", out)
+	}
+	if _, err := framework.WaitForClusterCondition(ctx, fleet.Hub, "member2", musterv1.MemberClusterAvailable, metav1.ConditionTrue, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if key := getCluster(t, "member2").Annotations[hubregistration.AgentKeyAnnotation]; key == "" {
+		t.Error("the re-joined member2 is bound to no key")
+	}
+	err = member.Client.Get(ctx, types.NamespacedName{Namespace: musterv1.AgentNamespace, Name: registration.BootstrapSecret}, &corev1.Secret{})
+	if !apierrors.IsNotFound(err) {
+		t.Errorf("member2's bootstrap Secret after the re-join: got %v, want NotFound", err)
 	}
 }

@@ -5,9 +5,12 @@ import (
 	"fmt"
 
 	certificatesv1 "k8s.io/api/certificates/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -29,6 +32,10 @@ type Approver struct {
 	// not expose.
 	Clientset  kubernetes.Interface
 	AutoAccept bool
+	// APIReader, if set, reads the MemberCluster uncached before a denial.
+	APIReader client.Reader
+	// Recorder reports denied requests on their MemberCluster.
+	Recorder events.EventRecorder
 }
 
 // SetupWithManager registers the approver. Accepting a cluster re-examines its pending
@@ -72,20 +79,104 @@ func (a *Approver) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 		return ctrl.Result{}, nil
 	}
 	var mc musterv1.MemberCluster
-	accepted := false
-	if err := a.Client.Get(ctx, types.NamespacedName{Name: cluster}, &mc); err == nil {
-		accepted = mc.Spec.Accepted && mc.DeletionTimestamp.IsZero()
-	} else if client.IgnoreNotFound(err) != nil {
+	exists, decision, why, err := a.decide(ctx, a.Client, &csr, cluster, &mc)
+	if err != nil {
 		return ctrl.Result{}, err
 	}
-	decision, why := Decide(&csr, accepted, a.AutoAccept, false)
-	if decision != Approve {
+	if decision == Deny && a.APIReader != nil {
+		// A denial is final: decide it again on the request and the MemberCluster as they
+		// are now, not as the cache last saw them (a request approved meanwhile is left
+		// alone, and a rotation that just moved the key must not deny the next one).
+		if err := a.APIReader.Get(ctx, req.NamespacedName, &csr); err != nil {
+			return ctrl.Result{}, client.IgnoreNotFound(err)
+		}
+		if exists, decision, why, err = a.decide(ctx, a.APIReader, &csr, cluster, &mc); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	logger := log.FromContext(ctx).WithValues("csr", csr.Name, "cluster", cluster)
+	switch decision {
+	case Deny:
+		csr.Status.Conditions = append(csr.Status.Conditions, DenialCondition(ReasonKeyMismatch, why))
+		if _, err := a.Clientset.CertificatesV1().CertificateSigningRequests().UpdateApproval(ctx, csr.Name, &csr, metav1.UpdateOptions{}); err != nil {
+			return a.retryOnConflict(fmt.Errorf("denying CSR %s: %w", csr.Name, err))
+		}
+		if exists && a.Recorder != nil {
+			a.Recorder.Eventf(&mc, nil, corev1.EventTypeWarning, ReasonKeyMismatch, "DenyCertificate", "denied certificate request %s by %s: %s", csr.Name, csr.Spec.Username, why)
+		}
+		logger.Info("denied agent certificate", "requester", csr.Spec.Username, "why", why)
 		return ctrl.Result{}, nil
+	case Approve:
+	default:
+		return ctrl.Result{}, nil
+	}
+	if err := BindKey(ctx, a.Client, &mc, &csr); err != nil {
+		if apierrors.IsConflict(err) {
+			return ctrl.Result{RequeueAfter: conflictRetry}, nil
+		}
+		return ctrl.Result{}, err
 	}
 	csr.Status.Conditions = append(csr.Status.Conditions, ApprovalCondition("MusterHubApproved", why))
 	if _, err := a.Clientset.CertificatesV1().CertificateSigningRequests().UpdateApproval(ctx, csr.Name, &csr, metav1.UpdateOptions{}); err != nil {
-		return ctrl.Result{}, fmt.Errorf("approving CSR %s: %w", csr.Name, err)
+		return a.retryOnConflict(fmt.Errorf("approving CSR %s: %w", csr.Name, err))
 	}
-	log.FromContext(ctx).Info("approved agent certificate", "csr", csr.Name, "cluster", cluster, "why", why)
+	logger.Info("approved agent certificate", "why", why, "key", mc.Annotations[AgentKeyAnnotation])
 	return ctrl.Result{}, nil
+}
+
+// retryOnConflict reads a conflict as another approver (`musterctl accept`) having decided
+// the request first: it is looked at again shortly, when the cache has caught up, rather
+// than reported as an error.
+func (a *Approver) retryOnConflict(err error) (ctrl.Result, error) {
+	if apierrors.IsConflict(err) {
+		return ctrl.Result{RequeueAfter: conflictRetry}, nil
+	}
+	return ctrl.Result{}, err
+}
+
+// decide reads the cluster's MemberCluster into mc through r and applies the policy.
+func (a *Approver) decide(ctx context.Context, r client.Reader, csr *certificatesv1.CertificateSigningRequest, cluster string, mc *musterv1.MemberCluster) (bool, Decision, string, error) {
+	facts := Facts{AutoAccept: a.AutoAccept}
+	exists := false
+	if err := r.Get(ctx, types.NamespacedName{Name: cluster}, mc); err == nil {
+		exists = true
+		facts.Accepted = mc.Spec.Accepted && mc.DeletionTimestamp.IsZero()
+		facts.BoundKey = mc.Annotations[AgentKeyAnnotation]
+	} else if client.IgnoreNotFound(err) != nil {
+		return false, Ignore, "", fmt.Errorf("reading MemberCluster %s: %w", cluster, err)
+	}
+	decision, why := Decide(csr, facts)
+	return exists, decision, why, nil
+}
+
+// ReasonKeyMismatch is the reason of a denied request and of its event.
+const ReasonKeyMismatch = "AgentKeyMismatch"
+
+// BindKey records the key of csr, about to be approved, as mc's agent key. The write is
+// made before the approval and under the optimistic lock, so two joins racing for an
+// unbound cluster cannot both be approved: the loser sees the winner's key and is denied.
+func BindKey(ctx context.Context, c client.Client, mc *musterv1.MemberCluster, csr *certificatesv1.CertificateSigningRequest) error {
+	key, err := RequestKey(csr)
+	if err != nil {
+		return err
+	}
+	if mc.Annotations[AgentKeyAnnotation] == key {
+		return nil
+	}
+	patch := client.MergeFromWithOptions(mc.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	if mc.Annotations == nil {
+		mc.Annotations = map[string]string{}
+	}
+	mc.Annotations[AgentKeyAnnotation] = key
+	if err := c.Patch(ctx, mc, patch); err != nil {
+		return fmt.Errorf("binding cluster %s to key %s: %w", mc.Name, key, err)
+	}
+	return nil
+}
+
+// DenialCondition is the condition a denial adds.
+func DenialCondition(reason, message string) certificatesv1.CertificateSigningRequestCondition {
+	return certificatesv1.CertificateSigningRequestCondition{
+		Type: certificatesv1.CertificateDenied, Status: corev1.ConditionTrue, Reason: reason, Message: message,
+	}
 }

@@ -83,10 +83,12 @@ type Decision string
 const (
 	// Ignore: not an agent request, or already decided.
 	Ignore Decision = "Ignore"
-	// Approve the request.
+	// Approve the request, binding the cluster to the request's key first.
 	Approve Decision = "Approve"
 	// Wait for the cluster to be accepted, or for an administrator.
 	Wait Decision = "Wait"
+	// Deny the request: it asks for an identity its requester may not have.
+	Deny Decision = "Deny"
 )
 
 // Requester classifies who made a CSR for cluster.
@@ -111,10 +113,26 @@ func RequesterOf(csr *certificatesv1.CertificateSigningRequest, cluster string) 
 	}
 }
 
-// Decide is the approval policy shared by the hub's approver (byAdmin false) and
-// `musterctl accept` (byAdmin true). accepted says whether the cluster the request is
-// for is accepted.
-func Decide(csr *certificatesv1.CertificateSigningRequest, accepted, autoAccept, byAdmin bool) (Decision, string) {
+// Facts are what the policy needs to know beyond the request itself.
+type Facts struct {
+	// Accepted: the cluster exists, is accepted and is not being deleted.
+	Accepted bool
+	// BoundKey is the fingerprint recorded in the cluster's AgentKeyAnnotation, empty
+	// while no agent has joined.
+	BoundKey string
+	// AutoAccept is the hub's opt-in policy; ByAdmin is `musterctl accept`.
+	AutoAccept, ByAdmin bool
+	// Rekey is `musterctl accept --rekey`: the administrator means to replace the bound key.
+	Rekey bool
+}
+
+// Decide is the approval policy shared by the hub's approver and `musterctl accept`. A
+// cluster's identity belongs to the key of its first approved join; after that only the
+// holder of a certificate for that key (rotation) or an administrator's explicit rekey
+// moves it to another key. Everything else asking for a bound identity with another key is
+// denied, so no later `accept` can approve it by mistake. A request for the bound key
+// itself is never denied: a certificate is worthless without its private key.
+func Decide(csr *certificatesv1.CertificateSigningRequest, f Facts) (Decision, string) {
 	if decided(csr) {
 		return Ignore, "already decided"
 	}
@@ -122,18 +140,52 @@ func Decide(csr *certificatesv1.CertificateSigningRequest, accepted, autoAccept,
 	if err != nil {
 		return Ignore, err.Error()
 	}
-	if !accepted {
-		return Wait, fmt.Sprintf("cluster %s is not accepted", cluster)
+	key, err := RequestKey(csr)
+	if err != nil {
+		return Ignore, err.Error()
 	}
 	switch RequesterOf(csr, cluster) {
 	case RequesterAgent:
-		return Approve, "renewal by the cluster's own agent"
+		if !f.Accepted {
+			return Wait, fmt.Sprintf("cluster %s is not accepted", cluster)
+		}
+		if key == f.BoundKey {
+			// An approver (the hub's or `musterctl accept`) binds a request's key before
+			// approving it, so this is a rotation another approver is halfway through; its
+			// certificate is usable only by the bound key's holder. Denying it would leave
+			// the cluster bound to a key its agent never gets a certificate for.
+			return Approve, "a certificate for the cluster's bound key"
+		}
+		holder, err := RequesterKey(csr)
+		if err != nil {
+			return Deny, fmt.Sprintf("a rotation must be authenticated by the agent's current certificate: %v", err)
+		}
+		if f.BoundKey == "" || holder != f.BoundKey {
+			return Deny, fmt.Sprintf("the requester's certificate has key %s, but cluster %s is bound to key %q (a certificate from before a re-join or rekey)", holder, cluster, f.BoundKey)
+		}
+		return Approve, "rotation by the holder of the cluster's current certificate"
 	case RequesterBootstrap:
-		if byAdmin || autoAccept {
+		if only, ok := TokenCluster(csr.Spec.Groups); ok && only != cluster {
+			return Deny, fmt.Sprintf("the bootstrap token is bound to cluster %s, not %s", only, cluster)
+		}
+		rekey := f.ByAdmin && f.Rekey
+		if f.BoundKey != "" && key != f.BoundKey && !rekey {
+			return Deny, fmt.Sprintf("cluster %s already joined with key %s; this request's key %s is not it (an administrator replacing a lost key runs `musterctl accept --rekey %s`)", cluster, f.BoundKey, key, cluster)
+		}
+		if !f.Accepted {
+			return Wait, fmt.Sprintf("cluster %s is not accepted", cluster)
+		}
+		if rekey && key != f.BoundKey {
+			return Approve, "the administrator replaced the cluster's key"
+		}
+		if f.ByAdmin || f.AutoAccept {
 			return Approve, "join with a bootstrap token of an accepted cluster"
 		}
 		return Wait, "a join waits for `musterctl accept " + cluster + "`"
 	default:
+		if slices.Contains(csr.Spec.Groups, MembersGroup) {
+			return Deny, fmt.Sprintf("requester %s is another cluster's agent", csr.Spec.Username)
+		}
 		return Ignore, fmt.Sprintf("requester %s is neither a bootstrap token nor cluster %s's agent", csr.Spec.Username, cluster)
 	}
 }

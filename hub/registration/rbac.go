@@ -28,12 +28,15 @@ func agentNamespacePolicy() []rbacv1.PolicyRule {
 }
 
 // agentClusterPolicy is what an agent may do outside its namespace: read and report on
-// its own MemberCluster only, and renew its certificate.
+// its own MemberCluster only, and renew its certificate. CSRs are create and get only: RBAC
+// cannot scope a list or watch to one cluster's requests (their names are not known in
+// advance), and a list would show every cluster's. The agent reads its own request by
+// its name, 128 random bits that no other cluster can guess.
 func agentClusterPolicy(cluster string) []rbacv1.PolicyRule {
 	return []rbacv1.PolicyRule{
 		{APIGroups: []string{musterv1.GroupVersion.Group}, Resources: []string{"memberclusters"}, ResourceNames: []string{cluster}, Verbs: []string{"get", "list", "watch"}},
 		{APIGroups: []string{musterv1.GroupVersion.Group}, Resources: []string{"memberclusters/status"}, ResourceNames: []string{cluster}, Verbs: []string{"get", "update", "patch"}},
-		{APIGroups: []string{"certificates.k8s.io"}, Resources: []string{"certificatesigningrequests"}, Verbs: []string{"create", "get", "list", "watch"}},
+		{APIGroups: []string{"certificates.k8s.io"}, Resources: []string{"certificatesigningrequests"}, Verbs: []string{"create", "get"}},
 	}
 }
 

@@ -24,6 +24,6 @@ func TestMain(m *testing.M) {
 		if err := (&registration.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("test")}).SetupWithManager(mgr); err != nil {
 			return err
 		}
-		return (&registration.Approver{Client: mgr.GetClient(), Clientset: cs}).SetupWithManager(mgr)
+		return (&registration.Approver{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Clientset: cs, Recorder: mgr.GetEventRecorder("test")}).SetupWithManager(mgr)
 	}))
 }

@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
 	certificatesv1 "k8s.io/api/certificates/v1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -22,21 +22,26 @@ import (
 
 func newAcceptCommand(flags *genericclioptions.ConfigFlags) *cobra.Command {
 	wait := 30 * time.Second
+	rekey := false
 	cmd := &cobra.Command{
 		Use:   "accept CLUSTER...",
 		Short: "Accept clusters into the fleet and approve their agents' certificates",
-		Args:  cobra.MinimumNArgs(1),
+		Long: `Accepts each cluster and approves its agent's pending certificate request. A cluster's
+identity is bound to the key of its first approved join: a later request with another key
+is shown and refused unless --rekey says the administrator means to replace a lost key.`,
+		Args: cobra.MinimumNArgs(1),
 		RunE: forEachCluster(flags, func(ctx context.Context, out io.Writer, hub *clients, name string) error {
-			return accept(ctx, out, hub, name, wait)
+			return accept(ctx, out, hub, name, wait, rekey)
 		}),
 	}
 	cmd.Flags().DurationVar(&wait, "wait", wait, "how long to wait for the cluster to register and its agent to ask for a certificate")
+	cmd.Flags().BoolVar(&rekey, "rekey", false, "replace the cluster's bound agent key with the key of its one pending join (after the old key was lost)")
 	return cmd
 }
 
 // accept marks the cluster accepted and approves its agent's pending certificate
 // requests, waiting for one if the agent has not asked yet.
-func accept(ctx context.Context, out io.Writer, hub *clients, name string, timeout time.Duration) error {
+func accept(ctx context.Context, out io.Writer, hub *clients, name string, timeout time.Duration, rekey bool) error {
 	// The agent registers its cluster moments after it starts; accepting right after a
 	// join waits for it instead of failing.
 	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
@@ -54,8 +59,13 @@ func accept(ctx context.Context, out io.Writer, hub *clients, name string, timeo
 	}
 	approved := 0
 	err = wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		n, pending, err := approvePending(ctx, hub, name)
+		n, pending, err := approvePending(ctx, out, hub, name, rekey)
 		approved += n
+		if apierrors.IsConflict(err) {
+			// The hub's approver (or the agent) wrote the MemberCluster meanwhile: read it
+			// again on the next pass.
+			return false, nil
+		}
 		if err != nil {
 			return false, err
 		}
@@ -69,27 +79,69 @@ func accept(ctx context.Context, out io.Writer, hub *clients, name string, timeo
 }
 
 // approvePending approves every undecided CSR of the cluster that the policy allows an
-// administrator to approve; pending says whether any is still undecided.
-func approvePending(ctx context.Context, hub *clients, cluster string) (approved int, pending bool, err error) {
+// administrator to approve, and denies, showing them, those asking for the identity with
+// a key it is not bound to; pending says whether any is still undecided.
+func approvePending(ctx context.Context, out io.Writer, hub *clients, cluster string, rekey bool) (approved int, pending bool, err error) {
 	csrs, err := clusterCSRs(ctx, hub, cluster)
 	if err != nil {
 		return 0, false, err
 	}
+	var mc musterv1.MemberCluster
+	if err := hub.client.Get(ctx, clientKey("", cluster), &mc); err != nil {
+		return 0, false, fmt.Errorf("reading MemberCluster %s: %w", cluster, err)
+	}
+	if rekey || mc.Annotations[registration.AgentKeyAnnotation] == "" {
+		// Binding (or rebinding) the identity is meant for one agent: with several candidate
+		// keys the administrator could not tell which is theirs, so nothing is approved.
+		if keys := joinKeys(csrs); len(keys) > 1 {
+			return 0, false, fmt.Errorf("cluster %s has %d pending joins with different keys %v; deny the ones that are not its agent's (kubectl certificate deny) and retry", cluster, len(keys), keys)
+		}
+	}
 	for i := range csrs {
 		csr := &csrs[i]
-		decision, why := registration.Decide(csr, true, false, true)
+		facts := registration.Facts{Accepted: true, BoundKey: mc.Annotations[registration.AgentKeyAnnotation], ByAdmin: true, Rekey: rekey}
+		decision, why := registration.Decide(csr, facts)
 		switch decision {
 		case registration.Approve:
+			if err := registration.BindKey(ctx, hub.client, &mc, csr); err != nil {
+				return approved, true, err
+			}
 			csr.Status.Conditions = append(csr.Status.Conditions, registration.ApprovalCondition("MusterctlAccept", why))
 			if _, err := hub.clientset.CertificatesV1().CertificateSigningRequests().UpdateApproval(ctx, csr.Name, csr, metav1.UpdateOptions{}); err != nil {
 				return approved, true, fmt.Errorf("approving %s: %w", csr.Name, err)
 			}
+			key, _ := registration.RequestKey(csr)
+			fmt.Fprintf(out, "  approved %s (requested by %s, key %s)\n", csr.Name, csr.Spec.Username, key)
 			approved++
+		case registration.Deny:
+			csr.Status.Conditions = append(csr.Status.Conditions, registration.DenialCondition(registration.ReasonKeyMismatch, why))
+			_, err := hub.clientset.CertificatesV1().CertificateSigningRequests().UpdateApproval(ctx, csr.Name, csr, metav1.UpdateOptions{})
+			// The hub's approver may have denied it a moment earlier.
+			if err != nil && !apierrors.IsConflict(err) {
+				return approved, true, fmt.Errorf("denying %s: %w", csr.Name, err)
+			}
+			fmt.Fprintf(out, "  refused %s (requested by %s): %s\n", csr.Name, csr.Spec.Username, why)
 		case registration.Wait:
 			pending = true
 		}
 	}
 	return approved, pending, nil
+}
+
+// joinKeys are the distinct keys of the undecided bootstrap requests among csrs.
+func joinKeys(csrs []certificatesv1.CertificateSigningRequest) []string {
+	var keys []string
+	for i := range csrs {
+		csr := &csrs[i]
+		cluster, err := registration.ParseAgentCSR(csr)
+		if err != nil || len(csr.Status.Conditions) > 0 || registration.RequesterOf(csr, cluster) != registration.RequesterBootstrap {
+			continue
+		}
+		if key, err := registration.RequestKey(csr); err == nil && !slices.Contains(keys, key) {
+			keys = append(keys, key)
+		}
+	}
+	return keys
 }
 
 func joined(ctx context.Context, hub *clients, name string) bool {
@@ -175,9 +227,7 @@ func denyPending(ctx context.Context, hub *clients, cluster string) error {
 		if len(csr.Status.Conditions) > 0 {
 			continue
 		}
-		csr.Status.Conditions = append(csr.Status.Conditions, certificatesv1.CertificateSigningRequestCondition{
-			Type: certificatesv1.CertificateDenied, Status: corev1.ConditionTrue, Reason: "MusterctlDeny", Message: "the cluster was denied",
-		})
+		csr.Status.Conditions = append(csr.Status.Conditions, registration.DenialCondition("MusterctlDeny", "the cluster was denied"))
 		if _, err := hub.clientset.CertificatesV1().CertificateSigningRequests().UpdateApproval(ctx, csr.Name, csr, metav1.UpdateOptions{}); err != nil {
 			return fmt.Errorf("denying %s: %w", csr.Name, err)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -11,6 +12,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/rest"
@@ -80,7 +82,7 @@ func (o *initOptions) run(ctx context.Context, cmd *cobra.Command) error {
 		}
 		fmt.Fprintf(out, "✓ hub Deployment muster-system/muster-hub (%s) created\n", o.image)
 	}
-	join, err := issueToken(ctx, hub, o.tokenTTL)
+	join, err := issueToken(ctx, hub, o.tokenTTL, "")
 	if err != nil {
 		return err
 	}
@@ -136,12 +138,13 @@ func ensureClusterInfo(ctx context.Context, hub *clients) error {
 }
 
 // issueToken creates a bootstrap token and returns the join command for it.
-func issueToken(ctx context.Context, hub *clients, ttl time.Duration) (string, error) {
+// A token with a cluster may join only that cluster.
+func issueToken(ctx context.Context, hub *clients, ttl time.Duration, cluster string) (string, error) {
 	token, err := bootstrap.NewToken()
 	if err != nil {
 		return "", err
 	}
-	if _, err := hub.clientset.CoreV1().Secrets(metav1.NamespaceSystem).Create(ctx, bootstrap.TokenSecret(token, ttl, time.Now()), metav1.CreateOptions{}); err != nil {
+	if _, err := hub.clientset.CoreV1().Secrets(metav1.NamespaceSystem).Create(ctx, bootstrap.TokenSecret(token, ttl, time.Now(), cluster), metav1.CreateOptions{}); err != nil {
 		return "", fmt.Errorf("creating the bootstrap token: %w", err)
 	}
 	var cm corev1.ConfigMap
@@ -157,7 +160,7 @@ func issueToken(ctx context.Context, hub *clients, ttl time.Duration) (string, e
 		if err != nil {
 			return "", fmt.Errorf("kube-public/cluster-info: %w", err)
 		}
-		return bootstrap.JoinCommand(c.Server, token, bootstrap.CAHash(certs[0])), nil
+		return bootstrap.JoinCommand(c.Server, token, bootstrap.CAHash(certs[0]), cluster), nil
 	}
 	return "", fmt.Errorf("kube-public/cluster-info names no cluster")
 }
@@ -174,6 +177,7 @@ func caData(cfg *rest.Config) ([]byte, error) {
 
 func newTokenCommand(flags *genericclioptions.ConfigFlags) *cobra.Command {
 	ttl := bootstrap.DefaultTokenTTL
+	cluster := ""
 	create := &cobra.Command{
 		Use:   "create",
 		Short: "Create a bootstrap token on the hub and print the join command",
@@ -183,7 +187,10 @@ func newTokenCommand(flags *genericclioptions.ConfigFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			join, err := issueToken(cmd.Context(), hub, ttl)
+			if errs := validation.IsDNS1123Label(cluster); cluster != "" && len(errs) > 0 {
+				return fmt.Errorf("--cluster %q: %s", cluster, strings.Join(errs, "; "))
+			}
+			join, err := issueToken(cmd.Context(), hub, ttl, cluster)
 			if err != nil {
 				return err
 			}
@@ -192,6 +199,7 @@ func newTokenCommand(flags *genericclioptions.ConfigFlags) *cobra.Command {
 		},
 	}
 	create.Flags().DurationVar(&ttl, "ttl", ttl, "lifetime of the token")
+	create.Flags().StringVar(&cluster, "cluster", "", "bind the token to this cluster name: it can register and ask for no other identity")
 	token := &cobra.Command{Use: "token", Short: "Manage bootstrap tokens"}
 	token.AddCommand(create)
 	return token

@@ -53,9 +53,19 @@ func ParseToken(s string) (Token, error) {
 	return Token{ID: id, Secret: secret}, nil
 }
 
+// ClusterGroup is the extra group of a token that may join only cluster: the hub's approver
+// denies its requests for any other identity and the bootstrap policy its MemberClusters
+// of any other name.
+func ClusterGroup(cluster string) string { return Group + ":cluster:" + cluster }
+
 // TokenSecret is the kube-system Secret that makes the API server accept t until now+ttl,
-// authenticating it as system:bootstrap:<id> in Group.
-func TokenSecret(t Token, ttl time.Duration, now time.Time) *corev1.Secret {
+// authenticating it as system:bootstrap:<id> in Group and, when cluster is set, in
+// ClusterGroup(cluster).
+func TokenSecret(t Token, ttl time.Duration, now time.Time, cluster string) *corev1.Secret {
+	groups := Group
+	if cluster != "" {
+		groups += "," + ClusterGroup(cluster)
+	}
 	return &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: metav1.NamespaceSystem, Name: bootstraputil.BootstrapTokenSecretName(t.ID)},
 		Type:       bootstrapapi.SecretTypeBootstrapToken,
@@ -66,7 +76,7 @@ func TokenSecret(t Token, ttl time.Duration, now time.Time) *corev1.Secret {
 			bootstrapapi.BootstrapTokenDescriptionKey:      "muster join token",
 			bootstrapapi.BootstrapTokenUsageAuthentication: "true",
 			bootstrapapi.BootstrapTokenUsageSigningKey:     "true",
-			bootstrapapi.BootstrapTokenExtraGroupsKey:      Group,
+			bootstrapapi.BootstrapTokenExtraGroupsKey:      groups,
 		},
 	}
 }
@@ -116,6 +126,10 @@ func ClusterInfo(server string, caPEM []byte) (*corev1.ConfigMap, error) {
 }
 
 // JoinCommand is the line `musterctl init` and `musterctl token create` print.
-func JoinCommand(server string, t Token, caHash string) string {
-	return fmt.Sprintf("musterctl join --hub-apiserver %s --hub-token %s --hub-ca-hash %s --cluster-name <name>", server, t, caHash)
+// cluster is the name the token is bound to, if any.
+func JoinCommand(server string, t Token, caHash, cluster string) string {
+	if cluster == "" {
+		cluster = "<name>"
+	}
+	return fmt.Sprintf("musterctl join --hub-apiserver %s --hub-token %s --hub-ca-hash %s --cluster-name %s", server, t, caHash, cluster)
 }

@@ -33,7 +33,7 @@ func TestParseToken(t *testing.T) {
 
 func TestTokenSecret(t *testing.T) {
 	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
-	s := TokenSecret(Token{ID: "abcdef", Secret: "0123456789abcdef"}, time.Hour, now)
+	s := TokenSecret(Token{ID: "abcdef", Secret: "0123456789abcdef"}, time.Hour, now, "")
 	if s.Namespace != "kube-system" || s.Name != "bootstrap-token-abcdef" || s.Type != bootstrapapi.SecretTypeBootstrapToken {
 		t.Errorf("secret %s/%s of type %s", s.Namespace, s.Name, s.Type)
 	}
@@ -105,5 +105,12 @@ func TestDiscover(t *testing.T) {
 				t.Fatalf("Discover() error = %v, want one containing %q", err, tc.wantErr)
 			}
 		})
+	}
+}
+
+func TestTokenSecretBoundToACluster(t *testing.T) {
+	s := TokenSecret(Token{ID: "abcdef", Secret: "0123456789abcdef"}, time.Hour, time.Now(), "eu-1")
+	if got, want := s.StringData[bootstrapapi.BootstrapTokenExtraGroupsKey], Group+","+Group+":cluster:eu-1"; got != want {
+		t.Errorf("extra groups = %q, want %q", got, want)
 	}
 }
