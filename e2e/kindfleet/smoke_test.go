@@ -14,6 +14,7 @@ import (
 
 	"github.com/musterhq/muster/e2e/framework"
 	"github.com/musterhq/muster/e2e/framework/kind"
+	"github.com/musterhq/muster/e2e/toolchain"
 )
 
 func TestEveryNodeIsReady(t *testing.T) {
@@ -29,8 +30,8 @@ func TestEveryNodeIsReady(t *testing.T) {
 			if !nodeReady(n) {
 				t.Errorf("%s: node %s is not Ready: %v", c.Name, n.Name, n.Status.Conditions)
 			}
-			if got := n.Status.NodeInfo.KubeletVersion; got != "v1.36.3" {
-				t.Errorf("%s: node %s runs kubelet %s, want v1.36.3", c.Name, n.Name, got)
+			if got := n.Status.NodeInfo.KubeletVersion; got != toolchain.KubernetesVersion {
+				t.Errorf("%s: node %s runs kubelet %s, want %s", c.Name, n.Name, got, toolchain.KubernetesVersion)
 			}
 		}
 	}
@@ -59,7 +60,7 @@ func TestAPodReachesAnotherClustersAPIServer(t *testing.T) {
 	for i, url := range []string{byAddress, byName} {
 		log := runPod(t, member1, fmt.Sprintf("reach-member2-%d", i), "get", url+"/version")
 		// /version is public: an answer with member2's version proves the path, not a login.
-		if !strings.Contains(log, "200 OK") || !strings.Contains(log, `"gitVersion": "v1.36.3"`) {
+		if !strings.Contains(log, "200 OK") || !strings.Contains(log, `"gitVersion": "`+toolchain.KubernetesVersion+`"`) {
 			t.Errorf("GET %s/version from a pod in %s answered %q, want 200 OK with member2's version", url, member1.Name, log)
 		}
 	}

@@ -83,12 +83,26 @@ func Ensure(ctx context.Context, cacheDir string, log io.Writer) (string, error)
 	if err := goBuild(ctx, pause, "github.com/musterhq/muster/e2e/cmd/pause"); err != nil {
 		return "", err
 	}
+	// Two runs on one machine (two clones, say) build one image, not two half images.
+	lockDir := filepath.Join(cacheDir, "nodeimage")
+	if err := os.MkdirAll(lockDir, 0o755); err != nil {
+		return "", err
+	}
+	unlock, err := toolchain.LockDir(lockDir)
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
 	rootfsImage, err := ensureRootfs(ctx, cacheDir, log)
 	if err != nil {
 		return "", err
 	}
 	images := componentImages(bins, pause, rootfsImage)
-	key, err := inputKey(rootfsImage, images, bins)
+	rootfsID, err := imageID(ctx, rootfsImage)
+	if err != nil {
+		return "", err
+	}
+	key, err := inputKey(rootfsID, images, bins)
 	if err != nil {
 		return "", err
 	}
@@ -108,9 +122,17 @@ func Ensure(ctx context.Context, cacheDir string, log io.Writer) (string, error)
 }
 
 // componentImage is one image preloaded into the node: a binary at a path, run as the
-// entrypoint, on an empty base or on the node's rootfs.
+// entrypoint, on an empty base or on the node's rootfs. ref is the name kubeadm deploys;
+// in the host's engine the image is built under buildRef instead, so that a developer's
+// own registry.k8s.io images are never retagged, and renamed inside the node.
 type componentImage struct {
 	ref, binary, path, base string
+}
+
+func (c componentImage) buildRef() string { return "muster.local/preload/" + c.ref }
+
+func (c componentImage) dockerfile() string {
+	return fmt.Sprintf("FROM %s\nCOPY binary %s\nENTRYPOINT [%q]\n", c.base, c.path, c.path)
 }
 
 func componentImages(bins *toolchain.NodeBinaries, pause, rootfsImage string) []componentImage {
@@ -145,27 +167,25 @@ func nodeBinaries(bins *toolchain.NodeBinaries) map[string]string {
 	return m
 }
 
-// inputKey digests everything the node image is made of, so that a change to any of it
-// gives a new tag and a stale image is never reused.
-func inputKey(rootfsImage string, images []componentImage, bins *toolchain.NodeBinaries) (string, error) {
+// inputKey digests everything the node image is made of: the rootfs image's ID, each
+// binary's place and content, the node files, and the text of every Dockerfile and commit
+// change; a change to any of it gives a new tag, so a stale image is never reused. Source
+// paths are not part of it: the same inputs in another cache give the same key.
+func inputKey(rootfsID string, images []componentImage, bins *toolchain.NodeBinaries) (string, error) {
 	h := sha256.New()
-	fmt.Fprintln(h, "format 1", toolchain.KubernetesVersion, rootfsImage)
-	var files []string
+	fmt.Fprintln(h, "format 2", toolchain.KubernetesVersion, rootfsID, stageDockerfile("rootfs"), strings.Join(commitChanges, " "))
+	type input struct{ name, src string }
+	var inputs []input
 	for _, img := range images {
-		fmt.Fprintln(h, img.ref, img.path, img.base)
-		files = append(files, img.binary)
+		inputs = append(inputs, input{img.ref + " " + img.dockerfile(), img.binary})
 	}
 	for dst, src := range nodeBinaries(bins) {
-		files = append(files, dst+"="+src)
+		inputs = append(inputs, input{dst, src})
 	}
-	sort.Strings(files)
-	for _, f := range files {
-		_, src, found := strings.Cut(f, "=")
-		if !found {
-			src = f
-		}
-		fmt.Fprintln(h, f)
-		if err := hashFile(h, src); err != nil {
+	sort.Slice(inputs, func(i, j int) bool { return inputs[i].name < inputs[j].name })
+	for _, in := range inputs {
+		fmt.Fprintln(h, in.name)
+		if err := hashFile(h, in.src); err != nil {
 			return "", err
 		}
 	}
@@ -211,8 +231,10 @@ func build(ctx context.Context, work, tag, rootfsImage string, images []componen
 		if err := buildComponentImage(ctx, filepath.Join(work, "img-"+filepath.Base(img.path)), img); err != nil {
 			return err
 		}
-		refs = append(refs, img.ref)
+		refs = append(refs, img.buildRef())
 	}
+	// The node holds them; the engine need not.
+	defer func() { _ = docker(context.Background(), nil, append([]string{"rmi"}, refs...)...) }()
 	archive := filepath.Join(work, "images.tar")
 	if err := docker(ctx, nil, append([]string{"save", "-o", archive}, refs...)...); err != nil {
 		return err
@@ -241,16 +263,33 @@ func build(ctx context.Context, work, tag, rootfsImage string, images []componen
 	if err := docker(ctx, log, "exec", container, "ctr", "--namespace", "k8s.io", "images", "import", "/images.tar"); err != nil {
 		return err
 	}
+	for _, img := range images {
+		ctr := []string{"exec", container, "ctr", "--namespace", "k8s.io", "images"}
+		if err := docker(ctx, nil, append(ctr, "tag", img.buildRef(), img.ref)...); err != nil {
+			return err
+		}
+		if err := docker(ctx, nil, append(ctr, "rm", img.buildRef())...); err != nil {
+			return err
+		}
+	}
 	if err := docker(ctx, nil, "exec", container, "rm", "/images.tar"); err != nil {
 		return err
 	}
-	if err := docker(ctx, nil, "stop", container); err != nil {
+	// containerd as PID 1 ignores the image's stop signal (systemd's); TERM lets it close
+	// its database cleanly before the commit.
+	if err := docker(ctx, nil, "kill", "--signal", "TERM", container); err != nil {
 		return err
 	}
-	return docker(ctx, nil, "commit",
-		"--change", `ENTRYPOINT ["/usr/local/bin/entrypoint", "/sbin/init"]`,
-		"--change", `CMD []`,
-		container, tag)
+	if err := docker(ctx, nil, "wait", container); err != nil {
+		return err
+	}
+	return docker(ctx, nil, append(append([]string{"commit"}, commitChanges...), container, tag)...)
+}
+
+// commitChanges turn the staging container back into a node: systemd, behind the entrypoint.
+var commitChanges = []string{
+	"--change", `ENTRYPOINT ["/usr/local/bin/entrypoint", "/sbin/init"]`,
+	"--change", `CMD []`,
 }
 
 func buildComponentImage(ctx context.Context, dir string, img componentImage) error {
@@ -260,8 +299,7 @@ func buildComponentImage(ctx context.Context, dir string, img componentImage) er
 	if err := copyFile(img.binary, filepath.Join(dir, "binary"), 0o755); err != nil {
 		return err
 	}
-	dockerfile := fmt.Sprintf("FROM %s\nCOPY binary %s\nENTRYPOINT [%q]\n", img.base, img.path, img.path)
-	return dockerBuild(ctx, dir, dockerfile, img.ref)
+	return dockerBuild(ctx, dir, img.dockerfile(), img.buildRef())
 }
 
 // buildStageImage layers the node's binaries and files on the rootfs.
@@ -293,7 +331,12 @@ func buildStageImage(ctx context.Context, dir, tag, rootfsImage string, bins *to
 	if err := os.WriteFile(filepath.Join(ctxDir, "kind", "version"), []byte(toolchain.KubernetesVersion+"\n"), 0o644); err != nil {
 		return err
 	}
-	dockerfile := strings.Join([]string{
+	return dockerBuild(ctx, dir, stageDockerfile(rootfsImage), tag)
+}
+
+// stageDockerfile layers the node's files (copied into the context's root/) on the rootfs.
+func stageDockerfile(rootfsImage string) string {
+	return strings.Join([]string{
 		"FROM " + rootfsImage,
 		"COPY root/ /",
 		// The kubelet and containerd start at boot; units a container has no use for are
@@ -306,7 +349,6 @@ func buildStageImage(ctx context.Context, dir, tag, rootfsImage string, bins *to
 		"STOPSIGNAL SIGRTMIN+3",
 		`ENTRYPOINT ["/usr/local/bin/entrypoint", "/sbin/init"]`,
 	}, "\n") + "\n"
-	return dockerBuild(ctx, dir, dockerfile, tag)
 }
 
 func dockerBuild(ctx context.Context, dir, dockerfile, tag string) error {
@@ -438,6 +480,14 @@ func removeOlderImages(ctx context.Context, current string, log io.Writer) {
 			fmt.Fprintf(log, "nodeimage: removing %s: %v\n", ref, err)
 		}
 	}
+}
+
+func imageID(ctx context.Context, image string) (string, error) {
+	out, err := exec.CommandContext(ctx, "docker", "image", "inspect", "--format", "{{.Id}}", image).Output()
+	if err != nil {
+		return "", fmt.Errorf("docker image inspect %s: %w", image, err)
+	}
+	return strings.TrimSpace(string(out)), nil
 }
 
 func exists(ctx context.Context, image string) bool {

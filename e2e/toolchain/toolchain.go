@@ -76,7 +76,7 @@ func ensureComponents(ctx context.Context, cacheDir string, comps []component, l
 	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
 		return err
 	}
-	unlock, err := lockDir(cacheDir)
+	unlock, err := LockDir(cacheDir)
 	if err != nil {
 		return err
 	}
@@ -152,8 +152,9 @@ func linkAssets(cacheDir string) error {
 	return nil
 }
 
-// lockDir takes an exclusive advisory lock on dir, waiting for any other holder.
-func lockDir(dir string) (func(), error) {
+// LockDir takes an exclusive advisory lock on dir (its .lock file), waiting for any other
+// holder, and returns the function that releases it.
+func LockDir(dir string) (func(), error) {
 	f, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, err

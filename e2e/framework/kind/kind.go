@@ -8,7 +8,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
+	"os/exec"
+	"strings"
 	"time"
 
 	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
@@ -61,7 +62,11 @@ func (p *Provider) CreateCluster(ctx context.Context, spec provider.ClusterSpec,
 	if p.opts.BridgeNetwork && spec.Nodes > 0 {
 		return fmt.Errorf("cluster %s: the node image's bridge network connects pods within one node only; ask for 0 worker nodes (the control plane runs workloads)", spec.Name)
 	}
-	cfg := clusterConfig(spec, p.opts, hostHasCgroupV1())
+	cgroupV1, err := engineHasCgroupV1(ctx)
+	if err != nil {
+		return err
+	}
+	cfg := clusterConfig(spec, p.opts, cgroupV1)
 	createOpts := []cluster.CreateOption{
 		cluster.CreateWithV1Alpha4Config(cfg),
 		cluster.CreateWithKubeconfigPath(kubeconfigPath),
@@ -81,7 +86,8 @@ func (p *Provider) CreateCluster(ctx context.Context, spec provider.ClusterSpec,
 		}
 		return nil
 	case <-ctx.Done():
-		// kind's API takes no context; remove whatever it created so far.
+		// kind's API takes no context and cannot be interrupted: wait for it to return
+		// (deleting meanwhile would race its creation), then remove what it made.
 		<-done
 		_ = p.kind.Delete(NamePrefix+spec.Name, kubeconfigPath)
 		return ctx.Err()
@@ -111,11 +117,14 @@ func clusterConfig(spec provider.ClusterSpec, opts Options, cgroupV1 bool) *v1al
 	return cfg
 }
 
-// hostHasCgroupV1 says whether this machine (whose engine runs the nodes) mounts cgroup v1;
-// the unified hierarchy has cgroup.controllers at its root.
-func hostHasCgroupV1() bool {
-	_, err := os.Stat("/sys/fs/cgroup/cgroup.controllers")
-	return err != nil
+// engineHasCgroupV1 asks the container engine, which runs the nodes and may be another
+// machine's (a Podman machine, Docker Desktop), whether its host mounts cgroup v1.
+func engineHasCgroupV1(ctx context.Context) (bool, error) {
+	out, err := exec.CommandContext(ctx, "docker", "info", "--format", "{{.CgroupVersion}}").Output()
+	if err != nil {
+		return false, fmt.Errorf("asking the container engine for its cgroup version: %w", err)
+	}
+	return strings.TrimSpace(string(out)) == "1", nil
 }
 
 // DeleteCluster deletes the kind cluster and its kubeconfig entry.
@@ -152,12 +161,12 @@ func (p *Provider) InternalAPIServer(name string) (string, error) {
 func (p *Provider) LoadImageArchive(name string, archive func() (io.ReadCloser, error)) error {
 	list, err := p.kind.ListInternalNodes(NamePrefix + name)
 	if err != nil {
-		return err
+		return fmt.Errorf("listing the nodes of kind cluster %s: %w", name, err)
 	}
 	for _, n := range list {
 		r, err := archive()
 		if err != nil {
-			return err
+			return fmt.Errorf("reading the image archive for %s: %w", n, err)
 		}
 		err = nodeutils.LoadImageArchive(n, r)
 		r.Close()
@@ -171,7 +180,7 @@ func (p *Provider) LoadImageArchive(name string, archive func() (io.ReadCloser, 
 func (p *Provider) controlPlane(name string) (nodes.Node, error) {
 	list, err := p.kind.ListInternalNodes(NamePrefix + name)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("listing the nodes of kind cluster %s: %w", name, err)
 	}
 	cps, err := nodeutils.ControlPlaneNodes(list)
 	if err != nil {
