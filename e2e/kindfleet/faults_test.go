@@ -1,0 +1,268 @@
+//go:build e2ekind
+
+package kindfleet
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/e2e/framework"
+)
+
+// members is the placement of every job here: both member clusters.
+func members() musterv1.Placement {
+	return musterv1.Placement{ClusterAffinity: musterv1.ClusterAffinity{ClusterNames: []string{fleet.Members[0].Name, fleet.Members[1].Name}}}
+}
+
+// workloadPod is a pod template running the workload image with args.
+func workloadPod(args ...string) corev1.PodTemplateSpec {
+	return corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+		RestartPolicy: corev1.RestartPolicyNever,
+		Containers:    []corev1.Container{{Name: "work", Image: workload, ImagePullPolicy: corev1.PullNever, Args: args}},
+	}}
+}
+
+func TestHubBroadcastJobRunsOnEveryMemberNode(t *testing.T) {
+	muster(t)
+	ctx := t.Context()
+	j := &musterv1.BroadcastJob{
+		ObjectMeta: metav1.ObjectMeta{Name: "every-node", Namespace: "default"},
+		Spec:       musterv1.BroadcastJobSpec{Placement: ptr.To(members()), Template: workloadPod("sleep", "1s")},
+	}
+	if err := fleet.Hub.Client.Create(ctx, j); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = fleet.Hub.Client.Delete(context.Background(), j) })
+	err := framework.Until(ctx, 2*time.Minute, "BroadcastJob every-node to complete", func(ctx context.Context) (bool, string, error) {
+		var got musterv1.BroadcastJob
+		if err := fleet.Hub.Client.Get(ctx, client.ObjectKeyFromObject(j), &got); err != nil {
+			return false, err.Error(), nil
+		}
+		if got.Status.Phase == musterv1.BroadcastJobFailedPh {
+			return false, "", fmt.Errorf("failed: %v", got.Status.Conditions)
+		}
+		return got.Status.Phase == musterv1.BroadcastJobCompleted, fmt.Sprintf("%s %+v", got.Status.Phase, got.Status.BroadcastCounts), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range fleet.Members {
+		var pods corev1.PodList
+		if err := m.Client.List(ctx, &pods, client.InNamespace("default"), client.HasLabels{musterv1.BroadcastJobNameLabel}); err != nil {
+			t.Fatal(err)
+		}
+		succeeded := 0
+		for _, p := range pods.Items {
+			if p.Labels[musterv1.BroadcastJobNameLabel] == j.Name && p.Status.Phase == corev1.PodSucceeded {
+				succeeded++
+			}
+		}
+		if succeeded != 1 {
+			t.Errorf("%s (one node) has %d succeeded pods of the BroadcastJob, want 1", m.Name, succeeded)
+		}
+	}
+}
+
+// TestAgentPodDeletedMidJobLosesNoCompletion deletes member1's agent pod while its shard of
+// an Indexed job runs: the new agent picks the Job up where the old one left it, so every
+// index completes once and no index ever has two pods at a time.
+func TestAgentPodDeletedMidJobLosesNoCompletion(t *testing.T) {
+	muster(t)
+	ctx := t.Context()
+	const completions = 6
+	fj := &musterv1.FleetJob{
+		ObjectMeta: metav1.ObjectMeta{Name: "agent-restart", Namespace: "default"},
+		Spec: musterv1.FleetJobSpec{
+			Placement: musterv1.FleetJobPlacement{Mode: musterv1.PlacementDivided, Placement: members()},
+			Template: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{
+				CompletionMode: ptr.To(batchv1.IndexedCompletion),
+				Completions:    ptr.To[int32](completions),
+				Parallelism:    ptr.To[int32](2),
+				Template:       workloadPod("sleep", "6s"),
+			}},
+		},
+	}
+	if err := fleet.Hub.Client.Create(ctx, fj); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = fleet.Hub.Client.Delete(context.Background(), fj) })
+
+	member := fleet.Members[0]
+	// Wait for member1's first pod to run, then take its agent away.
+	err := framework.Until(ctx, time.Minute, "a pod of the job running in "+member.Name, func(ctx context.Context) (bool, string, error) {
+		pods, err := jobPodsIn(ctx, member, fj.Name)
+		for _, p := range pods {
+			if p.Status.Phase == corev1.PodRunning {
+				return true, "", err
+			}
+		}
+		return false, fmt.Sprintf("%d pods", len(pods)), err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	agents := member.Clientset.CoreV1().Pods(musterv1.AgentNamespace)
+	if err := agents.DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=muster-agent"}); err != nil {
+		t.Fatal(err)
+	}
+
+	// Watch both members until the job completes: at no time two live pods of one index.
+	err = framework.Until(ctx, 3*time.Minute, "FleetJob agent-restart to complete", func(ctx context.Context) (bool, string, error) {
+		for _, m := range fleet.Members {
+			pods, err := jobPodsIn(ctx, m, fj.Name)
+			if err != nil {
+				return false, err.Error(), nil
+			}
+			live := map[string]string{}
+			for _, p := range pods {
+				if p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+					continue
+				}
+				index := p.Annotations[batchv1.JobCompletionIndexAnnotation]
+				if other, dup := live[index]; dup {
+					return false, "", fmt.Errorf("%s: index %s has two live pods, %s and %s", m.Name, index, other, p.Name)
+				}
+				live[index] = p.Name
+			}
+		}
+		var got musterv1.FleetJob
+		if err := fleet.Hub.Client.Get(ctx, client.ObjectKeyFromObject(fj), &got); err != nil {
+			return false, err.Error(), nil
+		}
+		if got.Status.Phase == musterv1.JobFailed {
+			return false, "", fmt.Errorf("the FleetJob failed: %v", got.Status.Conditions)
+		}
+		return got.Status.Phase == musterv1.JobComplete, string(got.Status.Phase), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	succeeded := map[string]int{}
+	for _, m := range fleet.Members {
+		pods, err := jobPodsIn(ctx, m, fj.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range pods {
+			if p.Status.Phase == corev1.PodSucceeded {
+				succeeded[p.Annotations[batchv1.JobCompletionIndexAnnotation]]++
+			}
+		}
+	}
+	for i := range completions {
+		if n := succeeded[fmt.Sprint(i)]; n != 1 {
+			t.Errorf("index %d succeeded %d times, want once (all: %v)", i, n, succeeded)
+		}
+	}
+}
+
+// TestFleetCronJobFiresOnTheRealClockOnceWhenTheLeaderPodDies runs a cron every minute
+// from the hub Deployment, deletes the leading hub pod as a slot falls due, and expects
+// exactly one run for that slot, completed in the members.
+func TestFleetCronJobFiresOnTheRealClockOnceWhenTheLeaderPodDies(t *testing.T) {
+	muster(t)
+	ctx := t.Context()
+	cj := &musterv1.FleetCronJob{
+		ObjectMeta: metav1.ObjectMeta{Name: "every-minute", Namespace: "default"},
+		Spec: musterv1.FleetCronJobSpec{
+			Schedule: "*/1 * * * *",
+			JobTemplate: &musterv1.FleetJobTemplateSpec{Spec: musterv1.FleetJobSpec{
+				Placement: musterv1.FleetJobPlacement{Mode: musterv1.PlacementDivided, Placement: members()},
+				Template: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{
+					Completions: ptr.To[int32](2), Parallelism: ptr.To[int32](2),
+					Template: workloadPod("sleep", "1s"),
+				}},
+			}},
+		},
+	}
+	if err := fleet.Hub.Client.Create(ctx, cj); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = fleet.Hub.Client.Delete(context.Background(), cj) })
+
+	// The next slot at least 15 s away, so the cron is scheduled before it.
+	slot := time.Now().Add(15 * time.Second).Truncate(time.Minute).Add(time.Minute)
+	err := framework.Until(ctx, 30*time.Second, "the hub to schedule "+slot.Format(time.RFC3339), func(ctx context.Context) (bool, string, error) {
+		var got musterv1.FleetCronJob
+		if err := fleet.Hub.Client.Get(ctx, client.ObjectKeyFromObject(cj), &got); err != nil {
+			return false, err.Error(), nil
+		}
+		next := got.Status.NextScheduleTime
+		return next != nil && next.Time.Equal(slot), fmt.Sprint(next), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	leader := leaderPod(t)
+	select {
+	case <-time.After(time.Until(slot.Add(20 * time.Millisecond))):
+	case <-ctx.Done():
+		t.Fatal(ctx.Err())
+	}
+	hubPods := fleet.Hub.Clientset.CoreV1().Pods("muster-system")
+	if err := hubPods.Delete(ctx, leader, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	killed := time.Now()
+
+	var run *musterv1.FleetJob
+	err = framework.Until(ctx, 2*time.Minute, "the slot's run to complete after the failover", func(ctx context.Context) (bool, string, error) {
+		var list musterv1.FleetJobList
+		if err := fleet.Hub.Client.List(ctx, &list, client.InNamespace("default")); err != nil {
+			return false, err.Error(), nil
+		}
+		run = nil
+		for i := range list.Items {
+			fj := &list.Items[i]
+			owner := metav1.GetControllerOf(fj)
+			if owner == nil || owner.Name != cj.Name {
+				continue
+			}
+			if at, err := time.Parse(time.RFC3339, fj.Annotations[musterv1.ScheduledTimeAnnotation]); err != nil || !at.Equal(slot) {
+				continue
+			}
+			if run != nil {
+				return false, "", fmt.Errorf("two runs for slot %s: %s and %s", slot.Format(time.RFC3339), run.Name, fj.Name)
+			}
+			run = fj
+		}
+		if run == nil {
+			return false, "no run yet", nil
+		}
+		return run.Status.Phase == musterv1.JobComplete, string(run.Status.Phase), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("leader %s deleted %s after the slot; run %s created %s after the slot and completed", leader, killed.Sub(slot).Round(time.Millisecond), run.Name, run.CreationTimestamp.Sub(slot))
+}
+
+// leaderPod is the hub pod holding the leader Lease (its identity starts with the pod name).
+func leaderPod(t *testing.T) string {
+	t.Helper()
+	lease, err := fleet.Hub.Clientset.CoordinationV1().Leases("muster-system").Get(t.Context(), "muster-hub", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("the hub's leader Lease: %v", err)
+	}
+	if lease.Spec.HolderIdentity == nil || *lease.Spec.HolderIdentity == "" {
+		t.Fatal("no hub replica leads")
+	}
+	pod, _, _ := strings.Cut(*lease.Spec.HolderIdentity, "_")
+	return pod
+}
+
+func jobPodsIn(ctx context.Context, m *framework.Cluster, job string) ([]corev1.Pod, error) {
+	var pods corev1.PodList
+	err := m.Client.List(ctx, &pods, client.InNamespace("default"), client.MatchingLabels{batchv1.JobNameLabel: job})
+	return pods.Items, err
+}
