@@ -3,6 +3,7 @@
 package kindfleet
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"sort"
@@ -14,12 +15,14 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/musterhq/muster/agent/heartbeat"
+	"github.com/musterhq/muster/agent/registration"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/e2e/framework"
 	"github.com/musterhq/muster/e2e/framework/kind"
@@ -30,6 +33,8 @@ var (
 	installOnce sync.Once
 	installed   *framework.Muster
 	installErr  error
+	// firstCerts are the agents' hub certificates right after the install, by member.
+	firstCerts = map[string][]byte{}
 )
 
 // muster installs Muster in the kind fleet on first use, from images built here, and
@@ -67,6 +72,14 @@ func muster(t *testing.T) *framework.Muster {
 			HubImage: hubImage, AgentImage: agentImage, HubAPIServer: hubURL,
 		})
 		fmt.Printf("kindfleet: Muster installed in-cluster (images, init, join, accept, members Available) in %s\n", time.Since(start).Round(time.Second))
+		for _, m := range fleet.Members {
+			secret, err := m.Clientset.CoreV1().Secrets(musterv1.AgentNamespace).Get(ctx, registration.CredentialsSecret, metav1.GetOptions{})
+			if err != nil {
+				installErr = fmt.Errorf("%s: the agent's credentials: %w", m.Name, err)
+				return
+			}
+			firstCerts[m.Name] = secret.Data[registration.KeyTLSCert]
+		}
 	})
 	if installErr != nil {
 		t.Fatalf("installing Muster in the kind fleet: %v", installErr)
@@ -234,4 +247,33 @@ func podReady(p corev1.Pod) bool {
 		}
 	}
 	return false
+}
+
+// TestAgentsRotateTheirCertificatesInCluster: the hub signs agent certificates for a few
+// minutes only in this fleet (main_test.go), so every agent rotates during the suite, from
+// its pod, authenticated by its current certificate; its cluster stays Available. The
+// bootstrap Secret is gone by then: a member keeps no credential that could join again.
+func TestAgentsRotateTheirCertificatesInCluster(t *testing.T) {
+	muster(t)
+	ctx := t.Context()
+	for _, m := range fleet.Members {
+		secrets := m.Clientset.CoreV1().Secrets(musterv1.AgentNamespace)
+		if _, err := secrets.Get(ctx, registration.BootstrapSecret, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("%s: the bootstrap Secret is still there (err %v)", m.Name, err)
+		}
+		err := framework.Until(ctx, signingDuration, m.Name+"'s agent to rotate its certificate", func(ctx context.Context) (bool, string, error) {
+			secret, err := secrets.Get(ctx, registration.CredentialsSecret, metav1.GetOptions{})
+			if err != nil {
+				return false, err.Error(), nil
+			}
+			return !bytes.Equal(secret.Data[registration.KeyTLSCert], firstCerts[m.Name]), "the certificate of the install", nil
+		})
+		if err != nil {
+			t.Error(err)
+			continue
+		}
+		if _, err := framework.WaitForClusterCondition(ctx, fleet.Hub, m.Name, musterv1.MemberClusterAvailable, metav1.ConditionTrue, time.Minute); err != nil {
+			t.Error(err)
+		}
+	}
 }

@@ -21,6 +21,10 @@ import (
 	"github.com/musterhq/muster/e2e/images"
 )
 
+// signingDuration is how long the hub's agent certificates last in this fleet: short, so
+// that every agent rotates during the suite.
+const signingDuration = 3 * time.Minute
+
 var (
 	fleet    *framework.Fleet
 	workload string
@@ -40,7 +44,7 @@ func run(m *testing.M) int {
 	defer os.RemoveAll(dir)
 
 	start := time.Now()
-	f, err := framework.Up(ctx, framework.FleetOptions{Dir: dir, Provider: kind.ProviderName, Members: 2})
+	f, err := framework.Up(ctx, framework.FleetOptions{Dir: dir, Provider: kind.ProviderName, Members: 2, HubSigningDuration: signingDuration})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bringing the kind fleet up:", err)
 		return 1
