@@ -71,7 +71,11 @@ func dockerdArgs(ctx context.Context, stateDir string, log io.Writer) ([]string,
 	if err != nil {
 		return nil, err
 	}
-	missing := capfilter.Missing(mask)
+	lastCap, err := capfilter.LastCap()
+	if err != nil {
+		return nil, err
+	}
+	missing := capfilter.Missing(mask, lastCap)
 	if len(missing) == 0 {
 		return nil, nil
 	}

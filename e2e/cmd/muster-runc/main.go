@@ -6,16 +6,19 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"syscall"
 
 	"github.com/musterhq/muster/e2e/engine/capfilter"
+	"github.com/musterhq/muster/e2e/engine/runcargs"
 )
 
-// realRuncEnv names the runc to hand over to; Debian's docker.io puts it in /usr/sbin.
+// realRuncEnv names the runc to hand over to; when it is unset, the first "runc" in PATH
+// is used.
 const realRuncEnv = "MUSTER_RUNC"
 
 func main() {
@@ -26,21 +29,12 @@ func main() {
 }
 
 func run(args []string) error {
-	mask, err := capfilter.BoundingSet()
-	if err != nil {
+	if err := filterArgs(args, ungrantable); err != nil {
 		return err
-	}
-	drop := map[string]bool{}
-	for _, c := range capfilter.Missing(mask) {
-		drop[c] = true
-	}
-	if len(drop) > 0 {
-		if err := filterArgs(args, drop); err != nil {
-			return err
-		}
 	}
 	runc := os.Getenv(realRuncEnv)
 	if runc == "" {
+		var err error
 		if runc, err = exec.LookPath("runc"); err != nil {
 			return err
 		}
@@ -48,33 +42,43 @@ func run(args []string) error {
 	return syscall.Exec(runc, append([]string{runc}, args...), os.Environ())
 }
 
-// filterArgs finds the spec files in runc's command line: the bundle of create and run
-// (config.json inside it) and the --process file of exec.
-func filterArgs(args []string, drop map[string]bool) error {
-	for i := 0; i < len(args); i++ {
-		flag, value, hasValue := splitFlag(args[i])
-		if !hasValue && i+1 < len(args) {
-			value = args[i+1]
-		}
-		switch flag {
-		case "--bundle", "-b":
-			if err := capfilter.FilterFile(filepath.Join(value, "config.json"), drop, true); err != nil {
-				return err
-			}
-		case "--process", "-p":
-			if err := capfilter.FilterFile(value, drop, false); err != nil {
-				return err
-			}
-		}
+// ungrantable returns the capabilities the running kernel knows but this process's
+// bounding set lacks: asked for, they would make runc fail.
+func ungrantable() (map[string]bool, error) {
+	mask, err := capfilter.BoundingSet()
+	if err != nil {
+		return nil, err
 	}
-	return nil
+	lastCap, err := capfilter.LastCap()
+	if err != nil {
+		return nil, err
+	}
+	drop := map[string]bool{}
+	for _, c := range capfilter.Missing(mask, lastCap) {
+		drop[c] = true
+	}
+	return drop, nil
 }
 
-func splitFlag(arg string) (flag, value string, hasValue bool) {
-	for i := 0; i < len(arg); i++ {
-		if arg[i] == '=' {
-			return arg[:i], arg[i+1:], true
-		}
+// filterArgs removes the capabilities drop returns from the spec file of runc's command
+// line args, if it has one; drop is called only then, so that runc's other commands (state,
+// kill, delete, ...) are handed over without reading /proc. A spec file that does not exist
+// is left for runc to report, in its own words and log, as it would without this wrapper.
+func filterArgs(args []string, drop func() (map[string]bool, error)) error {
+	spec, ok := runcargs.SpecFile(args)
+	if !ok {
+		return nil
 	}
-	return arg, "", false
+	caps, err := drop()
+	if err != nil {
+		return err
+	}
+	if len(caps) == 0 {
+		return nil
+	}
+	err = capfilter.FilterFile(spec.Path, caps, spec.BundleConfig)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return err
 }

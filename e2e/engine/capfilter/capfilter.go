@@ -9,7 +9,9 @@ package capfilter
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -30,11 +32,17 @@ var names = []string{
 	"CAP_PERFMON", "CAP_BPF", "CAP_CHECKPOINT_RESTORE",
 }
 
-// Missing returns the known capabilities absent from a bounding set given as the hex mask
-// of /proc/<pid>/status's CapBnd line.
-func Missing(capBnd uint64) []string {
+// Missing returns the capabilities, numbered up to lastCap (the running kernel's highest,
+// from LastCap), absent from a bounding set given as the hex mask of /proc/<pid>/status's
+// CapBnd line. Capabilities above lastCap are not reported: the kernel does not know them
+// (kernels before 5.9 have no CAP_PERFMON, CAP_BPF or CAP_CHECKPOINT_RESTORE), so Docker
+// does not ask for them and they need no filtering.
+func Missing(capBnd uint64, lastCap int) []string {
 	var missing []string
 	for i, name := range names {
+		if i > lastCap {
+			break
+		}
 		if capBnd&(1<<uint(i)) == 0 {
 			missing = append(missing, name)
 		}
@@ -44,14 +52,20 @@ func Missing(capBnd uint64) []string {
 
 // BoundingSet reads the calling process's capability bounding set.
 func BoundingSet() (uint64, error) {
-	f, err := os.Open("/proc/self/status")
+	const path = "/proc/self/status"
+	f, err := os.Open(path)
 	if err != nil {
 		return 0, err
 	}
 	defer f.Close()
-	return parseCapBnd(f)
+	mask, err := parseCapBnd(f)
+	if err != nil {
+		return 0, fmt.Errorf("reading %s: %w", path, err)
+	}
+	return mask, nil
 }
 
+// parseCapBnd reads the CapBnd line of a /proc/<pid>/status.
 func parseCapBnd(r io.Reader) (uint64, error) {
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
@@ -66,7 +80,33 @@ func parseCapBnd(r io.Reader) (uint64, error) {
 	if err := sc.Err(); err != nil {
 		return 0, err
 	}
-	return 0, fmt.Errorf("no CapBnd line in /proc/self/status")
+	return 0, errors.New("no CapBnd line")
+}
+
+// LastCap reads the number of the running kernel's highest capability.
+func LastCap() (int, error) {
+	const path = "/proc/sys/kernel/cap_last_cap"
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	n, err := parseLastCap(string(raw))
+	if err != nil {
+		return 0, fmt.Errorf("reading %s: %w", path, err)
+	}
+	return n, nil
+}
+
+// parseLastCap reads the contents of /proc/sys/kernel/cap_last_cap.
+func parseLastCap(s string) (int, error) {
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil {
+		return 0, fmt.Errorf("parsing cap_last_cap %q: %w", s, err)
+	}
+	if n < 0 {
+		return 0, fmt.Errorf("cap_last_cap %d is negative", n)
+	}
+	return n, nil
 }
 
 // capabilitySets are the five lists of an OCI process's capabilities.
@@ -103,9 +143,18 @@ func FilterFile(path string, drop map[string]bool, isBundleConfig bool) error {
 	if err != nil {
 		return err
 	}
+	// Numbers are kept as their text: decoded as float64 they would lose precision, and
+	// an rlimit of 18446744073709551615 written back as 18446744073709552000 is one runc
+	// refuses.
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
 	var doc map[string]any
-	if err := json.Unmarshal(raw, &doc); err != nil {
+	if err := dec.Decode(&doc); err != nil {
 		return fmt.Errorf("parsing %s: %w", path, err)
+	}
+	// Refuse trailing data as json.Unmarshal would, rather than drop it on rewriting.
+	if _, err := dec.Token(); err != io.EOF {
+		return fmt.Errorf("parsing %s: data after the JSON object", path)
 	}
 	process := doc
 	if isBundleConfig {
