@@ -8,6 +8,7 @@ package engine
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -26,11 +27,15 @@ const runtimeName = "muster-runc"
 // Ensure returns once `docker info` answers, starting an engine first if it has to.
 // stateDir keeps the filtering runtime's binary and dockerd's log.
 func Ensure(ctx context.Context, stateDir string, log io.Writer) error {
+	missing, err := missingCapabilities()
+	if err != nil {
+		return err
+	}
 	if err := ping(ctx); err == nil {
-		return nil
+		return checkRunningEngine(ctx, stateDir, missing, log)
 	}
 	if os.Geteuid() != 0 {
-		return fmt.Errorf("no container engine answers `docker info`, and only root may start one here: start Docker (or Podman) and retry")
+		return errors.New("no container engine answers `docker info`, and only root may start one here: start Docker (or Podman) and retry")
 	}
 	if _, err := exec.LookPath("dockerd"); err != nil {
 		fmt.Fprintln(log, "engine: installing Debian's docker.io")
@@ -38,9 +43,15 @@ func Ensure(ctx context.Context, stateDir string, log io.Writer) error {
 			return err
 		}
 	}
-	args, err := dockerdArgs(ctx, stateDir, log)
-	if err != nil {
-		return err
+	var args []string
+	if len(missing) > 0 {
+		// Flags rather than daemon.json, so no configuration of the machine's is rewritten.
+		fmt.Fprintf(log, "engine: this host's bounding set lacks %s; privileged containers run through %s\n", strings.Join(missing, ", "), runtimeName)
+		bin, err := buildRuntime(ctx, stateDir)
+		if err != nil {
+			return err
+		}
+		args = []string{"--add-runtime", runtimeName + "=" + bin, "--default-runtime", runtimeName}
 	}
 	if err := startDetached(filepath.Join(stateDir, "dockerd.log"), "dockerd", args...); err != nil {
 		return err
@@ -63,10 +74,9 @@ func Ensure(ctx context.Context, stateDir string, log io.Writer) error {
 	}
 }
 
-// dockerdArgs registers the filtering runtime as dockerd's default when the bounding set
-// lacks a capability; flags rather than daemon.json, so no configuration of the machine's
-// is rewritten.
-func dockerdArgs(ctx context.Context, stateDir string, log io.Writer) ([]string, error) {
+// missingCapabilities are the capabilities Docker grants privileged containers that this
+// host's bounding set lacks: when there are any, runc needs the filtering runtime.
+func missingCapabilities() ([]string, error) {
 	mask, err := capfilter.BoundingSet()
 	if err != nil {
 		return nil, err
@@ -75,21 +85,47 @@ func dockerdArgs(ctx context.Context, stateDir string, log io.Writer) ([]string,
 	if err != nil {
 		return nil, err
 	}
-	missing := capfilter.Missing(mask, lastCap)
+	return capfilter.Missing(mask, lastCap), nil
+}
+
+// checkRunningEngine looks at an engine that already answers. One started here earlier
+// runs the filtering runtime from stateDir: it is rebuilt in place, so that a cleaned cache
+// or a changed wrapper never leaves dockerd pointing at a missing or stale binary. One
+// started otherwise, on a host that needs the wrapper, cannot run kind nodes: say how to
+// fix it instead of letting every node fail with "unable to apply caps".
+func checkRunningEngine(ctx context.Context, stateDir string, missing []string, log io.Writer) error {
 	if len(missing) == 0 {
-		return nil, nil
+		return nil
 	}
-	fmt.Fprintf(log, "engine: this host's bounding set lacks %s; privileged containers run through %s\n", strings.Join(missing, ", "), runtimeName)
-	bin := filepath.Join(stateDir, runtimeName)
+	out, err := exec.CommandContext(ctx, "docker", "info", "--format", "{{.DefaultRuntime}}").Output()
+	if err != nil {
+		return fmt.Errorf("asking the engine for its default runtime: %w", err)
+	}
+	if runtime := strings.TrimSpace(string(out)); runtime != runtimeName {
+		fmt.Fprintf(log, "engine: warning: this host lacks %s and the running engine's default runtime is %s, so privileged containers (kind nodes) will not start; stop it and let the tests start one, or run dockerd with --add-runtime %s=<muster-runc> --default-runtime %s\n",
+			strings.Join(missing, ", "), runtime, runtimeName, runtimeName)
+		return nil
+	}
+	_, err = buildRuntime(ctx, stateDir)
+	return err
+}
+
+// buildRuntime builds muster-runc into stateDir and returns its path. It is renamed into
+// place, so a dockerd using the old binary meanwhile never runs half a file.
+func buildRuntime(ctx context.Context, stateDir string) (string, error) {
 	if err := os.MkdirAll(stateDir, 0o755); err != nil {
-		return nil, err
+		return "", err
 	}
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/musterhq/muster/e2e/cmd/muster-runc")
+	bin := filepath.Join(stateDir, runtimeName)
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin+".new", "github.com/musterhq/muster/e2e/cmd/muster-runc")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("building %s: %w\n%s", runtimeName, err, out)
+		return "", fmt.Errorf("building %s: %w\n%s", runtimeName, err, out)
 	}
-	return []string{"--add-runtime", runtimeName + "=" + bin, "--default-runtime", runtimeName}, nil
+	if err := os.Rename(bin+".new", bin); err != nil {
+		return "", fmt.Errorf("installing %s: %w", runtimeName, err)
+	}
+	return bin, nil
 }
 
 func ping(ctx context.Context) error {
