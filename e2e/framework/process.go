@@ -36,6 +36,8 @@ func BuildBinaries(ctx context.Context, dir string) (Binaries, error) {
 		}
 		cmd := exec.CommandContext(ctx, "go", "build", "-o", dir+string(os.PathSeparator), "./cmd/muster-hub", "./cmd/muster-agent", "./cmd/musterctl")
 		cmd.Dir = root
+		// Static, as in the images (package images), so both share one compile cache.
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			buildErr = fmt.Errorf("building Muster's binaries: %w\n%s", err, out)
 			return

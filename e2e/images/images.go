@@ -32,7 +32,11 @@ func BuildScratch(ctx context.Context, pkg, repository string) (string, error) {
 	}
 	defer os.RemoveAll(dir)
 	bin := filepath.Join(dir, "app")
-	build := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false", "-ldflags", "-s -w", "-o", bin, pkg)
+	// The same compile flags as the e2e suites' binaries (framework.BuildBinaries), so the
+	// packages they compiled are reused: -trimpath alone would recompile every dependency
+	// of the hub and the agent, minutes on two cores. No VCS stamp, so that an unchanged
+	// binary keeps its digest, and so its tag, from one commit to the next.
+	build := exec.CommandContext(ctx, "go", "build", "-buildvcs=false", "-ldflags", "-s -w", "-o", bin, pkg)
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build %s: %w\n%s", pkg, err, out)
