@@ -12,7 +12,9 @@ import (
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/e2e/framework"
@@ -76,13 +78,37 @@ func label(line, name string) string {
 	return value
 }
 
-// TestHubAndAgentResourceUse measures the hub and agent pods over 30 s with the fleet
-// idle, and prints the figures the README and the Deployments' requests are sized from.
-// It fails if the kubelet reports nothing for them or if either exceeds its budget.
+// TestHubAndAgentResourceUse measures the hub and agent pods over two windows, the fleet
+// idle and then busy with a FleetJob of 24 one-second pods over both members, and prints
+// the figures the README and the Deployments' requests are sized from. It fails if the
+// kubelets report nothing for them or if one exceeds its memory budget.
 func TestHubAndAgentResourceUse(t *testing.T) {
 	muster(t)
+	const window = 20 * time.Second
+	measure(t, "idle", window)
+
+	fj := &musterv1.FleetJob{
+		ObjectMeta: metav1.ObjectMeta{Name: "busy", Namespace: "default"},
+		Spec: musterv1.FleetJobSpec{
+			Placement: musterv1.FleetJobPlacement{Mode: musterv1.PlacementDivided, Placement: members()},
+			Template: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{
+				Completions: ptr.To[int32](24), Parallelism: ptr.To[int32](6),
+				Template: workloadPod("sleep", "1s"),
+			}},
+		},
+	}
+	if err := fleet.Hub.Client.Create(t.Context(), fj); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = fleet.Hub.Client.Delete(context.Background(), fj) })
+	measure(t, "busy", window)
+}
+
+// measure samples the hub's pods and member1's agent over window and prints their working
+// set and CPU.
+func measure(t *testing.T, phase string, window time.Duration) {
+	t.Helper()
 	ctx := t.Context()
-	const window = 30 * time.Second
 	targets := []struct {
 		cluster   *framework.Cluster
 		namespace string
@@ -114,9 +140,9 @@ func TestHubAndAgentResourceUse(t *testing.T) {
 		}
 		for pod, u := range after {
 			cpu := (u.cpuSeconds - before[i][pod].cpuSeconds) / window.Seconds()
-			fmt.Printf("kindfleet: idle %s/%s: working set %.1f MiB, CPU %.1f millicores over %s\n", tg.cluster.Name, pod, u.workingSet/(1<<20), cpu*1000, window)
+			fmt.Printf("kindfleet: %s %s/%s: working set %.1f MiB, CPU %.1f millicores over %s\n", phase, tg.cluster.Name, pod, u.workingSet/(1<<20), cpu*1000, window)
 			if u.workingSet > tg.budget {
-				t.Errorf("%s/%s uses %.0f MiB, over its %.0f MiB budget", tg.cluster.Name, pod, u.workingSet/(1<<20), tg.budget/(1<<20))
+				t.Errorf("%s: %s/%s uses %.0f MiB, over its %.0f MiB budget", phase, tg.cluster.Name, pod, u.workingSet/(1<<20), tg.budget/(1<<20))
 			}
 		}
 	}
