@@ -73,12 +73,25 @@ func muster(t *testing.T) *framework.Muster {
 		})
 		fmt.Printf("kindfleet: Muster installed in-cluster (images, init, join, accept, members Available) in %s\n", time.Since(start).Round(time.Second))
 		for _, m := range fleet.Members {
-			secret, err := m.Clientset.CoreV1().Secrets(musterv1.AgentNamespace).Get(ctx, registration.CredentialsSecret, metav1.GetOptions{})
-			if err != nil {
-				installErr = fmt.Errorf("%s: the agent's credentials: %w", m.Name, err)
+			secrets := m.Clientset.CoreV1().Secrets(musterv1.AgentNamespace)
+			installErr = framework.Until(ctx, time.Minute, m.Name+"'s agent credentials Secret", func(ctx context.Context) (bool, string, error) {
+				secret, err := secrets.Get(ctx, registration.CredentialsSecret, metav1.GetOptions{})
+				if err != nil {
+					var names []string
+					if list, lerr := secrets.List(ctx, metav1.ListOptions{}); lerr == nil {
+						for _, s := range list.Items {
+							names = append(names, s.Name)
+						}
+					}
+					return false, fmt.Sprintf("%v (Secrets there: %v)", err, names), nil
+				}
+				firstCerts[m.Name] = secret.Data[registration.KeyTLSCert]
+				return true, "", nil
+			})
+			if installErr != nil {
+				installErr = fmt.Errorf("%w\nagent log:\n%s", installErr, agentLog(ctx, m))
 				return
 			}
-			firstCerts[m.Name] = secret.Data[registration.KeyTLSCert]
 		}
 	})
 	if installErr != nil {
@@ -276,4 +289,18 @@ func TestAgentsRotateTheirCertificatesInCluster(t *testing.T) {
 			t.Error(err)
 		}
 	}
+}
+
+// agentLog is the tail of the agent's log in member m, for failures.
+func agentLog(ctx context.Context, m *framework.Cluster) string {
+	pods, err := m.Clientset.CoreV1().Pods(musterv1.AgentNamespace).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=muster-agent"})
+	if err != nil || len(pods.Items) == 0 {
+		return fmt.Sprintf("(no agent pod: %v)", err)
+	}
+	var out strings.Builder
+	for _, p := range pods.Items {
+		raw, err := m.Clientset.CoreV1().Pods(musterv1.AgentNamespace).GetLogs(p.Name, &corev1.PodLogOptions{TailLines: ptr.To[int64](40)}).DoRaw(ctx)
+		fmt.Fprintf(&out, "--- %s (%s, err %v)\n%s\n", p.Name, p.Status.Phase, err, raw)
+	}
+	return out.String()
 }

@@ -25,6 +25,9 @@ import (
 // that every agent rotates during the suite.
 const signingDuration = 3 * time.Minute
 
+// keepEnv, when set, leaves the fleet up after the tests, to look at what they left.
+const keepEnv = "MUSTER_E2E_KEEP_FLEET"
+
 var (
 	fleet    *framework.Fleet
 	workload string
@@ -41,7 +44,9 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer os.RemoveAll(dir)
+	if os.Getenv(keepEnv) == "" {
+		defer os.RemoveAll(dir)
+	}
 
 	start := time.Now()
 	f, err := framework.Up(ctx, framework.FleetOptions{Dir: dir, Provider: kind.ProviderName, Members: 2, HubSigningDuration: signingDuration})
@@ -51,6 +56,10 @@ func run(m *testing.M) int {
 	}
 	fleet = f
 	defer func() {
+		if os.Getenv(keepEnv) != "" {
+			fmt.Printf("kindfleet: %s is set: the fleet stays up (kubeconfigs in %s; make fleet-down FLEET_DIR=%s removes it)\n", keepEnv, dir, dir)
+			return
+		}
 		if err := f.Down(context.Background()); err != nil {
 			fmt.Fprintln(os.Stderr, "tearing the kind fleet down:", err)
 		}
