@@ -155,7 +155,8 @@ func TestAgentPodDeletedMidJobLosesNoCompletion(t *testing.T) {
 		}
 		for _, p := range pods {
 			if p.Status.Phase == corev1.PodSucceeded {
-				succeeded[p.Annotations[batchv1.JobCompletionIndexAnnotation]]++
+				// The fleet-wide index: each member's Job numbers its own indexes from 0.
+				succeeded[p.Annotations[musterv1.GlobalIndexAnnotation]]++
 			}
 		}
 	}
@@ -265,106 +266,4 @@ func jobPodsIn(ctx context.Context, m *framework.Cluster, job string) ([]corev1.
 	var pods corev1.PodList
 	err := m.Client.List(ctx, &pods, client.InNamespace("default"), client.MatchingLabels{batchv1.JobNameLabel: job})
 	return pods.Items, err
-}
-
-// TestMemberNodeStoppedForAMinuteComesBackAndItsWorkCompletes stops member2's node
-// container (its whole cluster) for 60 s while a job runs there: the hub marks member2
-// Unknown and taints it, the node starts again (its entrypoint follows a new address), the
-// cluster becomes Available and untainted, and the job completes.
-func TestMemberNodeStoppedForAMinuteComesBackAndItsWorkCompletes(t *testing.T) {
-	muster(t)
-	ctx := t.Context()
-	member := fleet.Members[1]
-	fj := &musterv1.FleetJob{
-		ObjectMeta: metav1.ObjectMeta{Name: "outage", Namespace: "default"},
-		Spec: musterv1.FleetJobSpec{
-			Placement: musterv1.FleetJobPlacement{Mode: musterv1.PlacementDivided, Placement: members()},
-			Template: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{
-				CompletionMode: ptr.To(batchv1.IndexedCompletion),
-				Completions:    ptr.To[int32](4), Parallelism: ptr.To[int32](2),
-				Template: workloadPod("sleep", "10s"),
-			}},
-		},
-	}
-	if err := fleet.Hub.Client.Create(ctx, fj); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = fleet.Hub.Client.Delete(context.Background(), fj) })
-	err := framework.Until(ctx, time.Minute, "a pod of the job running in "+member.Name, func(ctx context.Context) (bool, string, error) {
-		pods, err := jobPodsIn(ctx, member, fj.Name)
-		for _, p := range pods {
-			if p.Status.Phase == corev1.PodRunning {
-				return true, "", err
-			}
-		}
-		return false, fmt.Sprintf("%d pods", len(pods)), err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	if err := fleet.StopCluster(ctx, member); err != nil {
-		t.Fatal(err)
-	}
-	stopped := time.Now()
-	restarted := false
-	t.Cleanup(func() {
-		if !restarted {
-			_ = fleet.StartCluster(context.Background(), member)
-		}
-	})
-	if _, err := framework.WaitForClusterCondition(ctx, fleet.Hub, member.Name, musterv1.MemberClusterAvailable, metav1.ConditionUnknown, 75*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	if !tainted(t, member.Name) {
-		t.Errorf("%s is Unknown but not tainted %s", member.Name, musterv1.UnreachableTaintKey)
-	}
-	t.Logf("%s Unknown and tainted %s after its node stopped", member.Name, time.Since(stopped).Round(time.Second))
-	select {
-	case <-time.After(time.Until(stopped.Add(60 * time.Second))):
-	case <-ctx.Done():
-		t.Fatal(ctx.Err())
-	}
-	if err := fleet.StartCluster(ctx, member); err != nil {
-		t.Fatal(err)
-	}
-	restarted = true
-	started := time.Now()
-	if err := framework.WaitForClusterReady(ctx, member, 1, 3*time.Minute); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := framework.WaitForClusterCondition(ctx, fleet.Hub, member.Name, musterv1.MemberClusterAvailable, metav1.ConditionTrue, 2*time.Minute); err != nil {
-		t.Fatal(err)
-	}
-	if tainted(t, member.Name) {
-		t.Errorf("%s is Available again but still tainted %s", member.Name, musterv1.UnreachableTaintKey)
-	}
-	t.Logf("%s Available again %s after its node started", member.Name, time.Since(started).Round(time.Second))
-	err = framework.Until(ctx, 3*time.Minute, "FleetJob outage to complete", func(ctx context.Context) (bool, string, error) {
-		var got musterv1.FleetJob
-		if err := fleet.Hub.Client.Get(ctx, client.ObjectKeyFromObject(fj), &got); err != nil {
-			return false, err.Error(), nil
-		}
-		if got.Status.Phase == musterv1.JobFailed {
-			return false, "", fmt.Errorf("the FleetJob failed: %v", got.Status.Conditions)
-		}
-		return got.Status.Phase == musterv1.JobComplete, fmt.Sprintf("%s %v", got.Status.Phase, got.Status.Clusters), nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
-func tainted(t *testing.T, cluster string) bool {
-	t.Helper()
-	var mc musterv1.MemberCluster
-	if err := fleet.Hub.Client.Get(t.Context(), client.ObjectKey{Name: cluster}, &mc); err != nil {
-		t.Fatal(err)
-	}
-	for _, taint := range mc.Spec.Taints {
-		if taint.Key == musterv1.UnreachableTaintKey {
-			return true
-		}
-	}
-	return false
 }
