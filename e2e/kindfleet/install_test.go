@@ -217,6 +217,15 @@ func TestAgentPodDeletedComesBackWithItsIdentity(t *testing.T) {
 	if err := pods.Delete(ctx, old, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// Renewals by the old pod while it terminates prove nothing: wait until it is gone.
+	err = framework.Until(ctx, time.Minute, "the old agent pod "+old+" to be gone", func(ctx context.Context) (bool, string, error) {
+		_, err := pods.Get(ctx, old, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), fmt.Sprint(err), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deleted = time.Now()
 	// The new pod finds its key and certificate in the member's Secret: no new join, no
 	// new acceptance; the hub hears from it again.
 	err = framework.Until(ctx, 2*time.Minute, "a new agent pod in "+member.Name+" to report to the hub", func(ctx context.Context) (bool, string, error) {
