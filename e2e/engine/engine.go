@@ -27,7 +27,9 @@ const runtimeName = "muster-runc"
 // Ensure returns once `docker info` answers, starting an engine first if it has to.
 // stateDir keeps the filtering runtime's binary and dockerd's log.
 func Ensure(ctx context.Context, stateDir string, log io.Writer) error {
-	missing, err := missingCapabilities()
+	// When Docker would grant privileged containers capabilities this host lacks, runc
+	// needs the filtering runtime.
+	missing, err := capfilter.Ungrantable()
 	if err != nil {
 		return err
 	}
@@ -72,20 +74,6 @@ func Ensure(ctx context.Context, stateDir string, log io.Writer) error {
 		case <-time.After(time.Second):
 		}
 	}
-}
-
-// missingCapabilities are the capabilities Docker grants privileged containers that this
-// host's bounding set lacks: when there are any, runc needs the filtering runtime.
-func missingCapabilities() ([]string, error) {
-	mask, err := capfilter.BoundingSet()
-	if err != nil {
-		return nil, err
-	}
-	lastCap, err := capfilter.LastCap()
-	if err != nil {
-		return nil, err
-	}
-	return capfilter.Missing(mask, lastCap), nil
 }
 
 // checkRunningEngine looks at an engine that already answers. One started here earlier

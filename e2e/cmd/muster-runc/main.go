@@ -42,19 +42,14 @@ func run(args []string) error {
 	return syscall.Exec(runc, append([]string{runc}, args...), os.Environ())
 }
 
-// ungrantable returns the capabilities the running kernel knows but this process's
-// bounding set lacks: asked for, they would make runc fail.
+// ungrantable returns capfilter.Ungrantable as the set filterArgs drops.
 func ungrantable() (map[string]bool, error) {
-	mask, err := capfilter.BoundingSet()
-	if err != nil {
-		return nil, err
-	}
-	lastCap, err := capfilter.LastCap()
+	missing, err := capfilter.Ungrantable()
 	if err != nil {
 		return nil, err
 	}
 	drop := map[string]bool{}
-	for _, c := range capfilter.Missing(mask, lastCap) {
+	for _, c := range missing {
 		drop[c] = true
 	}
 	return drop, nil

@@ -50,6 +50,20 @@ func Missing(capBnd uint64, lastCap int) []string {
 	return missing
 }
 
+// Ungrantable returns the capabilities the running kernel knows but this process's
+// bounding set lacks: asked for, they make runc fail.
+func Ungrantable() ([]string, error) {
+	mask, err := BoundingSet()
+	if err != nil {
+		return nil, err
+	}
+	lastCap, err := LastCap()
+	if err != nil {
+		return nil, err
+	}
+	return Missing(mask, lastCap), nil
+}
+
 // BoundingSet reads the calling process's capability bounding set.
 func BoundingSet() (uint64, error) {
 	const path = "/proc/self/status"
