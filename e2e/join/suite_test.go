@@ -124,6 +124,17 @@ func setUp(ctx context.Context) error {
 			}
 		}
 	}
+	// Available says the agent renews its Lease; its NodeSlices reach the hub's inventory
+	// moments later. The tests compare inventories, so they start once both are complete.
+	for _, name := range joined {
+		err := framework.Until(ctx, 30*time.Second, name+"'s nodes in the hub inventory", func(context.Context) (bool, string, error) {
+			n := len(hubs.Inventory.Nodes(name))
+			return n == nodesPerMember, fmt.Sprintf("%d nodes", n), nil
+		})
+		if err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
