@@ -19,19 +19,6 @@ import (
 	"github.com/musterhq/muster/e2e/framework"
 )
 
-// members is the placement of every job here: both member clusters.
-func members() musterv1.Placement {
-	return musterv1.Placement{ClusterAffinity: musterv1.ClusterAffinity{ClusterNames: []string{fleet.Members[0].Name, fleet.Members[1].Name}}}
-}
-
-// workloadPod is a pod template running the workload image with args.
-func workloadPod(args ...string) corev1.PodTemplateSpec {
-	return corev1.PodTemplateSpec{Spec: corev1.PodSpec{
-		RestartPolicy: corev1.RestartPolicyNever,
-		Containers:    []corev1.Container{{Name: "work", Image: workload, ImagePullPolicy: corev1.PullNever, Args: args}},
-	}}
-}
-
 func TestHubBroadcastJobRunsOnEveryMemberNode(t *testing.T) {
 	muster(t)
 	ctx := t.Context()
@@ -39,10 +26,7 @@ func TestHubBroadcastJobRunsOnEveryMemberNode(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "every-node", Namespace: "default"},
 		Spec:       musterv1.BroadcastJobSpec{Placement: ptr.To(members()), Template: workloadPod("sleep", "1s")},
 	}
-	if err := fleet.Hub.Client.Create(ctx, j); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = fleet.Hub.Client.Delete(context.Background(), j) })
+	createOnHub(t, j)
 	err := framework.Until(ctx, 2*time.Minute, "BroadcastJob every-node to complete", func(ctx context.Context) (bool, string, error) {
 		var got musterv1.BroadcastJob
 		if err := fleet.Hub.Client.Get(ctx, client.ObjectKeyFromObject(j), &got); err != nil {
@@ -80,22 +64,8 @@ func TestAgentPodDeletedMidJobLosesNoCompletion(t *testing.T) {
 	muster(t)
 	ctx := t.Context()
 	const completions = 6
-	fj := &musterv1.FleetJob{
-		ObjectMeta: metav1.ObjectMeta{Name: "agent-restart", Namespace: "default"},
-		Spec: musterv1.FleetJobSpec{
-			Placement: musterv1.FleetJobPlacement{Mode: musterv1.PlacementDivided, Placement: members()},
-			Template: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{
-				CompletionMode: ptr.To(batchv1.IndexedCompletion),
-				Completions:    ptr.To[int32](completions),
-				Parallelism:    ptr.To[int32](2),
-				Template:       workloadPod("sleep", "6s"),
-			}},
-		},
-	}
-	if err := fleet.Hub.Client.Create(ctx, fj); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = fleet.Hub.Client.Delete(context.Background(), fj) })
+	fj := indexed(dividedJob("agent-restart", completions, 2, "sleep", "6s"))
+	createOnHub(t, fj)
 
 	member := fleet.Members[0]
 	// Wait for member1's first pod to run, then take its agent away.
@@ -117,11 +87,11 @@ func TestAgentPodDeletedMidJobLosesNoCompletion(t *testing.T) {
 	}
 
 	// Watch both members until the job completes: at no time two live pods of one index.
-	err = framework.Until(ctx, 3*time.Minute, "FleetJob agent-restart to complete", func(ctx context.Context) (bool, string, error) {
+	waitComplete(t, fj, 3*time.Minute, func(ctx context.Context) error {
 		for _, m := range fleet.Members {
 			pods, err := jobPodsIn(ctx, m, fj.Name)
 			if err != nil {
-				return false, err.Error(), nil
+				return nil // the next poll looks again
 			}
 			live := map[string]string{}
 			for _, p := range pods {
@@ -130,23 +100,13 @@ func TestAgentPodDeletedMidJobLosesNoCompletion(t *testing.T) {
 				}
 				index := p.Annotations[batchv1.JobCompletionIndexAnnotation]
 				if other, dup := live[index]; dup {
-					return false, "", fmt.Errorf("%s: index %s has two live pods, %s and %s", m.Name, index, other, p.Name)
+					return fmt.Errorf("%s: index %s has two live pods, %s and %s", m.Name, index, other, p.Name)
 				}
 				live[index] = p.Name
 			}
 		}
-		var got musterv1.FleetJob
-		if err := fleet.Hub.Client.Get(ctx, client.ObjectKeyFromObject(fj), &got); err != nil {
-			return false, err.Error(), nil
-		}
-		if got.Status.Phase == musterv1.JobFailed {
-			return false, "", fmt.Errorf("the FleetJob failed: %v", got.Status.Conditions)
-		}
-		return got.Status.Phase == musterv1.JobComplete, string(got.Status.Phase), nil
+		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	succeeded := map[string]int{}
 	for _, m := range fleet.Members {
 		pods, err := jobPodsIn(ctx, m, fj.Name)
@@ -186,10 +146,7 @@ func TestFleetCronJobFiresOnTheRealClockOnceWhenTheLeaderPodDies(t *testing.T) {
 			}},
 		},
 	}
-	if err := fleet.Hub.Client.Create(ctx, cj); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = fleet.Hub.Client.Delete(context.Background(), cj) })
+	createOnHub(t, cj)
 
 	// The next slot at least 15 s away, so the cron is scheduled before it.
 	slot := time.Now().Add(15 * time.Second).Truncate(time.Minute).Add(time.Minute)

@@ -127,43 +127,9 @@ func TestDividedIndexedFleetJobRunsRealContainersAcrossMembers(t *testing.T) {
 	muster(t)
 	ctx := t.Context()
 	const completions = 4
-	fj := &musterv1.FleetJob{
-		ObjectMeta: metav1.ObjectMeta{Name: "report-index", Namespace: "default"},
-		Spec: musterv1.FleetJobSpec{
-			Placement: musterv1.FleetJobPlacement{Mode: musterv1.PlacementDivided, Placement: musterv1.Placement{
-				ClusterAffinity: musterv1.ClusterAffinity{ClusterNames: []string{fleet.Members[0].Name, fleet.Members[1].Name}},
-			}},
-			Template: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{
-				CompletionMode: ptr.To(batchv1.IndexedCompletion),
-				Completions:    ptr.To[int32](completions),
-				Parallelism:    ptr.To[int32](2),
-				Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
-					RestartPolicy: corev1.RestartPolicyNever,
-					Containers: []corev1.Container{{
-						Name: "report", Image: workload, ImagePullPolicy: corev1.PullNever,
-						Args: []string{"env", "JOB_COMPLETION_INDEX"},
-					}},
-				}},
-			}},
-		},
-	}
-	if err := fleet.Hub.Client.Create(ctx, fj); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = fleet.Hub.Client.Delete(context.Background(), fj) })
-	err := framework.Until(ctx, 3*time.Minute, "FleetJob report-index to complete", func(ctx context.Context) (bool, string, error) {
-		var got musterv1.FleetJob
-		if err := fleet.Hub.Client.Get(ctx, client.ObjectKeyFromObject(fj), &got); err != nil {
-			return false, err.Error(), nil
-		}
-		if got.Status.Phase == musterv1.JobFailed {
-			return false, "", fmt.Errorf("the FleetJob failed: %v", got.Status.Conditions)
-		}
-		return got.Status.Phase == musterv1.JobComplete, fmt.Sprintf("%s %v", got.Status.Phase, got.Status.Clusters), nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	fj := indexed(dividedJob("report-index", completions, 2, "env", "JOB_COMPLETION_INDEX"))
+	createOnHub(t, fj)
+	waitComplete(t, fj, 3*time.Minute, nil)
 
 	// Every fleet-wide index ran exactly once to success, each in a real container that
 	// printed the index the agent gave it; both members ran some.

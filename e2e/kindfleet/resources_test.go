@@ -12,9 +12,7 @@ import (
 	"testing"
 	"time"
 
-	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/e2e/framework"
@@ -87,20 +85,7 @@ func TestHubAndAgentResourceUse(t *testing.T) {
 	const window = 20 * time.Second
 	measure(t, "idle", window)
 
-	fj := &musterv1.FleetJob{
-		ObjectMeta: metav1.ObjectMeta{Name: "busy", Namespace: "default"},
-		Spec: musterv1.FleetJobSpec{
-			Placement: musterv1.FleetJobPlacement{Mode: musterv1.PlacementDivided, Placement: members()},
-			Template: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{
-				Completions: ptr.To[int32](24), Parallelism: ptr.To[int32](6),
-				Template: workloadPod("sleep", "1s"),
-			}},
-		},
-	}
-	if err := fleet.Hub.Client.Create(t.Context(), fj); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = fleet.Hub.Client.Delete(context.Background(), fj) })
+	createOnHub(t, dividedJob("busy", 24, 6, "sleep", "1s"))
 	measure(t, "busy", window)
 }
 

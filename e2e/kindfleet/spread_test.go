@@ -43,12 +43,7 @@ func TestWorkloadSpreadPlacesSubsetsOnTheirMembers(t *testing.T) {
 			Template: workloadPod("sleep", "10s"),
 		}}},
 	}
-	for _, o := range []client.Object{ws, fj} {
-		if err := fleet.Hub.Client.Create(ctx, o); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = fleet.Hub.Client.Delete(context.Background(), o) })
-	}
+	createOnHub(t, ws, fj)
 
 	want := map[string]int{member1.Name + "/spread-a": 2, member2.Name + "/spread-b": 1}
 	err := framework.Until(ctx, 2*time.Minute, fmt.Sprintf("pods running as %v", want), func(ctx context.Context) (bool, string, error) {
@@ -69,14 +64,5 @@ func TestWorkloadSpreadPlacesSubsetsOnTheirMembers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = framework.Until(ctx, 2*time.Minute, "FleetJob spread to complete", func(ctx context.Context) (bool, string, error) {
-		var got musterv1.FleetJob
-		if err := fleet.Hub.Client.Get(ctx, client.ObjectKeyFromObject(fj), &got); err != nil {
-			return false, err.Error(), nil
-		}
-		return got.Status.Phase == musterv1.JobComplete, string(got.Status.Phase), nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	waitComplete(t, fj, 2*time.Minute, nil)
 }
