@@ -71,11 +71,16 @@ func expectRefused(t *testing.T, c client.Client, tc refusedCase) {
 			t.Fatalf("creating the valid object to update: %v", err)
 		}
 		t.Cleanup(func() { _ = c.Delete(context.Background(), obj) })
-		tc.change(obj)
 	}
 	var err error
 	if tc.change != nil {
-		err = c.Update(ctx, obj)
+		// A merge patch carries only the changed field and no resourceVersion: the hub's
+		// controllers write the object (finalizer, status) right after it is created, and
+		// an Update from the copy read here would then lose on a conflict before admission
+		// ever judged the change.
+		before := obj.DeepCopyObject().(client.Object)
+		tc.change(obj)
+		err = c.Patch(ctx, obj, client.MergeFrom(before))
 	} else if err = c.Create(ctx, obj); err == nil {
 		_ = c.Delete(context.Background(), obj)
 	}
