@@ -24,8 +24,8 @@ type InClusterOptions struct {
 
 // InstallInCluster installs Muster as users do: `musterctl init --image` deploys the hub,
 // `musterctl join --image` the agent of every member, `musterctl accept` admits them; it
-// returns once every member is Joined and Available. Nothing runs as a process but
-// musterctl.
+// returns once every member is Joined and Available and its nodes are in the hub
+// inventory. Nothing runs as a process but musterctl.
 func InstallInCluster(ctx context.Context, f *Fleet, opts InClusterOptions) (*Muster, error) {
 	bin, err := BuildBinaries(ctx, filepath.Join(f.Dir, "bin"))
 	if err != nil {
@@ -58,6 +58,9 @@ func InstallInCluster(ctx context.Context, f *Fleet, opts InClusterOptions) (*Mu
 			if _, err := WaitForClusterCondition(ctx, f.Hub, member.Name, cond, metav1.ConditionTrue, 3*time.Minute); err != nil {
 				return nil, err
 			}
+		}
+		if err := WaitForNodeInventory(ctx, f.Hub, member, time.Minute); err != nil {
+			return nil, err
 		}
 	}
 	return m, nil

@@ -12,10 +12,12 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/musterhq/muster/api/scheme"
@@ -190,7 +192,7 @@ func Until(ctx context.Context, timeout time.Duration, what string, cond func(ct
 }
 
 // JoinAndAccept joins members with the real musterctl, starts their agents, accepts them,
-// and waits until each is Joined and Available.
+// and waits until each is Joined and Available and the hub holds its whole node inventory.
 func (m *Muster) JoinAndAccept(ctx context.Context, members []*Cluster, agentArgs ...string) error {
 	for _, member := range members {
 		if _, err := m.Join(ctx, member, member.Name); err != nil {
@@ -211,6 +213,30 @@ func (m *Muster) JoinAndAccept(ctx context.Context, members []*Cluster, agentArg
 				return err
 			}
 		}
+		if err := WaitForNodeInventory(ctx, m.Fleet.Hub, member, time.Minute); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// WaitForNodeInventory waits until the member's NodeSlices on the hub list every node the
+// member has. Available only says the agent renews its Lease; its NodeSlices arrive moments
+// later, and a test that places work at once would otherwise see an incomplete fleet.
+func WaitForNodeInventory(ctx context.Context, hubCluster, member *Cluster, timeout time.Duration) error {
+	return until(ctx, timeout, member.Name+"'s nodes in the hub inventory", func(ctx context.Context) (bool, string, error) {
+		var nodes corev1.NodeList
+		if err := member.Client.List(ctx, &nodes); err != nil {
+			return false, err.Error(), nil
+		}
+		var slices musterv1.NodeSliceList
+		if err := hubCluster.Client.List(ctx, &slices, client.InNamespace(musterv1.MemberNamespace(member.Name))); err != nil {
+			return false, err.Error(), nil
+		}
+		inventory := 0
+		for _, s := range slices.Items {
+			inventory += len(s.Nodes)
+		}
+		return inventory == len(nodes.Items), fmt.Sprintf("%d of %d nodes", inventory, len(nodes.Items)), nil
+	})
 }
