@@ -39,11 +39,15 @@ help: ## Show this help.
 
 ##@ Development
 
+# CRD descriptions are kept whole (no maxDescLen): `kubectl explain` shows every field's
+# documentation, the embedded Job and pod specs' included. The largest CRD (FleetCronJob,
+# two pod templates) stores about 650 KB, under half of etcd's 1.5 MiB request limit
+# (api/v1alpha1 TestCRDSizes keeps it so); it needs server-side apply, which musterctl uses.
 .PHONY: generate
 generate: ## Regenerate deepcopy, CRDs (deploy/crd) and RBAC (deploy/*/rbac) from the Go markers.
 	$(CONTROLLER_GEN) object paths=./api/...
 	rm -rf deploy/crd
-	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true,maxDescLen=0 paths=./api/... output:crd:artifacts:config=deploy/crd
+	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./api/... output:crd:artifacts:config=deploy/crd
 	$(CONTROLLER_GEN) rbac:roleName=muster-hub paths=./hub/... output:rbac:artifacts:config=deploy/hub/rbac
 	$(CONTROLLER_GEN) rbac:roleName=muster-agent paths=./agent/... output:rbac:artifacts:config=deploy/agent/rbac
 
