@@ -8,6 +8,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 )
 
 // tableAccept is what kubectl get sends to have the API server render printer columns.
@@ -143,7 +145,7 @@ func TestPrinterColumns(t *testing.T) {
 			{"Version", false, "v1.36.3"}, {"Age", false, "*"},
 			{"Joined", true, "True"}, {"Schedulable", true, "0"}, {"Reason", true, "LeaseExpired"},
 		}},
-		{"nodeslices", "nodeslice", func(u *unstructured.Unstructured) { u.Object["nodeCount"] = int64(2) }, nil, []column{
+		{"nodeslices", "nodeslice", nil, nil, []column{
 			{"Cluster", false, "member1"}, {"Nodes", false, "2"}, {"Age", false, "*"}, {"First Node", true, "member1-node-0"},
 		}},
 	}
@@ -152,5 +154,35 @@ func TestPrinterColumns(t *testing.T) {
 			u := createWithStatus(t, tc.sample, tc.mutate, tc.status)
 			checkTable(t, tableOf(t, tc.resource, u), tc.want)
 		})
+	}
+}
+
+// TestCountersAreWrittenAtZero: the controllers write status with these Go types, and a
+// counter dropped at zero (omitempty) prints as an empty column instead of 0.
+func TestCountersAreWrittenAtZero(t *testing.T) {
+	cases := []struct {
+		obj  any
+		keys []string
+	}{
+		{musterv1.FleetJobStatus{}, []string{"active", "ready", "succeeded", "failed", "clusterCount"}},
+		{musterv1.BroadcastJobStatus{}, []string{"desired", "active", "succeeded", "failed"}},
+		{musterv1.FleetCronJobStatus{}, []string{"activeCount"}},
+		{musterv1.WorkloadSpreadStatus{}, []string{"replicas"}},
+		{musterv1.NodeSlice{}, []string{"nodeCount"}},
+	}
+	for _, tc := range cases {
+		raw, err := json.Marshal(tc.obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fields map[string]any
+		if err := json.Unmarshal(raw, &fields); err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range tc.keys {
+			if v, ok := fields[k]; !ok || v != float64(0) {
+				t.Errorf("%T: %s is %v in %s, want 0", tc.obj, k, v, raw)
+			}
+		}
 	}
 }
