@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -11,7 +13,39 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
+
+	"github.com/musterhq/muster/e2e/envtest"
 )
+
+// TestCRDSizes applies every CRD server-side, as `musterctl init` and `musterctl join` do,
+// and checks that the stored object, with its managed fields, stays under half of etcd's
+// default 1.5 MiB request limit, so that descriptions added later cannot silently break
+// installation.
+func TestCRDSizes(t *testing.T) {
+	const budget = 1536 * 1024 / 2
+	root, err := envtest.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := filepath.Glob(filepath.Join(root, "deploy", "crd", "*.yaml"))
+	if err != nil || len(files) != 7 {
+		t.Fatalf("%d CRD files (%v), want 7", len(files), err)
+	}
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		size, err := applyAndMeasure(t, raw)
+		if err != nil {
+			t.Fatalf("%s: %v", filepath.Base(f), err)
+		}
+		t.Logf("%s: %d bytes in the file, %d bytes stored (JSON, with managed fields)", filepath.Base(f), len(raw), size)
+		if size > budget {
+			t.Errorf("%s: %d bytes stored, over the budget of %d", filepath.Base(f), size, budget)
+		}
+	}
+}
 
 // applyAndMeasure server-side applies the CRD manifest raw and returns the size of the
 // stored object as the API server returns it in JSON, managed fields included.
