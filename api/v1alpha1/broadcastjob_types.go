@@ -105,7 +105,8 @@ type FailurePolicy struct {
 type BroadcastJobSpec struct {
 	// parallelism caps the pods running at once: a non-negative number, or an integer
 	// percent of the eligible nodes from 0% to 100% (rounded up). Unset means no cap; 0
-	// starts no pods. On the hub it applies to each cluster's shard.
+	// starts no pods. On the hub it is fleet-wide: a percent is taken of the eligible nodes
+	// of every selected cluster, and the hub divides the cap among the clusters' shards.
 	// +optional
 	// +kubebuilder:validation:XIntOrString
 	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 0 : self.matches('^(100|[1-9]?[0-9])%$')",message="parallelism must be a non-negative integer or an integer percent from 0% to 100%"
@@ -187,7 +188,7 @@ type ClusterBroadcastStatus struct {
 	// clusterName is the member cluster that runs the shard.
 	ClusterName     string `json:"clusterName"`
 	BroadcastCounts `json:",inline"`
-	// parallelism is the shard's cap on running pods, resolved to a number; unset when
+	// parallelism is the shard's share of the fleet-wide cap on running pods; unset when
 	// there is no cap.
 	// +optional
 	Parallelism *int32 `json:"parallelism,omitempty"`
@@ -224,7 +225,7 @@ type BroadcastJobStatus struct {
 	BroadcastCounts `json:",inline"`
 
 	// parallelism is spec.parallelism resolved to a number of pods (a percent taken of
-	// desired); unset when there is no cap.
+	// desired, fleet-wide on the hub); unset when there is no cap.
 	// +optional
 	Parallelism *int32 `json:"parallelism,omitempty"`
 
