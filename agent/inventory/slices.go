@@ -33,6 +33,7 @@ func BuildSlices(cluster string, nodes []corev1.Node) []musterv1.NodeSlice {
 				Labels:    map[string]string{musterv1.ClusterNameLabel: cluster},
 			},
 			ClusterName: cluster,
+			NodeCount:   int32(end - i),
 			Nodes:       infos[i:end],
 		})
 	}

@@ -50,6 +50,9 @@ func TestBuildSlices(t *testing.T) {
 			next := 0
 			for i, s := range slices {
 				sizes = append(sizes, len(s.Nodes))
+				if int(s.NodeCount) != len(s.Nodes) {
+					t.Errorf("slice %d says nodeCount %d for %d nodes", i, s.NodeCount, len(s.Nodes))
+				}
 				if s.Name != fmt.Sprintf("c1-%d", i) || s.Namespace != "muster-member-c1" || s.ClusterName != "c1" {
 					t.Errorf("slice %d is %s/%s for %s", i, s.Namespace, s.Name, s.ClusterName)
 				}

@@ -40,17 +40,23 @@ const (
 // CompletionPolicy configures when and how a BroadcastJob ends.
 // +kubebuilder:validation:XValidation:rule="self.type == 'Always' || (!has(self.activeDeadlineSeconds) && !has(self.ttlSecondsAfterFinished))",message="activeDeadlineSeconds and ttlSecondsAfterFinished are only allowed with completionPolicy type Always"
 type CompletionPolicy struct {
-	// type is Always (default) or Never.
+	// type is when the job ends: Always (default) ends it once every eligible node ran its
+	// pod to the end; Never keeps it running so that nodes that become eligible later get a
+	// pod too.
 	// +kubebuilder:default=Always
 	// +optional
 	Type CompletionPolicyType `json:"type,omitempty"`
 
-	// activeDeadlineSeconds fails the job when it runs longer than this.
+	// activeDeadlineSeconds fails the job, and deletes its active pods, when it has run
+	// longer than this many seconds since startTime. At least 1; only with type Always.
+	// Unset means no deadline.
 	// +optional
 	// +kubebuilder:validation:Minimum=1
 	ActiveDeadlineSeconds *int64 `json:"activeDeadlineSeconds,omitempty"`
 
-	// ttlSecondsAfterFinished deletes the job this long after it finished.
+	// ttlSecondsAfterFinished deletes the job, and its pods, this many seconds after it
+	// became Completed or Failed; 0 deletes it at once. Only with type Always. Unset keeps
+	// it.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished,omitempty"`
@@ -71,14 +77,16 @@ const (
 
 // FailurePolicy configures failure handling.
 type FailurePolicy struct {
-	// type is FailFast (default, as OpenKruise's webhook sets it), Continue or Pause. The
-	// controllers read an empty type as FailFast too.
+	// type is what a failed pod does to the job: FailFast (default, as OpenKruise's webhook
+	// sets it) fails the job at once and deletes its active pods; Continue runs the other
+	// nodes' pods to their end and then ends Failed; Pause sets spec.paused, so no new pods
+	// start until a user resumes the job. The controllers read an empty type as FailFast.
 	// +kubebuilder:default=FailFast
 	// +optional
 	Type FailurePolicyType `json:"type,omitempty"`
 
-	// restartLimit is how many container restarts (restartPolicy OnFailure) a pod may
-	// have before it counts as failed.
+	// restartLimit is how many container restarts (with restartPolicy OnFailure) a pod may
+	// have before it counts as failed. 0 (default) means restarts never fail a pod.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	RestartLimit int32 `json:"restartLimit,omitempty"`
@@ -95,34 +103,46 @@ type FailurePolicy struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.template.metadata) || !has(self.template.metadata.labels) || !['muster.dev/controller', 'muster.dev/broadcastjob-name', 'muster.dev/broadcastjob-uid'].exists(k, k in self.template.metadata.labels)",fieldPath=".template.metadata.labels",reason=FieldValueForbidden,message="muster.dev/controller, muster.dev/broadcastjob-name and muster.dev/broadcastjob-uid are set by Muster on the job's pods and must not be preset in the template"
 // +kubebuilder:validation:XValidation:rule="!has(self.template.metadata) || !has(self.template.metadata.annotations) || !['muster.dev/node', 'muster.dev/restart-limit-exceeded'].exists(k, k in self.template.metadata.annotations)",fieldPath=".template.metadata.annotations",reason=FieldValueForbidden,message="muster.dev/node and muster.dev/restart-limit-exceeded are set by Muster on the job's pods and must not be preset in the template"
 type BroadcastJobSpec struct {
-	// parallelism caps the pods running at once: a number, or an integer percent of the
-	// eligible nodes (rounded up). Unset means no cap.
+	// parallelism caps the pods running at once: a non-negative number, or an integer
+	// percent of the eligible nodes from 0% to 100% (rounded up). Unset means no cap; 0
+	// starts no pods. On the hub it is fleet-wide: a percent is taken of the eligible nodes
+	// of every selected cluster, and the hub divides the cap among the clusters' shards.
 	// +optional
 	// +kubebuilder:validation:XIntOrString
 	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 0 : self.matches('^(100|[1-9]?[0-9])%$')",message="parallelism must be a non-negative integer or an integer percent from 0% to 100%"
 	Parallelism *intstr.IntOrString `json:"parallelism,omitempty"`
 
-	// template of the pod run on each node.
+	// template of the pod run on each eligible node. A node is eligible when it is ready
+	// and schedulable, the pod's nodeName, nodeSelector, required node affinity and
+	// tolerations allow it, and the pod's requests fit its allocatable resources (not what
+	// other pods use). restartPolicy must be Never or OnFailure; the labels
+	// muster.dev/controller, muster.dev/broadcastjob-name and muster.dev/broadcastjob-uid and
+	// the annotations muster.dev/node and muster.dev/restart-limit-exceeded are set by Muster
+	// and must not be preset.
 	Template corev1.PodTemplateSpec `json:"template"`
 
-	// completionPolicy says when the job ends.
+	// completionPolicy says when the job ends and how long it may run. Defaults to type
+	// Always.
 	// +optional
 	// +kubebuilder:default={type: Always}
 	CompletionPolicy CompletionPolicy `json:"completionPolicy,omitempty"`
 
 	// paused stops creating and deleting pods: running pods go on, also on nodes that are
 	// gone or no longer fit, until the job resumes. The job still fails at its deadline
-	// and, with FailFast, at a failed pod.
+	// and, with FailFast, at a failed pod. Default false; failurePolicy Pause sets it.
+	// +kubebuilder:default=false
 	// +optional
 	Paused bool `json:"paused,omitempty"`
 
-	// failurePolicy says what a failed pod does to the job.
+	// failurePolicy says what a failed pod does to the job. Defaults to type FailFast.
 	// +optional
 	// +kubebuilder:default={type: FailFast}
 	FailurePolicy FailurePolicy `json:"failurePolicy,omitempty"`
 
-	// placement spreads the job over member clusters. Set on the hub; a member's agent
-	// runs BroadcastJobs without placement directly.
+	// placement chooses the member clusters whose nodes run the job. Set it on the hub,
+	// where each selected cluster gets a shard; a BroadcastJob created in a member without
+	// placement runs on that member's nodes, and a hub BroadcastJob without it runs nowhere
+	// (condition NodesEligible says NoPlacement).
 	// +optional
 	Placement *Placement `json:"placement,omitempty"`
 }
@@ -134,11 +154,15 @@ type BroadcastJobPhase string
 const (
 	// BroadcastJobPending: no node (or, on the hub, no cluster) is eligible yet, so
 	// nothing runs; condition NodesEligible says why.
-	BroadcastJobPending   BroadcastJobPhase = "Pending"
-	BroadcastJobRunning   BroadcastJobPhase = "Running"
-	BroadcastJobPausedPh  BroadcastJobPhase = "Paused"
+	BroadcastJobPending BroadcastJobPhase = "Pending"
+	// BroadcastJobRunning: pods run or are still to start.
+	BroadcastJobRunning BroadcastJobPhase = "Running"
+	// BroadcastJobPausedPh: spec.paused is true.
+	BroadcastJobPausedPh BroadcastJobPhase = "Paused"
+	// BroadcastJobCompleted: the Complete condition is True.
 	BroadcastJobCompleted BroadcastJobPhase = "Completed"
-	BroadcastJobFailedPh  BroadcastJobPhase = "Failed"
+	// BroadcastJobFailedPh: the Failed condition is True.
+	BroadcastJobFailedPh BroadcastJobPhase = "Failed"
 )
 
 // BroadcastCounts are the pod counters of a BroadcastJob or of one of its shards. They are
@@ -148,33 +172,34 @@ type BroadcastCounts struct {
 	// those still to get one. A pod whose node is gone counts elsewhere, not here.
 	// +optional
 	Desired int32 `json:"desired"`
-	// active pods are created and not finished.
+	// active is the number of the job's pods that are created and not finished.
 	// +optional
 	Active int32 `json:"active"`
-	// succeeded pods.
+	// succeeded is the number of the job's pods that ran to completion.
 	// +optional
 	Succeeded int32 `json:"succeeded"`
-	// failed pods.
+	// failed is the number of the job's pods that failed (or exceeded restartLimit).
 	// +optional
 	Failed int32 `json:"failed"`
 }
 
 // ClusterBroadcastStatus is one cluster's shard of a hub BroadcastJob.
 type ClusterBroadcastStatus struct {
-	// clusterName runs the shard.
+	// clusterName is the member cluster that runs the shard.
 	ClusterName     string `json:"clusterName"`
 	BroadcastCounts `json:",inline"`
-	// parallelism assigned to the shard.
+	// parallelism is the shard's share of the fleet-wide cap on running pods; unset when
+	// there is no cap.
 	// +optional
 	Parallelism *int32 `json:"parallelism,omitempty"`
-	// phase of the shard.
+	// phase of the shard: Pending, Running, Paused, Completed or Failed.
 	// +optional
 	Phase BroadcastJobPhase `json:"phase,omitempty"`
 }
 
 // BroadcastJobStatus reports progress, fleet-wide on the hub.
 type BroadcastJobStatus struct {
-	// observedGeneration is the generation last acted on.
+	// observedGeneration is the metadata.generation the controller last acted on.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 	// conditions: Complete, Failed, Paused, NodesEligible (False with reason
@@ -185,24 +210,26 @@ type BroadcastJobStatus struct {
 	// +listType=map
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
-	// phase summarises the conditions.
+	// phase summarises the conditions for people scanning a list: Pending (nothing is
+	// eligible yet; see NodesEligible), Running, Paused, Completed or Failed.
 	// +optional
 	Phase BroadcastJobPhase `json:"phase,omitempty"`
-	// startTime is when the job started running.
+	// startTime is when the job started running; activeDeadlineSeconds counts from it.
 	// +optional
 	StartTime *metav1.Time `json:"startTime,omitempty"`
-	// completionTime is when the job finished.
+	// completionTime is when the job became Completed or Failed; ttlSecondsAfterFinished
+	// counts from it.
 	// +optional
 	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
 
 	BroadcastCounts `json:",inline"`
 
 	// parallelism is spec.parallelism resolved to a number of pods (a percent taken of
-	// desired); unset when there is no cap.
+	// desired, fleet-wide on the hub); unset when there is no cap.
 	// +optional
 	Parallelism *int32 `json:"parallelism,omitempty"`
 
-	// clusters has one entry per cluster shard (hub only).
+	// clusters has one entry per cluster shard, with its counts and phase (hub only).
 	// +optional
 	// +listType=map
 	// +listMapKey=clusterName
@@ -215,18 +242,24 @@ type BroadcastJobStatus struct {
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=bcj,categories=muster
-// +kubebuilder:printcolumn:name="Desired",type=integer,JSONPath=`.status.desired`
-// +kubebuilder:printcolumn:name="Active",type=integer,JSONPath=`.status.active`
-// +kubebuilder:printcolumn:name="Succeeded",type=integer,JSONPath=`.status.succeeded`
-// +kubebuilder:printcolumn:name="Failed",type=integer,JSONPath=`.status.failed`
+// +kubebuilder:printcolumn:name="Desired",type=integer,JSONPath=`.status.desired`,description="Eligible nodes: those that keep the job's pod and those still to get one"
+// +kubebuilder:printcolumn:name="Active",type=integer,JSONPath=`.status.active`,description="Pods created and not finished"
+// +kubebuilder:printcolumn:name="Succeeded",type=integer,JSONPath=`.status.succeeded`,description="Pods that ran to completion"
+// +kubebuilder:printcolumn:name="Failed",type=integer,JSONPath=`.status.failed`,description="Pods that failed"
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:printcolumn:name="Parallelism",type=integer,JSONPath=`.status.parallelism`,priority=1,description="Cap on running pods, resolved to a number; empty when unbounded"
+// +kubebuilder:printcolumn:name="Completion",type=string,JSONPath=`.spec.completionPolicy.type`,priority=1,description="When the job ends: Always or Never"
+// +kubebuilder:printcolumn:name="Failure",type=string,JSONPath=`.spec.failurePolicy.type`,priority=1,description="What a failed pod does: FailFast, Continue or Pause"
+// +kubebuilder:printcolumn:name="Paused",type=boolean,JSONPath=`.spec.paused`,priority=1
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 63",message="BroadcastJob name must be at most 63 characters: it becomes a label value on its pods"
 type BroadcastJob struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
+	// spec is the pod to run on every eligible node, and on the hub where.
 	Spec BroadcastJobSpec `json:"spec"`
+	// status is the job's progress, fleet-wide on the hub; written by the controllers.
 	// +optional
 	Status BroadcastJobStatus `json:"status,omitempty"`
 }

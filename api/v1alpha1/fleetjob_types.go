@@ -40,11 +40,13 @@ const (
 
 // ClusterWeight gives one cluster its share of a divided job.
 type ClusterWeight struct {
-	// clusterName of a selected cluster.
+	// clusterName of a selected cluster (a MemberCluster name, at most 49 characters).
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=49
 	ClusterName string `json:"clusterName"`
-	// weight relative to the other listed clusters.
+	// weight of the cluster relative to the other listed clusters, from 1 to 1000: with
+	// weights 1 and 3, the second cluster gets three quarters of parallelism and
+	// completions.
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=1000
 	Weight int32 `json:"weight"`
@@ -53,8 +55,9 @@ type ClusterWeight struct {
 // Division says how a Divided job is split. Without weights, clusters get shares in
 // proportion to their free capacity for the pod template.
 type Division struct {
-	// weights give each listed cluster a static share; selected clusters that are not
-	// listed get nothing.
+	// weights give each listed cluster a static share, at most 256 entries. Selected
+	// clusters that are not listed get nothing; listed clusters that the placement does not
+	// select get nothing either. Unset divides by free capacity.
 	// +optional
 	// +listType=map
 	// +listMapKey=clusterName
@@ -67,12 +70,16 @@ type Division struct {
 type FleetJobPlacement struct {
 	Placement `json:",inline"`
 
-	// mode is Single (default), Duplicate or Divided.
+	// mode is how the job is laid onto the selected clusters: Single (default) runs the
+	// whole Job on the one cluster that fits it best; Duplicate runs the whole Job on every
+	// selected cluster; Divided splits parallelism and completions among the selected
+	// clusters (Indexed jobs get contiguous index ranges). Immutable.
 	// +kubebuilder:default=Single
 	// +optional
 	Mode PlacementMode `json:"mode,omitempty"`
 
-	// division configures mode Divided.
+	// division says how mode Divided splits the job; only allowed with mode Divided.
+	// Unset splits in proportion to each cluster's free capacity for the pod template.
 	// +optional
 	Division *Division `json:"division,omitempty"`
 }
@@ -98,16 +105,22 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(self.template.spec) || !has(self.template.spec.template.spec) || (has(self.template.spec.template.spec.restartPolicy) && self.template.spec.template.spec.restartPolicy in ['Never', 'OnFailure'])",message="template.spec.template.spec.restartPolicy must be Never or OnFailure"
 // +kubebuilder:validation:XValidation:rule="!has(self.template.spec) || !has(self.template.spec.completionMode) || self.template.spec.completionMode != 'Indexed' || has(self.template.spec.completions)",message="an Indexed job needs template.spec.completions"
 type FleetJobSpec struct {
-	// template of the batch/v1 Job that each shard runs. Parallelism and completions are
-	// fleet-wide; the hub divides them in mode Divided.
+	// template of the batch/v1 Job that each shard runs in its member cluster, with the
+	// Job's own fields and defaults. Parallelism and completions are fleet-wide: in mode
+	// Divided the hub splits them among the clusters, in Single and Duplicate each cluster
+	// runs them whole. restartPolicy must be Never or OnFailure and managedBy, if set,
+	// muster.dev/agent.
 	Template batchv1.JobTemplateSpec `json:"template"`
 
-	// placement chooses the clusters.
+	// placement chooses the member clusters and how the job is laid onto them. Defaults
+	// to mode Single on any accepted, available cluster.
 	// +optional
 	// +kubebuilder:default={mode: Single}
 	Placement FleetJobPlacement `json:"placement,omitempty"`
 
-	// shardFailurePolicy is FailFast (default) or Continue.
+	// shardFailurePolicy says what a failed shard (its Job reached backoffLimit or its
+	// deadline) does to the others: FailFast (default) fails the FleetJob at once and stops
+	// the other shards; Continue lets them run to their end and fails the FleetJob after.
 	// +kubebuilder:default=FailFast
 	// +optional
 	ShardFailurePolicy ShardFailurePolicy `json:"shardFailurePolicy,omitempty"`
@@ -115,39 +128,48 @@ type FleetJobSpec struct {
 
 // IndexRange is a contiguous range of completion indexes, [start, end).
 type IndexRange struct {
+	// start is the first completion index of the range.
 	Start int32 `json:"start"`
-	End   int32 `json:"end"`
+	// end is one past the last completion index of the range.
+	End int32 `json:"end"`
 }
 
 // ClusterJobStatus is one shard of a FleetJob.
 type ClusterJobStatus struct {
-	// clusterName runs the shard.
+	// clusterName is the member cluster that runs the shard.
 	ClusterName string `json:"clusterName"`
 	// subset is the WorkloadSpread subset the shard belongs to; empty without a spread.
 	// +optional
 	Subset string `json:"subset,omitempty"`
-	// parallelism assigned to the shard.
+	// parallelism is the shard Job's parallelism: the template's, or its share of it in
+	// mode Divided.
 	// +optional
 	Parallelism *int32 `json:"parallelism,omitempty"`
-	// completions assigned to the shard.
+	// completions is the shard Job's completions: the template's, or its share of it in
+	// mode Divided; unset for a work queue.
 	// +optional
 	Completions *int32 `json:"completions,omitempty"`
-	// indexes is the global completion index range of an Indexed shard.
+	// indexes is the range of fleet-wide completion indexes an Indexed shard runs; its pods
+	// see them in JOB_COMPLETION_INDEX.
 	// +optional
 	Indexes *IndexRange `json:"indexes,omitempty"`
-	// active, ready, succeeded and failed pods of the shard's Job.
+	// active is the number of pending or running pods of the shard's Job.
 	// +optional
 	Active int32 `json:"active,omitempty"`
+	// ready is the number of active pods of the shard's Job that are Ready.
 	// +optional
 	Ready int32 `json:"ready,omitempty"`
+	// succeeded is the number of pods of the shard's Job that succeeded.
 	// +optional
 	Succeeded int32 `json:"succeeded,omitempty"`
+	// failed is the number of pods of the shard's Job that failed.
 	// +optional
 	Failed int32 `json:"failed,omitempty"`
-	// completedIndexes of an Indexed shard, as global indexes in the Job's interval format.
+	// completedIndexes of an Indexed shard, as fleet-wide indexes in the Job's interval
+	// format, e.g. "0-3,7".
 	// +optional
 	CompletedIndexes string `json:"completedIndexes,omitempty"`
-	// phase of the shard.
+	// phase of the shard's Job: Pending, Running, Suspended, Complete or Failed.
 	// +optional
 	Phase JobPhase `json:"phase,omitempty"`
 }
@@ -157,16 +179,22 @@ type ClusterJobStatus struct {
 type JobPhase string
 
 const (
-	JobPending   JobPhase = "Pending"
-	JobRunning   JobPhase = "Running"
+	// JobPending: no pod runs yet (not placed, or waiting for its Job to be created).
+	JobPending JobPhase = "Pending"
+	// JobRunning: pods run.
+	JobRunning JobPhase = "Running"
+	// JobSuspended: the Job is suspended (shard stopped by FailFast, or spec.suspend).
 	JobSuspended JobPhase = "Suspended"
-	JobComplete  JobPhase = "Complete"
-	JobFailed    JobPhase = "Failed"
+	// JobComplete: the Complete condition is True.
+	JobComplete JobPhase = "Complete"
+	// JobFailed: the Failed condition is True.
+	JobFailed JobPhase = "Failed"
 )
 
 // FleetJobStatus aggregates the shards.
 type FleetJobStatus struct {
-	// observedGeneration is the generation the hub last acted on.
+	// observedGeneration is the metadata.generation the hub last acted on; status that
+	// lags it does not reflect the latest spec yet.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 	// conditions: Scheduled (False with a reason while the job has no place to run, such
@@ -178,50 +206,75 @@ type FleetJobStatus struct {
 	// +listType=map
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
-	// phase summarises the conditions.
+	// phase summarises the conditions for people scanning a list: Pending, Running,
+	// Suspended, Complete or Failed.
 	// +optional
 	Phase JobPhase `json:"phase,omitempty"`
 	// startTime is when the first shard was placed.
 	// +optional
 	StartTime *metav1.Time `json:"startTime,omitempty"`
-	// completionTime is when the job completed.
+	// completionTime is when the job became Complete or Failed.
 	// +optional
 	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
-	// active, ready, succeeded and failed pods summed over every shard.
+	// active is the number of pods of the shards' Jobs that are pending or running, summed
+	// over every shard. Always written, so that `kubectl get` shows 0 rather than nothing.
 	// +optional
-	Active int32 `json:"active,omitempty"`
+	Active int32 `json:"active"`
+	// ready is the number of active pods whose Ready condition is True, summed over every
+	// shard.
 	// +optional
-	Ready int32 `json:"ready,omitempty"`
+	Ready int32 `json:"ready"`
+	// succeeded is the number of pods that completed successfully, summed over every shard.
+	// The job is Complete once every shard's Job reached its completions.
 	// +optional
-	Succeeded int32 `json:"succeeded,omitempty"`
+	Succeeded int32 `json:"succeeded"`
+	// failed is the number of pods that failed, summed over every shard; each shard's Job
+	// retries up to its own backoffLimit.
 	// +optional
-	Failed int32 `json:"failed,omitempty"`
-	// clusters has one entry per shard: one per cluster, or with a WorkloadSpread one per
-	// (subset, cluster), in that order.
+	Failed int32 `json:"failed"`
+	// progress is "<succeeded>/<completions>" over the whole fleet, as the COMPLETIONS
+	// column of `kubectl get jobs` shows it: completions is the sum of the shards'
+	// completions (1 for a shard without completions), so a Duplicate job on 3 clusters
+	// with completions 2 reads 0/6 at its start.
+	// +optional
+	Progress string `json:"progress,omitempty"`
+	// clusterCount is the number of distinct member clusters the job has shards in.
+	// +optional
+	ClusterCount int32 `json:"clusterCount"`
+	// clusters has one entry per shard, with its cluster, share and pod counts: one per
+	// cluster, or with a WorkloadSpread one per (subset, cluster), in that order.
 	// +optional
 	// +listType=atomic
 	Clusters []ClusterJobStatus `json:"clusters,omitempty"`
 }
 
-// FleetJob is a batch Job run on one, every, or a division of the member clusters.
+// FleetJob is a batch Job run on one, every, or a division of the member clusters. The
+// hub places it, sends each cluster's shard as a Work, and sums the shards' progress in
+// its status.
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=fj,categories=muster
-// +kubebuilder:printcolumn:name="Mode",type=string,JSONPath=`.spec.placement.mode`
-// +kubebuilder:printcolumn:name="Succeeded",type=integer,JSONPath=`.status.succeeded`
-// +kubebuilder:printcolumn:name="Completions",type=integer,JSONPath=`.spec.template.spec.completions`
-// +kubebuilder:printcolumn:name="Active",type=integer,JSONPath=`.status.active`
-// +kubebuilder:printcolumn:name="Failed",type=integer,JSONPath=`.status.failed`
+// +kubebuilder:printcolumn:name="Mode",type=string,JSONPath=`.spec.placement.mode`,description="How the job is laid onto the clusters: Single, Duplicate or Divided"
+// +kubebuilder:printcolumn:name="Completions",type=string,JSONPath=`.status.progress`,description="Succeeded pods of the completions wanted, fleet-wide"
+// +kubebuilder:printcolumn:name="Active",type=integer,JSONPath=`.status.active`,description="Pending or running pods, fleet-wide"
+// +kubebuilder:printcolumn:name="Succeeded",type=integer,JSONPath=`.status.succeeded`,description="Pods that succeeded, fleet-wide"
+// +kubebuilder:printcolumn:name="Failed",type=integer,JSONPath=`.status.failed`,description="Pods that failed, fleet-wide"
+// +kubebuilder:printcolumn:name="Clusters",type=integer,JSONPath=`.status.clusterCount`,description="Member clusters the job has shards in"
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.ready`,priority=1,description="Active pods that are Ready, fleet-wide"
+// +kubebuilder:printcolumn:name="Shard Failure",type=string,JSONPath=`.spec.shardFailurePolicy`,priority=1,description="What a failed shard does to the others: FailFast or Continue"
+// +kubebuilder:printcolumn:name="Started",type=date,JSONPath=`.status.startTime`,priority=1,description="When the first shard was placed"
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 63",message="FleetJob name must be at most 63 characters: it becomes the shard Jobs' name and a label value on their pods"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.spec) || self.spec.placement.mode == oldSelf.spec.placement.mode",message="spec.placement.mode is immutable"
 type FleetJob struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
+	// spec is the Job to run and where to run it.
 	Spec FleetJobSpec `json:"spec"`
+	// status is the hub's view of the job's shards, written by the hub.
 	// +optional
 	Status FleetJobStatus `json:"status,omitempty"`
 }

@@ -19,11 +19,15 @@ const (
 
 // MemberClusterSpec is what the hub administrator decides about a member.
 type MemberClusterSpec struct {
-	// accepted admits the cluster into the fleet. Set by `musterctl accept`.
+	// accepted admits the cluster into the fleet: only then does the hub approve its
+	// agent's certificate requests and place work on it. Set by `musterctl accept` (or the
+	// hub's auto-accept policy); default false.
+	// +kubebuilder:default=false
 	// +optional
 	Accepted bool `json:"accepted,omitempty"`
 
-	// taints keep new work off the cluster unless the work tolerates them. The hub adds
+	// taints keep new work off the cluster unless the work's placement tolerates them
+	// (effects NoSchedule and NoExecute; PreferNoSchedule is ignored), at most 32. The hub adds
 	// muster.dev/unreachable:NoSchedule while the agent is unreachable; being a map keyed by
 	// key and effect, administrators' own taints and the hub's coexist under server-side
 	// apply.
@@ -39,7 +43,7 @@ type MemberClusterSpec struct {
 
 // NodeCounts summarises a member's nodes.
 type NodeCounts struct {
-	// total is the number of nodes.
+	// total is the number of the member's nodes.
 	Total int32 `json:"total"`
 	// ready is the number of nodes whose Ready condition is True.
 	Ready int32 `json:"ready"`
@@ -49,7 +53,9 @@ type NodeCounts struct {
 
 // MemberClusterStatus is what the agent and the hub observe about a member.
 type MemberClusterStatus struct {
-	// conditions: Accepted, Joined, Available.
+	// conditions: Accepted (an administrator admitted the cluster), Joined (the agent holds
+	// a hub-signed certificate) and Available (the agent renews its Lease; Unknown once it
+	// stopped for longer than the hub's grace period).
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -59,11 +65,12 @@ type MemberClusterStatus struct {
 	// +optional
 	Version string `json:"version,omitempty"`
 
-	// nodes counts the member's nodes.
+	// nodes counts the member's nodes, as its agent last reported them.
 	// +optional
 	Nodes *NodeCounts `json:"nodes,omitempty"`
 
-	// allocatable is the sum of the allocatable resources of the member's ready nodes.
+	// allocatable is the sum of the allocatable resources of the member's ready nodes. It
+	// is not free capacity: placement computes that from the NodeSlices.
 	// +optional
 	Allocatable corev1.ResourceList `json:"allocatable,omitempty"`
 }
@@ -75,18 +82,23 @@ type MemberClusterStatus struct {
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:scope=Cluster,shortName=mc;mcs,categories=muster
 // +kubebuilder:printcolumn:name="Accepted",type=boolean,JSONPath=`.spec.accepted`
-// +kubebuilder:printcolumn:name="Available",type=string,JSONPath=`.status.conditions[?(@.type=="Available")].status`
+// +kubebuilder:printcolumn:name="Available",type=string,JSONPath=`.status.conditions[?(@.type=="Available")].status`,description="Whether the agent renews its Lease"
 // +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.nodes.ready`,description="Ready nodes"
 // +kubebuilder:printcolumn:name="Nodes",type=integer,JSONPath=`.status.nodes.total`,description="All nodes"
-// +kubebuilder:printcolumn:name="Version",type=string,JSONPath=`.status.version`
+// +kubebuilder:printcolumn:name="Version",type=string,JSONPath=`.status.version`,description="The member's Kubernetes version"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:printcolumn:name="Joined",type=string,JSONPath=`.status.conditions[?(@.type=="Joined")].status`,priority=1,description="Whether the agent holds a hub-signed certificate"
+// +kubebuilder:printcolumn:name="Schedulable",type=integer,JSONPath=`.status.nodes.schedulable`,priority=1,description="Ready nodes that are not cordoned"
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Available")].reason`,priority=1,description="Why the cluster is or is not available"
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 49 && self.metadata.name.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="cluster name must be a DNS label of at most 49 characters, so that its hub namespace muster-member-<name> is a valid name"
 type MemberCluster struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
+	// spec is what the hub administrator decides about the cluster.
 	// +optional
 	Spec MemberClusterSpec `json:"spec,omitempty"`
+	// status is what the agent and the hub observe about the cluster.
 	// +optional
 	Status MemberClusterStatus `json:"status,omitempty"`
 }

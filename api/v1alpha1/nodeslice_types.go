@@ -16,24 +16,24 @@ type NodeInfo struct {
 	// +kubebuilder:validation:MaxLength=253
 	Name string `json:"name"`
 
-	// labels of the node.
+	// labels of the node, matched by pod templates' nodeSelector and node affinity.
 	// +optional
 	Labels map[string]string `json:"labels,omitempty"`
 
-	// taints of the node.
+	// taints of the node, matched against pod templates' tolerations.
 	// +optional
 	// +listType=atomic
 	Taints []corev1.Taint `json:"taints,omitempty"`
 
-	// allocatable resources of the node.
+	// allocatable resources of the node, which placement compares with pod requests.
 	// +optional
 	Allocatable corev1.ResourceList `json:"allocatable,omitempty"`
 
-	// unschedulable is true for a cordoned node.
+	// unschedulable is true for a cordoned node, which takes no new pods.
 	// +optional
 	Unschedulable bool `json:"unschedulable,omitempty"`
 
-	// ready mirrors the node's Ready condition.
+	// ready is true while the node's Ready condition is True.
 	// +optional
 	Ready bool `json:"ready,omitempty"`
 }
@@ -44,8 +44,10 @@ type NodeInfo struct {
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:resource:shortName=nsl,categories=muster
-// +kubebuilder:printcolumn:name="Cluster",type=string,JSONPath=`.clusterName`
+// +kubebuilder:printcolumn:name="Cluster",type=string,JSONPath=`.clusterName`,description="The member cluster the nodes belong to"
+// +kubebuilder:printcolumn:name="Nodes",type=integer,JSONPath=`.nodeCount`,description="Nodes in this slice"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:printcolumn:name="First Node",type=string,JSONPath=`.nodes[0].name`,priority=1,description="The first node of the slice, by name"
 type NodeSlice struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
@@ -56,7 +58,11 @@ type NodeSlice struct {
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="clusterName is immutable"
 	ClusterName string `json:"clusterName"`
 
-	// nodes of this slice, at most 500.
+	// nodeCount is the number of entries in nodes, for `kubectl get`.
+	// +optional
+	NodeCount int32 `json:"nodeCount"`
+
+	// nodes of this slice, sorted by name, at most 500.
 	// +optional
 	// +listType=map
 	// +listMapKey=name

@@ -8,11 +8,14 @@ import (
 // ClusterAffinity selects member clusters. An empty ClusterAffinity selects every
 // accepted cluster; clusterSelector and clusterNames together select their intersection.
 type ClusterAffinity struct {
-	// clusterSelector selects MemberClusters by label.
+	// clusterSelector selects MemberClusters by their labels (see `kubectl get
+	// memberclusters --show-labels`). Unset selects every accepted cluster; combined with
+	// clusterNames, a cluster must match both.
 	// +optional
 	ClusterSelector *metav1.LabelSelector `json:"clusterSelector,omitempty"`
 
-	// clusterNames lists MemberClusters by name.
+	// clusterNames lists MemberClusters by name, at most 256. Unset selects every accepted
+	// cluster; a listed cluster that does not exist or is not Available is not eligible.
 	// +optional
 	// +listType=set
 	// +kubebuilder:validation:MaxItems=256
@@ -20,13 +23,15 @@ type ClusterAffinity struct {
 	ClusterNames []string `json:"clusterNames,omitempty"`
 }
 
-// Placement chooses the member clusters a fleet object runs on.
+// Placement chooses the member clusters a fleet object runs on: those that match the
+// affinity, tolerate their taints and whose agent is Available.
 type Placement struct {
 	ClusterAffinity `json:",inline"`
 
-	// tolerations let the object be placed on clusters with matching taints, for example
-	// muster.dev/unreachable. Clusters with a NoSchedule taint that is not tolerated get no
-	// new work.
+	// tolerations let the object be placed on member clusters whose taints they match
+	// (spec.taints of the MemberCluster, for example muster.dev/unreachable, which the hub
+	// sets while a cluster's agent is unreachable). A cluster with a NoSchedule or NoExecute
+	// taint that is not tolerated is not eligible; PreferNoSchedule is ignored. At most 32.
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=32

@@ -15,7 +15,8 @@ const (
 	WorkAvailable = "Available"
 )
 
-// Manifest is one complete Kubernetes object to apply in the member.
+// Manifest is one complete Kubernetes object to apply in the member, with apiVersion,
+// kind and metadata.name.
 type Manifest struct {
 	// +kubebuilder:pruning:PreserveUnknownFields
 	// +kubebuilder:validation:EmbeddedResource
@@ -35,7 +36,8 @@ const (
 
 // DeleteOption controls clean-up of applied objects.
 type DeleteOption struct {
-	// propagationPolicy is Delete (default) or Orphan.
+	// propagationPolicy says what deleting the Work does to the objects it applied: Delete
+	// (default) deletes them in the member before the Work goes away; Orphan leaves them.
 	// +kubebuilder:default=Delete
 	// +optional
 	PropagationPolicy DeletePropagation `json:"propagationPolicy,omitempty"`
@@ -51,13 +53,13 @@ type ApplyOption struct {
 
 // ResourceIdentifier names one object in a member cluster.
 type ResourceIdentifier struct {
-	// group of the object's kind; empty for the core group.
+	// group of the object's kind, e.g. batch; empty for the core group.
 	// +optional
 	Group string `json:"group,omitempty"`
-	// version of the object's kind.
+	// version of the object's kind, e.g. v1.
 	// +optional
 	Version string `json:"version,omitempty"`
-	// kind of the object.
+	// kind of the object, e.g. Job.
 	Kind string `json:"kind"`
 	// namespace of the object; empty for cluster-scoped objects.
 	// +optional
@@ -81,11 +83,13 @@ const (
 
 // JSONPathRule names one value to return.
 type JSONPathRule struct {
-	// name under which the value is reported.
+	// name under which the value is reported in status.manifests[].values; at most 63
+	// characters, unique within the rule.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=63
 	Name string `json:"name"`
-	// path is a JSONPath into the object, e.g. .status.succeeded.
+	// path is a JSONPath into the applied object, e.g. .status.succeeded, as kubectl's
+	// -o jsonpath reads it without the braces; at most 512 characters.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=512
 	Path string `json:"path"`
@@ -94,12 +98,16 @@ type JSONPathRule struct {
 // FeedbackRule overrides status feedback for the manifests it identifies.
 // +kubebuilder:validation:XValidation:rule="self.mode == 'JSONPaths' ? size(self.jsonPaths) > 0 : !has(self.jsonPaths) || size(self.jsonPaths) == 0",message="jsonPaths is required with mode JSONPaths and not allowed otherwise"
 type FeedbackRule struct {
-	// resource identifies the manifest the rule applies to.
+	// resource identifies the manifest the rule applies to by group, kind, namespace and
+	// name.
 	Resource ResourceIdentifier `json:"resource"`
-	// mode is Status (default), JSONPaths or None.
+	// mode is what comes back to the hub for the manifest: Status (default) the whole
+	// .status, truncated to the agent's size cap; JSONPaths only the values jsonPaths
+	// names; None nothing beyond the conditions.
 	// +kubebuilder:default=Status
 	Mode FeedbackMode `json:"mode"`
-	// jsonPaths lists the values returned with mode JSONPaths.
+	// jsonPaths lists the values returned with mode JSONPaths, at most 32; required with
+	// that mode and not allowed otherwise.
 	// +optional
 	// +listType=map
 	// +listMapKey=name
@@ -109,21 +117,25 @@ type FeedbackRule struct {
 
 // WorkSpec is what the hub wants applied in one member cluster.
 type WorkSpec struct {
-	// manifests are the objects to apply, in order.
+	// manifests are the objects to apply in the member, in order, at most 500. The agent
+	// applies each with server-side apply and labels it with the Work's name.
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=500
 	Manifests []Manifest `json:"manifests,omitempty"`
 
-	// deleteOption controls what deleting the Work does to applied objects.
+	// deleteOption controls what deleting the Work does to applied objects. Unset means
+	// Delete.
 	// +optional
 	DeleteOption *DeleteOption `json:"deleteOption,omitempty"`
 
-	// applyOption controls how manifests are applied.
+	// applyOption controls how manifests are applied. Unset means no forced conflicts.
 	// +optional
 	ApplyOption *ApplyOption `json:"applyOption,omitempty"`
 
-	// feedbackRules override the default feedback (the whole .status) per manifest.
+	// feedbackRules override, per manifest, which part of the applied object's status comes
+	// back in status.manifests; manifests without a rule return their whole .status. At
+	// most 500.
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=500
@@ -132,8 +144,9 @@ type WorkSpec struct {
 
 // FeedbackValue is one value returned by a JSONPaths rule.
 type FeedbackValue struct {
+	// name of the JSONPath rule that produced the value.
 	Name string `json:"name"`
-	// value as JSON.
+	// value found at the rule's path, as JSON.
 	// +kubebuilder:pruning:PreserveUnknownFields
 	// +kubebuilder:validation:Schemaless
 	Value runtime.RawExtension `json:"value"`
@@ -154,7 +167,8 @@ type ManifestStatus struct {
 	// observedGeneration is the member object's metadata.generation last seen.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
-	// status is the member object's .status (mode Status), size-capped by the agent.
+	// status is the member object's .status (feedback mode Status), size-capped by the
+	// agent.
 	// +optional
 	// +kubebuilder:pruning:PreserveUnknownFields
 	// +kubebuilder:validation:Schemaless
@@ -167,7 +181,8 @@ type ManifestStatus struct {
 
 // WorkStatus is fed back by the member's agent.
 type WorkStatus struct {
-	// observedGeneration is the Work generation the agent last applied.
+	// observedGeneration is the Work's metadata.generation the agent last applied; the
+	// conditions describe that generation.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 	// conditions: Applied and Available, summarising every manifest.
@@ -175,7 +190,7 @@ type WorkStatus struct {
 	// +listType=map
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
-	// manifests reports each manifest.
+	// manifests reports each manifest: its object, conditions and status feedback.
 	// +optional
 	// +listType=atomic
 	Manifests []ManifestStatus `json:"manifests,omitempty"`
@@ -187,16 +202,22 @@ type WorkStatus struct {
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:categories=muster
-// +kubebuilder:printcolumn:name="Applied",type=string,JSONPath=`.status.conditions[?(@.type=="Applied")].status`
-// +kubebuilder:printcolumn:name="Available",type=string,JSONPath=`.status.conditions[?(@.type=="Available")].status`
+// +kubebuilder:printcolumn:name="Cluster",type=string,JSONPath=`.metadata.labels.muster\.dev/cluster`,description="The member cluster the Work is for (label muster.dev/cluster)"
+// +kubebuilder:printcolumn:name="Kind",type=string,JSONPath=`.spec.manifests[0].kind`,description="Kind of the first manifest"
+// +kubebuilder:printcolumn:name="Applied",type=string,JSONPath=`.status.conditions[?(@.type=="Applied")].status`,description="Whether every manifest is applied at the current generation"
+// +kubebuilder:printcolumn:name="Available",type=string,JSONPath=`.status.conditions[?(@.type=="Available")].status`,description="Whether every applied object exists in the member"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:printcolumn:name="Object",type=string,JSONPath=`.spec.manifests[0].metadata.name`,priority=1,description="Name of the first manifest's object"
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Applied")].reason`,priority=1,description="Why the manifests are or are not applied"
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 63",message="Work name must be at most 63 characters: the agent labels applied objects with it"
 type Work struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
+	// spec is what the hub wants applied in the member.
 	// +optional
 	Spec WorkSpec `json:"spec,omitempty"`
+	// status is fed back by the member's agent.
 	// +optional
 	Status WorkStatus `json:"status,omitempty"`
 }

@@ -30,7 +30,8 @@ type TargetReference struct {
 
 // WorkloadSpreadSubset is one domain the target's pods may run in, in order of preference.
 type WorkloadSpreadSubset struct {
-	// name of the subset, unique within the WorkloadSpread.
+	// name of the subset, unique within the WorkloadSpread: a DNS label of at most 63
+	// characters. Shards carry it in the muster.dev/subset label.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=63
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
@@ -39,32 +40,38 @@ type WorkloadSpreadSubset struct {
 	// clusterSelector and clusterNames choose the subset's member clusters.
 	ClusterAffinity `json:",inline"`
 
-	// requiredNodeSelectorTerm restricts the subset's pods to matching nodes.
+	// requiredNodeSelectorTerm restricts the subset's pods to matching nodes: it is added to
+	// each of the pods' required node affinity terms, so a pod must match both.
 	// +optional
 	RequiredNodeSelectorTerm *corev1.NodeSelectorTerm `json:"requiredNodeSelectorTerm,omitempty"`
 
-	// preferredNodeSelectorTerms are added to the pods' preferred node affinity.
+	// preferredNodeSelectorTerms are added to the subset's pods' preferred node affinity,
+	// each with a weight from 1 to 100; at most 32.
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=32
 	// +kubebuilder:validation:XValidation:rule="self.all(t, t.weight >= 1 && t.weight <= 100)",message="weight must be in the range 1-100"
 	PreferredNodeSelectorTerms []corev1.PreferredSchedulingTerm `json:"preferredNodeSelectorTerms,omitempty"`
 
-	// tolerations are added to the subset's pods.
+	// tolerations are added to the subset's pods' tolerations, e.g. to let them onto
+	// tainted spot or GPU nodes.
 	// +optional
 	// +listType=atomic
 	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
 
 	// patch is a strategic merge patch applied to the pod template of the subset's pods,
-	// e.g. to add labels or change resources.
+	// e.g. {"metadata":{"labels":{"tier":"spot"}}} or a container's resources. The patched
+	// template gets the subset's node terms and tolerations added after the patch.
 	// +optional
 	// +kubebuilder:pruning:PreserveUnknownFields
 	// +kubebuilder:validation:Schemaless
 	// +kubebuilder:validation:Type=object
 	Patch *runtime.RawExtension `json:"patch,omitempty"`
 
-	// maxReplicas caps the subset: a number, or an integer percent of the target's
-	// replicas. Unset means unbounded.
+	// maxReplicas caps the pods the subset takes: a non-negative number, or an integer
+	// percent (0% to 100%) of the target's parallelism; all subsets use numbers or all
+	// percents. Pods beyond the cap go to the next subset. Unset means unbounded; with
+	// Adaptive the last subset must be unbounded.
 	// +optional
 	// +kubebuilder:validation:XIntOrString
 	// +kubebuilder:validation:Pattern=`^(100|[1-9]?[0-9])%$`
@@ -85,8 +92,9 @@ const (
 
 // AdaptiveStrategy configures rescheduling.
 type AdaptiveStrategy struct {
-	// rescheduleCriticalSeconds is how long a pod may stay unschedulable before it moves to
-	// the next subset. Default 30.
+	// rescheduleCriticalSeconds is how long a subset's pods may stay unschedulable before
+	// the subset is skipped and its pods move to the next subset with room. Default 30,
+	// from 1 to 86400.
 	// +optional
 	// +kubebuilder:default=30
 	// +kubebuilder:validation:Minimum=1
@@ -97,11 +105,12 @@ type AdaptiveStrategy struct {
 // ScheduleStrategy configures how pods are kept in subsets.
 // +kubebuilder:validation:XValidation:rule="self.type == 'Adaptive' || !has(self.adaptive)",message="adaptive is only allowed with type Adaptive"
 type ScheduleStrategy struct {
-	// type is Fixed (default) or Adaptive.
+	// type is Fixed (default), which keeps pods in the subset they were assigned to, or
+	// Adaptive, which moves pods that stay unschedulable to the next subset with room.
 	// +kubebuilder:default=Fixed
 	// +optional
 	Type ScheduleStrategyType `json:"type,omitempty"`
-	// adaptive configures type Adaptive.
+	// adaptive configures type Adaptive; only allowed with it.
 	// +optional
 	Adaptive *AdaptiveStrategy `json:"adaptive,omitempty"`
 }
@@ -110,7 +119,8 @@ type ScheduleStrategy struct {
 // +kubebuilder:validation:XValidation:rule="self.subsets.all(s, !has(s.maxReplicas) || type(s.maxReplicas) == int) || self.subsets.all(s, !has(s.maxReplicas) || type(s.maxReplicas) == string)",message="maxReplicas must be integers in every subset or percents in every subset, not a mix"
 // +kubebuilder:validation:XValidation:rule="self.scheduleStrategy.type != 'Adaptive' || !has(self.subsets[size(self.subsets) - 1].maxReplicas)",message="with scheduleStrategy Adaptive the last subset must have no maxReplicas, so rescheduled pods always have somewhere to go"
 type WorkloadSpreadSpec struct {
-	// targetRef names the FleetJob to spread. It is immutable.
+	// targetRef names the FleetJob to spread, in the WorkloadSpread's namespace. Immutable.
+	// The FleetJob is placed by the subsets instead of its own placement mode.
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="targetRef is immutable"
 	TargetReference TargetReference `json:"targetRef"`
 
@@ -122,7 +132,8 @@ type WorkloadSpreadSpec struct {
 	// +kubebuilder:validation:MaxItems=16
 	Subsets []WorkloadSpreadSubset `json:"subsets"`
 
-	// scheduleStrategy is Fixed (default) or Adaptive.
+	// scheduleStrategy says whether pods stay in their subset (Fixed, default) or move on
+	// when they cannot be scheduled (Adaptive).
 	// +optional
 	// +kubebuilder:default={type: Fixed}
 	ScheduleStrategy ScheduleStrategy `json:"scheduleStrategy,omitempty"`
@@ -132,7 +143,7 @@ type WorkloadSpreadSpec struct {
 type SubsetClusterStatus struct {
 	// clusterName of the shard.
 	ClusterName string `json:"clusterName"`
-	// replicas assigned to the shard.
+	// replicas is the parallelism assigned to the shard in this cluster.
 	Replicas int32 `json:"replicas"`
 }
 
@@ -140,14 +151,15 @@ type SubsetClusterStatus struct {
 type WorkloadSpreadSubsetStatus struct {
 	// name of the subset.
 	Name string `json:"name"`
-	// replicas currently assigned to the subset.
+	// replicas is the parallelism currently assigned to the subset.
 	// +optional
 	Replicas int32 `json:"replicas,omitempty"`
 	// missingReplicas is how many more the subset could take before reaching maxReplicas;
 	// -1 when unbounded.
 	// +optional
 	MissingReplicas int32 `json:"missingReplicas,omitempty"`
-	// conditions: Schedulable.
+	// conditions: Schedulable (False with reason PodUnschedulable while the subset's pods
+	// wait for a node; with Adaptive, for the window in which the subset is skipped).
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -161,9 +173,17 @@ type WorkloadSpreadSubsetStatus struct {
 
 // WorkloadSpreadStatus reports the spread.
 type WorkloadSpreadStatus struct {
-	// observedGeneration is the generation last acted on.
+	// observedGeneration is the metadata.generation the hub last acted on.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// replicas is the parallelism assigned over every subset. Always written, so that
+	// `kubectl get` shows 0 rather than nothing.
+	// +optional
+	Replicas int32 `json:"replicas"`
+	// subsetReplicas is a one-line summary of the subsets in spec order for `kubectl get`:
+	// each subset's replicas, and its cap when it has one, e.g. "gpu 4/4, cpu 2".
+	// +optional
+	SubsetReplicas string `json:"subsetReplicas,omitempty"`
 	// subsets reports each subset, in spec order.
 	// +optional
 	// +listType=map
@@ -177,14 +197,20 @@ type WorkloadSpreadStatus struct {
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=wrs,categories=muster
-// +kubebuilder:printcolumn:name="Target",type=string,JSONPath=`.spec.targetRef.name`
+// +kubebuilder:printcolumn:name="Target",type=string,JSONPath=`.spec.targetRef.name`,description="The FleetJob spread"
 // +kubebuilder:printcolumn:name="Strategy",type=string,JSONPath=`.spec.scheduleStrategy.type`
+// +kubebuilder:printcolumn:name="Replicas",type=integer,JSONPath=`.status.replicas`,description="Parallelism assigned over every subset"
+// +kubebuilder:printcolumn:name="Subsets",type=string,JSONPath=`.status.subsetReplicas`,description="Each subset's replicas, and its cap when it has one"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:printcolumn:name="Target Kind",type=string,JSONPath=`.spec.targetRef.kind`,priority=1
+// +kubebuilder:printcolumn:name="Reschedule After",type=integer,JSONPath=`.spec.scheduleStrategy.adaptive.rescheduleCriticalSeconds`,priority=1,description="Seconds an Adaptive subset's pods may stay unschedulable"
 type WorkloadSpread struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
+	// spec is the FleetJob to spread and its ordered subsets.
 	Spec WorkloadSpreadSpec `json:"spec"`
+	// status is how the target's parallelism is laid over the subsets, written by the hub.
 	// +optional
 	Status WorkloadSpreadStatus `json:"status,omitempty"`
 }

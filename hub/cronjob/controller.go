@@ -463,6 +463,7 @@ func (r *Reconciler) setValid(cj *musterv1.FleetCronJob, status *musterv1.FleetC
 }
 
 func (r *Reconciler) writeStatus(ctx context.Context, cj *musterv1.FleetCronJob, status *musterv1.FleetCronJobStatus) error {
+	status.ActiveCount = int32(len(status.Active))
 	if equality.Semantic.DeepEqual(&cj.Status, status) {
 		return nil
 	}

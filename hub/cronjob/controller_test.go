@@ -128,7 +128,11 @@ func TestAllowRunsConcurrently(t *testing.T) {
 	f.waitChildren(slotName(f.m1))
 	f.tick(cj, time.Minute)
 	f.waitChildren(slotName(f.m1), slotName(f.m1.Add(time.Minute)))
-	f.eventually("two active", func() (bool, string) { return len(f.get(cj).Status.Active) == 2, "" })
+	f.eventually("two active", func() (bool, string) {
+		st := f.get(cj).Status
+		// activeCount is what kubectl get's ACTIVE column prints.
+		return len(st.Active) == 2 && st.ActiveCount == 2, fmt.Sprintf("%d active, activeCount %d", len(st.Active), st.ActiveCount)
+	})
 }
 
 func TestReplaceDeletesTheActiveRun(t *testing.T) {

@@ -216,6 +216,7 @@ func summarize(fj *musterv1.FleetJob, shards []shardState, now time.Time) (muste
 			finished = append(finished, s.key())
 		}
 	}
+	status.Progress, status.ClusterCount = progress(fj, shards, status.Succeeded)
 	if status.StartTime == nil && len(shards) > 0 {
 		status.StartTime = &metav1.Time{Time: now}
 	}
@@ -325,4 +326,21 @@ func shardConditions(status *musterv1.FleetJobStatus, prev []metav1.Condition, s
 		news = append(news, *schedulable)
 	}
 	return news
+}
+
+// progress is the status' "<succeeded>/<completions>" summary and the number of distinct
+// clusters with shards, for `kubectl get`. Completions sum the shards' (a shard without
+// completions finishes at its first success, as upstream counts it, so 1); before any shard
+// exists they are the template's.
+func progress(fj *musterv1.FleetJob, shards []shardState, succeeded int32) (string, int32) {
+	want := ptr.Deref(fj.Spec.Template.Spec.Completions, 1)
+	clusters := map[string]bool{}
+	if len(shards) > 0 {
+		want = 0
+	}
+	for _, s := range shards {
+		want += ptr.Deref(s.completions, 1)
+		clusters[s.cluster] = true
+	}
+	return fmt.Sprintf("%d/%d", succeeded, want), int32(len(clusters))
 }

@@ -46,11 +46,18 @@ func TestSpreadPlacesOneShardPerSubsetAndCluster(t *testing.T) {
 	if fj.Status.Clusters[0].Subset != "a" || fj.Status.Clusters[1].Subset != "b" {
 		t.Errorf("FleetJob shards %+v, want subsets a then b", fj.Status.Clusters)
 	}
+	// What kubectl get prints: a work queue's two shards each finish at one success.
+	if fj.Status.Progress != "0/2" || fj.Status.ClusterCount != 2 {
+		t.Errorf("FleetJob progress %q over %d clusters, want 0/2 over 2", fj.Status.Progress, fj.Status.ClusterCount)
+	}
 	env.ExpectEvent(t, f.ns, "workers", fleetjob.ReasonPlacedBySpread)
 	ws := f.getSpread()
 	if len(ws.Status.Subsets) != 2 || ws.Status.Subsets[0].Replicas != 3 || ws.Status.Subsets[0].MissingReplicas != 0 ||
 		ws.Status.Subsets[1].Replicas != 2 || ws.Status.Subsets[1].MissingReplicas != -1 {
 		t.Errorf("spread status %+v, want a 3 (none missing), b 2 (unbounded)", ws.Status.Subsets)
+	}
+	if ws.Status.Replicas != 5 || ws.Status.SubsetReplicas != "a 3/3, b 2" {
+		t.Errorf("spread summary %d %q, want 5 \"a 3/3, b 2\"", ws.Status.Replicas, ws.Status.SubsetReplicas)
 	}
 }
 

@@ -177,7 +177,9 @@ func decideSpread(fj *musterv1.FleetJob, ws *musterv1.WorkloadSpread, subs []spr
 			}
 		}
 		d.status.Subsets = append(d.status.Subsets, st)
+		d.status.Replicas += st.Replicas
 	}
+	d.status.SubsetReplicas = subsetSummary(d.status.Subsets)
 	return d
 }
 
@@ -305,4 +307,17 @@ func spreadChanges(current []shardState, want []shard) string {
 		}
 	}
 	return strings.Join(parts, "; ")
+}
+
+// subsetSummary is the status' one-line view of the subsets for `kubectl get`: each
+// subset's replicas, and its cap when it has one ("gpu 4/4, cpu 2").
+func subsetSummary(subsets []musterv1.WorkloadSpreadSubsetStatus) string {
+	parts := make([]string, len(subsets))
+	for i, s := range subsets {
+		parts[i] = fmt.Sprintf("%s %d", s.Name, s.Replicas)
+		if s.MissingReplicas >= 0 {
+			parts[i] += fmt.Sprintf("/%d", s.Replicas+s.MissingReplicas)
+		}
+	}
+	return strings.Join(parts, ", ")
 }
