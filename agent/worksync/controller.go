@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -168,7 +167,7 @@ func (r *Reconciler) apply(ctx context.Context, member client.Client, workName s
 		if obj.GetNamespace() == "" {
 			obj.SetNamespace(metav1.NamespaceDefault)
 		}
-		if err := ensureNamespace(ctx, member, obj.GetNamespace()); err != nil {
+		if err := ensureNamespace(ctx, member, obj.GetNamespace(), workName); err != nil {
 			return nil, err
 		}
 	}
@@ -183,21 +182,6 @@ func (r *Reconciler) apply(ctx context.Context, member client.Client, workName s
 		log.FromContext(ctx).Error(err, "watching applied kind; its status feedback will lag", "gvk", obj.GroupVersionKind())
 	}
 	return obj, nil
-}
-
-func ensureNamespace(ctx context.Context, member client.Client, name string) error {
-	var ns corev1.Namespace
-	err := member.Get(ctx, types.NamespacedName{Name: name}, &ns)
-	if apierrors.IsNotFound(err) {
-		err = member.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
-		if apierrors.IsAlreadyExists(err) {
-			return nil
-		}
-	}
-	if err != nil {
-		return fmt.Errorf("namespace %s: %w", name, err)
-	}
-	return nil
 }
 
 // watch starts, once per kind, a watch on member objects of that kind that carry the
@@ -247,8 +231,9 @@ func orphans(work *musterv1.Work) bool {
 	return work.Spec.DeleteOption != nil && work.Spec.DeleteOption.PropagationPolicy == musterv1.DeletePropagationOrphan
 }
 
-// finalize deletes the Work's member objects (unless it orphans them) and lets the Work go
-// only once they are gone.
+// finalize deletes the Work's member objects (unless it orphans them) and the namespaces
+// the agent created for them that nothing else uses, and lets the Work go only once the
+// objects are gone.
 func (r *Reconciler) finalize(ctx context.Context, hub, member client.Client, work *musterv1.Work) (reconcile.Result, error) {
 	if !controllerutil.ContainsFinalizer(work, Finalizer) {
 		return reconcile.Result{}, nil
@@ -276,6 +261,9 @@ func (r *Reconciler) finalize(ctx context.Context, hub, member client.Client, wo
 		}
 		if remaining > 0 {
 			return reconcile.Result{RequeueAfter: deletionPoll}, nil
+		}
+		if err := r.releaseNamespaces(ctx, hub, work); err != nil {
+			return reconcile.Result{}, err
 		}
 	}
 	controllerutil.RemoveFinalizer(work, Finalizer)

@@ -1,8 +1,11 @@
 package v1alpha1_test
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,45 +17,78 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/yaml"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/musterhq/muster/e2e/envtest"
 )
 
-// sample reads deploy/samples/<name>.yaml.
+// sampleFiles lists every file in deploy/samples.
+func sampleFiles(t *testing.T) []string {
+	t.Helper()
+	root, err := envtest.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := filepath.Glob(filepath.Join(root, "deploy", "samples", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no samples in deploy/samples: %v", err)
+	}
+	return files
+}
+
+// sampleDocs reads every object of one sample file, in order.
+func sampleDocs(t *testing.T, path string) []*unstructured.Unstructured {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []*unstructured.Unstructured
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(raw), 4096)
+	for {
+		u := &unstructured.Unstructured{}
+		err := dec.Decode(&u.Object)
+		if errors.Is(err, io.EOF) {
+			return out
+		}
+		if err != nil {
+			t.Fatalf("sample %s: %v", filepath.Base(path), err)
+		}
+		if len(u.Object) > 0 {
+			out = append(out, u)
+		}
+	}
+}
+
+// sample reads the first object of deploy/samples/<name>.yaml.
 func sample(t *testing.T, name string) *unstructured.Unstructured {
 	t.Helper()
 	root, err := envtest.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, err := os.ReadFile(filepath.Join(root, "deploy", "samples", name+".yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	u := &unstructured.Unstructured{}
-	if err := yaml.Unmarshal(raw, &u.Object); err != nil {
-		t.Fatalf("sample %s: %v", name, err)
-	}
-	return u
+	return sampleDocs(t, filepath.Join(root, "deploy", "samples", name+".yaml"))[0]
 }
 
 var nameSeq atomic.Int32
 
-// isolate gives a sample a namespace of its own test (or, when cluster-scoped, a unique
-// name), so tests never collide.
-func isolate(t *testing.T, ctx context.Context, u *unstructured.Unstructured) {
+// isolate gives samples a namespace of their own test (or, when cluster-scoped, unique
+// names), so tests never collide; objects of one file share the namespace, as they refer
+// to each other by name.
+func isolate(t *testing.T, ctx context.Context, objs ...*unstructured.Unstructured) {
 	t.Helper()
 	n := nameSeq.Add(1)
-	if u.GetNamespace() == "" {
-		u.SetName(fmt.Sprintf("%s-%d", u.GetName(), n))
-		return
-	}
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("validation-%d", n)}}
 	if err := env.Client.Create(ctx, ns); err != nil {
 		t.Fatal(err)
 	}
-	u.SetNamespace(ns.Name)
+	for _, u := range objs {
+		if u.GetNamespace() == "" {
+			u.SetName(fmt.Sprintf("%s-%d", u.GetName(), n))
+			continue
+		}
+		u.SetNamespace(ns.Name)
+	}
 }
 
 var indexed = regexp.MustCompile(`^(\w+)\[(\d+)\]$`)
@@ -105,14 +141,18 @@ func get(u *unstructured.Unstructured, path string) any {
 	return v
 }
 
+// TestSamplesAreAccepted creates every object of every file in deploy/samples, in file
+// order; e2e/samples runs them on a fleet.
 func TestSamplesAreAccepted(t *testing.T) {
-	for _, name := range []string{"membercluster", "work", "nodeslice", "fleetjob", "broadcastjob", "fleetcronjob", "workloadspread"} {
-		t.Run(name, func(t *testing.T) {
+	for _, path := range sampleFiles(t) {
+		t.Run(filepath.Base(path), func(t *testing.T) {
 			ctx := t.Context()
-			u := sample(t, name)
-			isolate(t, ctx, u)
-			if err := env.Client.Create(ctx, u); err != nil {
-				t.Fatalf("creating sample %s: %v", name, err)
+			docs := sampleDocs(t, path)
+			isolate(t, ctx, docs...)
+			for _, u := range docs {
+				if err := env.Client.Create(ctx, u); err != nil {
+					t.Fatalf("creating %s %s: %v", u.GetKind(), u.GetName(), err)
+				}
 			}
 		})
 	}
