@@ -168,6 +168,9 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 	defer tick.Stop()
 	for {
 		if err := s.sendFleet(w, r.Context()); err != nil {
+			if r.Context().Err() == nil {
+				logr.FromContextOrDiscard(r.Context()).Error(err, "sending the fleet to a page")
+			}
 			return
 		}
 		flusher.Flush()
