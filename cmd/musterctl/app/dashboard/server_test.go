@@ -93,7 +93,9 @@ func TestLiveUpdates(t *testing.T) {
 	events := follow(t, startDashboard(t)+"/events")
 	shard := `data-cluster="` + d.member1 + `"`
 	fleetJobRow := `data-key="FleetJob/` + d.ns + `/render-frames"`
-	waitForEvent(t, events, "the first event", func(page string) bool { return shardText(page, fleetJobRow, shard) == d.member1+" Running 4/10 2 active" })
+	waitForEvent(t, events, "the first event", func(page string) bool {
+		return shardText(page, fleetJobRow, shard) == d.member1+" Running 4/10 2 active"
+	})
 
 	d.fleetJob.Status.Clusters[0].Phase, d.fleetJob.Status.Clusters[0].Active, d.fleetJob.Status.Clusters[0].Succeeded = musterv1.JobComplete, 0, 10
 	written := time.Now()
@@ -221,4 +223,3 @@ func shardText(page, row, shard string) string {
 	}
 	return text(s)
 }
-

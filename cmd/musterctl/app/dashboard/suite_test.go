@@ -91,7 +91,7 @@ func newDemo(t *testing.T) *demo {
 		ObjectMeta: metav1.ObjectMeta{Name: "render-frames", Namespace: ns},
 		Spec: musterv1.FleetJobSpec{
 			Placement: musterv1.FleetJobPlacement{Mode: musterv1.PlacementDivided},
-			Template: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Completions: ptr.To[int32](20), Template: podTemplate()}},
+			Template:  batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Completions: ptr.To[int32](20), Template: podTemplate()}},
 		},
 	}
 	create(t, d.fleetJob, func() {
