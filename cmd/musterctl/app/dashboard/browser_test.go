@@ -1,10 +1,7 @@
 package dashboard_test
 
 import (
-	"bytes"
-	"image"
 	"image/color"
-	"image/png"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,6 +9,7 @@ import (
 	"time"
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/e2e/browser"
 )
 
 // TestBrowserShowsTheFleetLive opens the dashboard in a real headless Chromium: the page's
@@ -20,16 +18,16 @@ import (
 // written on the hub afterwards must appear in the open page by itself.
 func TestBrowserShowsTheFleetLive(t *testing.T) {
 	start := time.Now()
-	browser := startChromium(t, 1280, 900)
+	chromium := browser.Start(t, 1280, 900)
 	t.Logf("chromium started in %v", time.Since(start).Round(time.Millisecond))
 	d := newDemo(t)
 
 	start = time.Now()
-	browser.navigate(t, startDashboard(t)+"/")
-	browser.waitFor(t, "document.body.dataset.live", "connected")
+	chromium.Navigate(t, startDashboard(t)+"/")
+	chromium.WaitFor(t, "document.body.dataset.live", "connected", 20*time.Second)
 	t.Logf("the page loaded and received its first live event in %v", time.Since(start).Round(time.Millisecond))
 
-	dom := browser.eval(t, "document.documentElement.outerHTML")
+	dom := chromium.Eval(t, "document.documentElement.outerHTML")
 	for _, want := range []struct{ tag, attr, text string }{
 		{"tr", `data-name="` + d.member1 + `"`, d.member1 + " Available yes 3/3 v1.36.3 -"},
 		{"tr", `data-name="` + d.member2 + `"`, d.member2 + " Available yes 3/3 v1.36.3 maintenance=kernel:NoSchedule"},
@@ -49,7 +47,7 @@ func TestBrowserShowsTheFleetLive(t *testing.T) {
 	if _, err := element(dom, "tr", `data-key="`+d.ns+`/nightly-report"`); err != nil {
 		t.Error(err)
 	}
-	shot := browser.screenshot(t)
+	shot := chromium.Screenshot(t)
 	checkScreenshot(t, shot)
 	if dir := os.Getenv("MUSTER_SCREENSHOT_DIR"); dir != "" {
 		// For a person to look at: the test cannot judge the layout.
@@ -64,62 +62,34 @@ func TestBrowserShowsTheFleetLive(t *testing.T) {
 		t.Fatal(err)
 	}
 	shard := `document.querySelector('tr[data-key="FleetJob/` + d.ns + `/render-frames"] div[data-cluster="` + d.member2 + `"]').textContent.replace(/\s+/g, " ").trim()`
-	took := browser.waitFor(t, shard, d.member2+" Complete 10/10")
+	took := chromium.WaitFor(t, shard, d.member2+" Complete 10/10", 20*time.Second)
 	t.Logf("the status update appeared in the open page after %v", took.Round(time.Millisecond))
-	if got := browser.eval(t, "String(performance.getEntriesByType('navigation').length)"); got != strconv.Itoa(1) {
+	if got := chromium.Eval(t, "String(performance.getEntriesByType('navigation').length)"); got != strconv.Itoa(1) {
 		t.Errorf("the page navigated %s times; the update must arrive without a reload", got)
 	}
 }
 
 // checkScreenshot checks that the PNG shows a rendered dashboard, not a blank or error
-// page: the window's size, many colours (text is anti-aliased), and the badges' colours
+// page: the viewport's size, many colours (text is anti-aliased), and the badges' colours
 // — green for the available clusters and the completed BroadcastJob, blue for the
 // running FleetJob — over areas the size of several badges.
 func checkScreenshot(t *testing.T, shot []byte) {
 	t.Helper()
-	img, err := png.Decode(bytes.NewReader(shot))
-	if err != nil {
-		t.Fatalf("the screenshot is no PNG: %v", err)
+	width, height, colours, badges := browser.Colours(t, shot, okBadge, runBadge)
+	if width != 1280 || height != 900 {
+		t.Errorf("screenshot is %dx%d, want 1280x900", width, height)
 	}
-	if b := img.Bounds(); b.Dx() != 1280 || b.Dy() != 900 {
-		t.Errorf("screenshot is %dx%d, want 1280x900", b.Dx(), b.Dy())
-	}
-	colours, ok, run := countColours(img)
-	t.Logf("screenshot: %d bytes, %d colours, %d pixels of the green badge, %d of the blue", len(shot), colours, ok, run)
+	t.Logf("screenshot: %d bytes, %d colours, %d pixels of the green badge, %d of the blue", len(shot), colours, badges[0], badges[1])
 	if colours < 50 {
 		t.Errorf("the screenshot has %d colours: nothing much was rendered", colours)
 	}
 	// A badge's background is 600 to 800 pixels; the demo shows five green ones (two
 	// clusters, the BroadcastJob and its two shards) and three blue (the FleetJob and its
 	// two shards).
-	if ok < 5*500 || run < 3*500 {
-		t.Errorf("the screenshot shows too little of the badges: %d green pixels, %d blue; is the stylesheet served?", ok, run)
+	if badges[0] < 5*500 || badges[1] < 3*500 {
+		t.Errorf("the screenshot shows too little of the badges: %d green pixels, %d blue; is the stylesheet served?", badges[0], badges[1])
 	}
 }
 
 // The badges' backgrounds in dashboard.css: .ok and .run.
 var okBadge, runBadge = color.RGBA{0xdc, 0xff, 0xe4, 0xff}, color.RGBA{0xdb, 0xed, 0xff, 0xff}
-
-func countColours(img image.Image) (distinct, ok, run int) {
-	seen := map[color.RGBA]bool{}
-	b := img.Bounds()
-	for y := b.Min.Y; y < b.Max.Y; y++ {
-		for x := b.Min.X; x < b.Max.X; x++ {
-			c := color.RGBAModel.Convert(img.At(x, y)).(color.RGBA)
-			seen[c] = true
-			switch {
-			case near(c, okBadge):
-				ok++
-			case near(c, runBadge):
-				run++
-			}
-		}
-	}
-	return len(seen), ok, run
-}
-
-// near allows for colour management rounding a channel by a step or two.
-func near(a, b color.RGBA) bool {
-	d := func(x, y uint8) int { return max(int(x)-int(y), int(y)-int(x)) }
-	return d(a.R, b.R) <= 2 && d(a.G, b.G) <= 2 && d(a.B, b.B) <= 2
-}

@@ -1,4 +1,6 @@
-package dashboard_test
+// Package browser drives a real headless Chromium (Debian's chromium) for the tests of
+// Muster's web pages: open a page, evaluate JavaScript in it, take a screenshot.
+package browser
 
 import (
 	"bufio"
@@ -8,6 +10,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"image/color"
+	"image/png"
 	"io"
 	"os"
 	"os/exec"
@@ -18,12 +22,12 @@ import (
 	"time"
 )
 
-// chromium is a headless Chromium driven over the DevTools protocol on a pipe
+// Chromium is a headless Chromium driven over the DevTools protocol on a pipe
 // (--remote-debugging-pipe: the browser reads commands on fd 3 and writes replies on fd 4,
-// each a JSON message ending in a NUL byte). A pipe rather than --dump-dom because the
-// dashboard's event stream never finishes, and --virtual-time-budget, which --dump-dom
-// needs to let the page's script run, does not advance while a request is open.
-type chromium struct {
+// each a JSON message ending in a NUL byte). A pipe rather than --dump-dom because a page
+// that follows an event stream keeps a request open for ever, and --virtual-time-budget,
+// which --dump-dom needs to let a page's script run, does not advance while one is open.
+type Chromium struct {
 	cmd     *exec.Cmd
 	toPipe  *os.File
 	stderr  bytes.Buffer
@@ -46,25 +50,25 @@ type cdpError struct {
 	Message string `json:"message"`
 }
 
-// browserPath finds the browser: MUSTER_CHROMIUM, else Debian's chromium on the PATH. The
+// Path finds the browser: MUSTER_CHROMIUM, else Debian's chromium on the PATH. The
 // test fails rather than skips without one: CI installs it (.ci/run).
-func browserPath(t *testing.T) string {
+func Path(t testing.TB) string {
 	t.Helper()
 	if p := os.Getenv("MUSTER_CHROMIUM"); p != "" {
 		return p
 	}
 	p, err := exec.LookPath("chromium")
 	if err != nil {
-		t.Fatal("the dashboard's browser test needs Chromium: install Debian's package (apt-get install -y chromium; .ci/run does) or set MUSTER_CHROMIUM to a Chromium binary")
+		t.Fatal("browser tests need Chromium: install Debian's package (apt-get install -y chromium; .ci/run does) or set MUSTER_CHROMIUM to a Chromium binary")
 	}
 	return p
 }
 
-// startChromium starts a headless browser with one blank page, attached, its viewport
+// Start starts a headless browser with one blank page, attached, its viewport
 // width×height,
 // and stops it when the test ends. The flags keep it off the network, which this machine
 // does not reach (each background service would retry), and out of any profile.
-func startChromium(t *testing.T, width, height int) *chromium {
+func Start(t testing.TB, width, height int) *Chromium {
 	t.Helper()
 	cmdIn, toPipe, err := os.Pipe()
 	if err != nil {
@@ -74,8 +78,8 @@ func startChromium(t *testing.T, width, height int) *chromium {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &chromium{toPipe: toPipe, pending: map[int]chan cdpReply{}}
-	b.cmd = exec.Command(browserPath(t), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+	b := &Chromium{toPipe: toPipe, pending: map[int]chan cdpReply{}}
+	b.cmd = exec.Command(Path(t), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-extensions",
 		"--hide-scrollbars", fmt.Sprintf("--window-size=%d,%d", width, height),
 		"--user-data-dir="+t.TempDir(), "--remote-debugging-pipe", "about:blank")
@@ -110,7 +114,7 @@ func startChromium(t *testing.T, width, height int) *chromium {
 }
 
 // read delivers each reply to its caller; events, which carry no id, are dropped.
-func (b *chromium) read(r io.ReadCloser) {
+func (b *Chromium) read(r io.ReadCloser) {
 	defer r.Close()
 	msgs := bufio.NewReader(r)
 	for {
@@ -141,7 +145,7 @@ func (b *chromium) read(r io.ReadCloser) {
 }
 
 // call sends method to the browser (session "") or a page and decodes its result.
-func (b *chromium) call(ctx context.Context, session, method string, params, result any) error {
+func (b *Chromium) call(ctx context.Context, session, method string, params, result any) error {
 	b.mu.Lock()
 	if b.pending == nil {
 		b.mu.Unlock()
@@ -174,8 +178,8 @@ func (b *chromium) call(ctx context.Context, session, method string, params, res
 	}
 }
 
-// navigate opens url in the page.
-func (b *chromium) navigate(t *testing.T, url string) {
+// Navigate opens url in the page.
+func (b *Chromium) Navigate(t testing.TB, url string) {
 	t.Helper()
 	var nav struct{ ErrorText string }
 	if err := b.call(t.Context(), b.session, "Page.navigate", map[string]any{"url": url}, &nav); err != nil {
@@ -186,8 +190,8 @@ func (b *chromium) navigate(t *testing.T, url string) {
 	}
 }
 
-// eval evaluates a JavaScript expression of a string value in the page.
-func (b *chromium) eval(t *testing.T, expr string) string {
+// Eval evaluates a JavaScript expression of a string value in the page.
+func (b *Chromium) Eval(t testing.TB, expr string) string {
 	t.Helper()
 	var out struct {
 		Result           struct{ Value any }
@@ -203,14 +207,14 @@ func (b *chromium) eval(t *testing.T, expr string) string {
 	return s
 }
 
-// waitFor evaluates expr until it gives want, for up to 20 seconds, and returns how long
-// that took. Until then expr may throw: the page may still be loading.
-func (b *chromium) waitFor(t *testing.T, expr, want string) time.Duration {
+// WaitFor evaluates expr until it gives want, for up to timeout, and returns how long that
+// took. Until then expr may throw: the page may still be loading.
+func (b *Chromium) WaitFor(t testing.TB, expr, want string, timeout time.Duration) time.Duration {
 	t.Helper()
 	start := time.Now()
 	var got string
-	for time.Since(start) < 20*time.Second {
-		if got = b.eval(t, "(() => { try { return String("+expr+") } catch (e) { return 'threw ' + e } })()"); got == want {
+	for time.Since(start) < timeout {
+		if got = b.Eval(t, "(() => { try { return String("+expr+") } catch (e) { return 'threw ' + e } })()"); got == want {
 			return time.Since(start)
 		}
 		time.Sleep(50 * time.Millisecond)
@@ -219,8 +223,8 @@ func (b *chromium) waitFor(t *testing.T, expr, want string) time.Duration {
 	return 0
 }
 
-// screenshot captures the page's viewport as a PNG.
-func (b *chromium) screenshot(t *testing.T) []byte {
+// Screenshot captures the page's viewport as a PNG.
+func (b *Chromium) Screenshot(t testing.TB) []byte {
 	t.Helper()
 	var shot struct{ Data string }
 	if err := b.call(t.Context(), b.session, "Page.captureScreenshot", map[string]any{"format": "png"}, &shot); err != nil {
@@ -234,7 +238,7 @@ func (b *chromium) screenshot(t *testing.T) []byte {
 }
 
 // stop closes the browser, and kills its process group if it does not exit.
-func (b *chromium) stop(t *testing.T) {
+func (b *Chromium) stop(t testing.TB) {
 	b.call(context.Background(), "", "Browser.close", nil, nil)
 	exited := make(chan error, 1)
 	go func() { exited <- b.cmd.Wait() }()
@@ -261,4 +265,34 @@ func lastLines(s string, n int) string {
 		}
 	}
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// Colours counts the distinct colours of a PNG and, for each of targets, its pixels within
+// two steps per channel of it (colour management may round a channel).
+func Colours(t testing.TB, shot []byte, targets ...color.RGBA) (width, height, distinct int, counts []int) {
+	t.Helper()
+	img, err := png.Decode(bytes.NewReader(shot))
+	if err != nil {
+		t.Fatalf("the screenshot is no PNG: %v", err)
+	}
+	seen := map[color.RGBA]bool{}
+	counts = make([]int, len(targets))
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			c := color.RGBAModel.Convert(img.At(x, y)).(color.RGBA)
+			seen[c] = true
+			for i, target := range targets {
+				if near(c, target) {
+					counts[i]++
+				}
+			}
+		}
+	}
+	return b.Dx(), b.Dy(), len(seen), counts
+}
+
+func near(a, b color.RGBA) bool {
+	d := func(x, y uint8) int { return max(int(x)-int(y), int(y)-int(x)) }
+	return d(a.R, b.R) <= 2 && d(a.G, b.G) <= 2 && d(a.B, b.B) <= 2
 }
