@@ -98,10 +98,11 @@ Muster's demo fleet is up (%s). Try:
   %s --kubeconfig %s get clusters
   %s --kubeconfig %s get fleetjob render-frames
   %s --kubeconfig %s get broadcastjob prefetch-image
+  %s --kubeconfig %s dashboard    # the fleet live in a browser: http://127.0.0.1:8420/
   kubectl --kubeconfig %s get memberclusters,fleetjobs,broadcastjobs,works -A
 
 Logs: %s    Stop everything: make fleet-down
-`, time.Since(start).Round(time.Second), m.Bin.Musterctl, f.Hub.Kubeconfig, m.Bin.Musterctl, f.Hub.Kubeconfig, m.Bin.Musterctl, f.Hub.Kubeconfig, f.Hub.Kubeconfig, filepath.Join(f.Dir, "logs"))
+`, time.Since(start).Round(time.Second), m.Bin.Musterctl, f.Hub.Kubeconfig, m.Bin.Musterctl, f.Hub.Kubeconfig, m.Bin.Musterctl, f.Hub.Kubeconfig, m.Bin.Musterctl, f.Hub.Kubeconfig, f.Hub.Kubeconfig, filepath.Join(f.Dir, "logs"))
 	return nil
 }
 
