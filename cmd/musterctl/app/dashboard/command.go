@@ -7,8 +7,11 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 )
 
 // NewCommand returns `musterctl dashboard`, which serves the page on localhost until
@@ -27,14 +30,23 @@ func NewCommand(flags genericclioptions.RESTClientGetter) *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("loading kubeconfig: %w", err)
 			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			// The informers log through controller-runtime's logger, the server through ctx's.
+			logger := zap.New(zap.WriteTo(cmd.ErrOrStderr()), zap.ConsoleEncoder())
+			ctrl.SetLogger(logger)
+			ctx = logr.NewContext(ctx, logger)
 			ln, err := net.Listen("tcp", address)
 			if err != nil {
 				return fmt.Errorf("listening on %s: %w", address, err)
 			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
+			defer ln.Close()
+			srv, err := Start(ctx, cfg)
+			if err != nil {
+				return err
+			}
 			fmt.Fprintf(cmd.OutOrStdout(), "Serving the fleet dashboard at http://%s/ (Ctrl-C stops it)\n", ln.Addr())
-			return Serve(ctx, cfg, ln)
+			return srv.Serve(ctx, ln)
 		},
 	}
 	cmd.Flags().StringVar(&address, "address", address,

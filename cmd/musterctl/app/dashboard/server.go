@@ -43,12 +43,8 @@ type Server struct {
 	now     func() time.Time
 }
 
-// Serve watches the hub at cfg and serves the dashboard on ln until ctx ends.
-func Serve(ctx context.Context, cfg *rest.Config, ln net.Listener) error {
-	s, err := start(ctx, cfg)
-	if err != nil {
-		return err
-	}
+// Serve serves the dashboard on ln until ctx ends.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	srv := &http.Server{Handler: s.handler(), ReadHeaderTimeout: 10 * time.Second,
 		BaseContext: func(net.Listener) context.Context { return ctx }}
 	go func() {
@@ -62,9 +58,9 @@ func Serve(ctx context.Context, cfg *rest.Config, ln net.Listener) error {
 	return nil
 }
 
-// start fills an informer cache of the four kinds the page shows and waits for its first
-// lists, so that the first page is complete.
-func start(ctx context.Context, cfg *rest.Config) (*Server, error) {
+// Start fills an informer cache of the hub at cfg with the four kinds the page shows, until
+// ctx ends, and waits for its first lists, so that the first page is complete.
+func Start(ctx context.Context, cfg *rest.Config) (*Server, error) {
 	c, err := cache.New(cfg, cache.Options{Scheme: scheme.Scheme, DefaultTransform: cache.TransformStripManagedFields()})
 	if err != nil {
 		return nil, fmt.Errorf("creating the hub cache: %w", err)
@@ -88,6 +84,8 @@ func start(ctx context.Context, cfg *rest.Config) (*Server, error) {
 			return nil, fmt.Errorf("watching %T on the hub: %w", obj, err)
 		}
 	}
+	// The cache runs until ctx ends, also when its lists do not finish in time: the
+	// caller gives up on ctx then.
 	go func() {
 		if err := c.Start(ctx); err != nil {
 			logr.FromContextOrDiscard(ctx).Error(err, "hub cache stopped")
@@ -130,12 +128,12 @@ func (s *Server) fleet(ctx context.Context) (Fleet, error) {
 func (s *Server) servePage(w http.ResponseWriter, r *http.Request) {
 	f, err := s.fleet(r.Context())
 	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
+		fail(w, r, err)
 		return
 	}
 	var buf bytes.Buffer
 	if err := s.page.ExecuteTemplate(&buf, "page.html", f); err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
+		fail(w, r, fmt.Errorf("rendering the page: %w", err))
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -145,11 +143,17 @@ func (s *Server) servePage(w http.ResponseWriter, r *http.Request) {
 func (s *Server) serveJSON(w http.ResponseWriter, r *http.Request) {
 	f, err := s.fleet(r.Context())
 	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
+		fail(w, r, err)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(f)
+}
+
+// fail logs a request's failure and answers it with the error.
+func fail(w http.ResponseWriter, r *http.Request, err error) {
+	logr.FromContextOrDiscard(r.Context()).Error(err, "serving the dashboard", "path", r.URL.Path)
+	http.Error(w, err.Error(), http.StatusInternalServerError)
 }
 
 // serveEvents streams the page's body, re-rendered, as a server-sent event "fleet" at once,
@@ -190,7 +194,7 @@ func (s *Server) sendFleet(w http.ResponseWriter, ctx context.Context) error {
 	}
 	var body bytes.Buffer
 	if err := s.page.ExecuteTemplate(&body, "fleet.html", f); err != nil {
-		return err
+		return fmt.Errorf("rendering the page: %w", err)
 	}
 	_, err = w.Write(sseEvent("fleet", body.String()))
 	return err

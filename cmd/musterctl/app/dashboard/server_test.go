@@ -133,7 +133,11 @@ func TestRequestsAreServedFromTheCache(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	go dashboard.Serve(ctx, cfg, ln)
+	srv, err := dashboard.Start(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ctx, ln)
 	base := "http://" + ln.Addr().String()
 	get(t, base+"/")
 	before := reads.Load()

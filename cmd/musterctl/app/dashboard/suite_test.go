@@ -41,8 +41,14 @@ func startDashboard(t *testing.T) string {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
+	srv, err := dashboard.Start(ctx, env.Config)
+	if err != nil {
+		cancel()
+		ln.Close()
+		t.Fatal(err)
+	}
 	done := make(chan error, 1)
-	go func() { done <- dashboard.Serve(ctx, env.Config, ln) }()
+	go func() { done <- srv.Serve(ctx, ln) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
