@@ -40,12 +40,15 @@ type Server struct {
 	reader  client.Reader
 	changes *changes
 	page    *template.Template
-	now     func() time.Time
 }
 
 // Serve serves the dashboard on ln until ctx ends.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	srv := &http.Server{Handler: s.handler(), ReadHeaderTimeout: 10 * time.Second,
+	handler := s.handler()
+	if isLoopback(ln.Addr()) {
+		handler = loopbackOnly(handler)
+	}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second,
 		BaseContext: func(net.Listener) context.Context { return ctx }}
 	go func() {
 		<-ctx.Done()
@@ -69,7 +72,7 @@ func Start(ctx context.Context, cfg *rest.Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("parsing the dashboard's templates: %w", err)
 	}
-	s := &Server{reader: c, changes: newChanges(), page: page, now: time.Now}
+	s := &Server{reader: c, changes: newChanges(), page: page}
 	handler := toolscache.ResourceEventHandlerFuncs{
 		AddFunc:    func(any) { s.changes.notify() },
 		UpdateFunc: func(any, any) { s.changes.notify() },
@@ -122,7 +125,7 @@ func (s *Server) fleet(ctx context.Context) (Fleet, error) {
 			return Fleet{}, fmt.Errorf("reading the hub cache: %w", err)
 		}
 	}
-	return assemble(hubObjects{Clusters: clusters.Items, FleetJobs: fjs.Items, BroadcastJobs: bcjs.Items, Crons: crons.Items}, s.now()), nil
+	return assemble(hubObjects{Clusters: clusters.Items, FleetJobs: fjs.Items, BroadcastJobs: bcjs.Items, Crons: crons.Items}, time.Now()), nil
 }
 
 func (s *Server) servePage(w http.ResponseWriter, r *http.Request) {

@@ -227,3 +227,22 @@ func shardText(page, row, shard string) string {
 	}
 	return text(s)
 }
+
+// TestOtherHostsAreRefused: a page on 127.0.0.1 answers only requests that name a loopback
+// host, so that a web site cannot read it through a name it points at 127.0.0.1.
+func TestOtherHostsAreRefused(t *testing.T) {
+	base := startDashboard(t)
+	req, err := http.NewRequest(http.MethodGet, base+"/fleet.json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Host = "rebound.example:8420"
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("a request for host %s got %s, want 403 Forbidden", req.Host, resp.Status)
+	}
+}
