@@ -8,6 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
+
+	"github.com/musterhq/muster/cmd/musterctl/app/dashboard"
 )
 
 // version is stamped by the Makefile (-X …/app.version=…); builds without it report the
@@ -35,6 +37,7 @@ func NewRootCommand(out, errOut io.Writer) *cobra.Command {
 		newDenyCommand(flags),
 		newUnjoinCommand(flags),
 		newGetCommand(flags),
+		dashboard.NewCommand(flags),
 	)
 	return root
 }

@@ -100,6 +100,7 @@ Muster's demo fleet is up (%s). Try (the README's quick start has more):
   musterctl get clusters
   musterctl get fleetjob render-frames
   musterctl get broadcastjob prefetch-image
+  musterctl dashboard    # the fleet live in a browser: http://127.0.0.1:8420/
   kubectl get memberclusters,fleetjobs,broadcastjobs,works -A
 
 Logs: %s    Stop everything: make fleet-down
