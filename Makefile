@@ -82,8 +82,15 @@ toolchain: ## Build (once) and cache kube-apiserver, kube-controller-manager, ku
 .PHONY: test
 test: verify test-unit fuzz e2e e2e-kind ## Everything CI runs: verify, unit and integration tests, fuzzing, the e2e suites, then the kind suites.
 
+.PHONY: chromium
+chromium: ## Install Debian's Chromium (as root, once) for the dashboard's browser test.
+	@command -v chromium >/dev/null || [ -n "$$MUSTER_CHROMIUM" ] || { \
+		if [ "$$(id -u)" != 0 ]; then echo "the dashboard's browser test needs Chromium: apt-get install chromium, or set MUSTER_CHROMIUM"; exit 1; fi; \
+		echo "installing Debian's chromium for the browser test"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+
 .PHONY: test-unit
-test-unit: toolchain ## Unit and integration (envtest) tests.
+test-unit: toolchain chromium ## Unit and integration (envtest) tests.
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
 
 .PHONY: fuzz
@@ -94,7 +101,7 @@ fuzz: ## Fuzz every target in FUZZ_TARGETS, FUZZ_TIME inputs each: no panic, no 
 	done
 
 .PHONY: e2e
-e2e: toolchain ## End-to-end suites on a fleet (MUSTER_E2E_PROVIDER=local|kind).
+e2e: toolchain chromium ## End-to-end suites on a fleet (MUSTER_E2E_PROVIDER=local|kind).
 	$(GO) test -count=1 -p 1 -tags e2e -timeout $(E2E_TIMEOUT) -v ./e2e/...
 
 .PHONY: e2e-kind
