@@ -176,7 +176,7 @@ func (r *Reconciler) place(ctx context.Context, fj *musterv1.FleetJob) (ctrl.Res
 	if len(shards) == 0 {
 		meta.SetStatusCondition(&status.Conditions, metav1.Condition{
 			Type: musterv1.FleetJobScheduled, Status: metav1.ConditionFalse, Reason: ReasonNoEligibleClusters,
-			Message: fmt.Sprintf("no member cluster can take the job (excluded: %v)", excluded), ObservedGeneration: fj.Generation,
+			Message: "no member cluster can take the job; " + clusters.DescribeExcluded(excluded), ObservedGeneration: fj.Generation,
 		})
 		status.Phase = musterv1.JobPending
 		return requeueOnConflict(r.updateStatus(ctx, fj, *status))
@@ -209,10 +209,11 @@ func (r *Reconciler) place(ctx context.Context, fj *musterv1.FleetJob) (ctrl.Res
 	}
 	meta.SetStatusCondition(&status.Conditions, metav1.Condition{
 		Type: musterv1.FleetJobScheduled, Status: metav1.ConditionTrue, Reason: ReasonPlaced,
-		Message: fmt.Sprintf("%s: shards in %v", fj.Spec.Placement.Mode, names), ObservedGeneration: fj.Generation,
+		Message: placedMessage(fj.Spec.Placement.Mode, names), ObservedGeneration: fj.Generation,
 	})
 	status.Phase = musterv1.JobPending
-	r.Recorder.Eventf(fj, nil, corev1.EventTypeNormal, ReasonPlaced, "Place", "placed %d shards (%s) in %v", len(shards), fj.Spec.Placement.Mode, names)
+	log.FromContext(ctx).V(2).Info("placed the FleetJob", "mode", fj.Spec.Placement.Mode, "clusters", len(names))
+	r.Recorder.Eventf(fj, nil, corev1.EventTypeNormal, ReasonPlaced, "Place", "%s", placedMessage(fj.Spec.Placement.Mode, names))
 	return requeueOnConflict(r.updateStatus(ctx, fj, *status))
 }
 
