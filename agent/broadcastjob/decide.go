@@ -232,4 +232,3 @@ func decide(o observed) plan {
 	p.status = status
 	return p
 }
-

@@ -35,3 +35,17 @@ func spreadPlacedMessage(spread string, described []string) string {
 func shardsFailedMessage(described []string) string {
 	return fmt.Sprintf("the shards in %s failed", clusters.Names(described))
 }
+
+// troubledClusters names, for a log line, the clusters whose shards a ShardsApplied or
+// PodsSchedulable condition of type condType complains about, capped.
+func troubledClusters(states []shardState, condType string) string {
+	var names []string
+	for _, s := range states {
+		switch {
+		case condType == musterv1.FleetJobShardsApplied && s.applyError != "",
+			condType == musterv1.FleetJobPodsSchedulable && waitingCondition(s.status) != nil:
+			names = append(names, s.key())
+		}
+	}
+	return clusters.Names(names)
+}
