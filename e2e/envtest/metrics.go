@@ -54,3 +54,22 @@ func value(m *dto.Metric) float64 {
 	}
 	return 0
 }
+
+// HistogramSum is the summed observations of the named histogram's series whose labels
+// include labels.
+func HistogramSum(t testing.TB, name string, labels map[string]string) float64 {
+	t.Helper()
+	families, err := metrics.Registry.Gather()
+	if err != nil {
+		t.Fatalf("gathering metrics: %v", err)
+	}
+	sum := 0.0
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			if f.GetName() == name && m.Histogram != nil && hasLabels(m, labels) {
+				sum += m.Histogram.GetSampleSum()
+			}
+		}
+	}
+	return sum
+}
