@@ -3,6 +3,11 @@ package broadcastjob
 import (
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	bcj "github.com/musterhq/muster/api/broadcastjob"
+	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/placement/clusters"
 )
 
@@ -32,4 +37,17 @@ func nodesEligibleMessage(nodes int32, inClusters int) string {
 		verb = "node is"
 	}
 	return fmt.Sprintf("%d %s eligible in %s", nodes, verb, clusters.Count(inClusters, "cluster"))
+}
+
+// newlyWithoutClusters returns after's NodesEligible condition when it says no cluster
+// can run the job and before's did not: the moment the job gets stuck, logged once.
+func newlyWithoutClusters(before, after *musterv1.BroadcastJobStatus) *metav1.Condition {
+	c := meta.FindStatusCondition(after.Conditions, musterv1.BroadcastJobNodesEligible)
+	if c == nil || c.Reason != bcj.ReasonNoEligibleClusters {
+		return nil
+	}
+	if prev := meta.FindStatusCondition(before.Conditions, musterv1.BroadcastJobNodesEligible); prev != nil && prev.Reason == c.Reason {
+		return nil
+	}
+	return c
 }
