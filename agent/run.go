@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	mcmanager "sigs.k8s.io/multicluster-runtime/pkg/manager"
 	"sigs.k8s.io/multicluster-runtime/providers/clusters"
@@ -27,6 +28,7 @@ import (
 	"github.com/musterhq/muster/agent/heartbeat"
 	"github.com/musterhq/muster/agent/inventory"
 	"github.com/musterhq/muster/agent/job"
+	agentmetrics "github.com/musterhq/muster/agent/metrics"
 	"github.com/musterhq/muster/agent/registration"
 	"github.com/musterhq/muster/agent/worksync"
 	"github.com/musterhq/muster/api/scheme"
@@ -94,6 +96,10 @@ func Run(ctx context.Context, opts *Options) error {
 		return err
 	}
 	local := mgr.GetLocalManager()
+	expiry := agentmetrics.CertificateExpiry(creds.ClusterName, func() time.Time { return holder.Current().Leaf.NotAfter }, time.Now)
+	if err := metrics.Registry.Register(expiry); err != nil {
+		return fmt.Errorf("registering the certificate expiry metric: %w", err)
+	}
 	runnables := []manager.Runnable{
 		&registration.Rotator{Registrar: reg, Holder: holder, Hub: hubset, Credentials: creds},
 		&heartbeat.Renewer{Hub: hubset, Cluster: creds.ClusterName, Holder: holderIdentity(), Interval: opts.HeartbeatInterval},

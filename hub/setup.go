@@ -3,6 +3,7 @@ package hub
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/clock"
@@ -13,6 +14,7 @@ import (
 	"github.com/musterhq/muster/hub/fleetjob"
 	"github.com/musterhq/muster/hub/health"
 	"github.com/musterhq/muster/hub/inventory"
+	hubmetrics "github.com/musterhq/muster/hub/metrics"
 	"github.com/musterhq/muster/hub/registration"
 )
 
@@ -53,6 +55,9 @@ func Setup(_ context.Context, mgr ctrl.Manager, opts *Options) (*Controllers, er
 		{"broadcastjob", (&broadcastjob.Reconciler{
 			Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("muster-broadcastjob"), Clock: clock.RealClock{}, Inventory: inv,
 		}).SetupWithManager},
+	}
+	if err := hubmetrics.RegisterFleet(mgr.GetClient(), health.LeaseName, time.Now); err != nil {
+		return nil, fmt.Errorf("registering the fleet metrics: %w", err)
 	}
 	for _, s := range setups {
 		if err := s.setup(mgr); err != nil {

@@ -28,6 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/musterhq/muster/agent/expectations"
+	agentmetrics "github.com/musterhq/muster/agent/metrics"
 	bcj "github.com/musterhq/muster/api/broadcastjob"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 )
@@ -255,6 +256,7 @@ func (r *Reconciler) deletePods(ctx context.Context, job *musterv1.BroadcastJob,
 		if err := r.Client.Delete(ctx, pod, client.Preconditions{UID: &pod.UID}); client.IgnoreNotFound(err) != nil {
 			return fmt.Errorf("deleting pod %s: %w", pod.Name, err)
 		}
+		agentmetrics.PodsDeleted.WithLabelValues("BroadcastJob").Inc()
 		r.Recorder.Eventf(job, pod, corev1.EventTypeNormal, ReasonSuccessfulDelete, "Delete", "deleted pod %s on node %s", pod.Name, PodNode(pod))
 	}
 	return nil
@@ -292,6 +294,7 @@ func (r *Reconciler) createPods(ctx context.Context, job *musterv1.BroadcastJob,
 		for i, err := range errs {
 			if err == nil {
 				created++
+				agentmetrics.PodsCreated.WithLabelValues("BroadcastJob").Inc()
 				continue
 			}
 			if firstErr == nil {

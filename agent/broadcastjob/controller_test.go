@@ -238,7 +238,7 @@ func TestNoEligibleNodesIsPendingWithReasons(t *testing.T) {
 	j := f.job()
 	got := f.waitForStatus(j, musterv1.BroadcastJobPending, musterv1.BroadcastCounts{})
 	c := meta.FindStatusCondition(got.Status.Conditions, musterv1.BroadcastJobNodesEligible)
-	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != bcj.ReasonNoEligibleNodes || !strings.Contains(c.Message, "UntoleratedTaint") {
+	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != bcj.ReasonNoEligibleNodes || !strings.Contains(c.Message, "the pod does not tolerate") {
 		t.Errorf("NodesEligible = %+v: want False/NoEligibleNodes naming the taint", c)
 	}
 	f.expectEvent(j, bcj.ReasonNoEligibleNodes)

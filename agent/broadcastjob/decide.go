@@ -1,12 +1,9 @@
 package broadcastjob
 
 import (
-	"cmp"
 	"fmt"
-	"maps"
 	"math"
 	"slices"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -226,7 +223,7 @@ func decide(o observed) plan {
 		}
 	}
 	if counts.Desired == 0 {
-		bcj.SetCondition(&status, musterv1.BroadcastJobNodesEligible, metav1.ConditionFalse, bcj.ReasonNoEligibleNodes, noEligibleNodes(len(o.nodes), unfit))
+		bcj.SetCondition(&status, musterv1.BroadcastJobNodesEligible, metav1.ConditionFalse, bcj.ReasonNoEligibleNodes, nodefit.DescribeUnfit(len(o.nodes), unfit))
 	} else {
 		bcj.SetCondition(&status, musterv1.BroadcastJobNodesEligible, metav1.ConditionTrue, bcj.ReasonNodesEligible,
 			fmt.Sprintf("%d of %d nodes are eligible", counts.Desired, len(o.nodes)))
@@ -234,18 +231,4 @@ func decide(o observed) plan {
 	status.Phase = bcj.Phase(&status)
 	p.status = status
 	return p
-}
-
-func noEligibleNodes(total int, unfit map[nodefit.Reason]int) string {
-	if total == 0 {
-		return "the cluster has no nodes"
-	}
-	reasons := slices.SortedFunc(maps.Keys(unfit), func(a, b nodefit.Reason) int {
-		return cmp.Or(cmp.Compare(unfit[b], unfit[a]), cmp.Compare(a, b))
-	})
-	parts := make([]string, 0, len(reasons))
-	for _, r := range reasons {
-		parts = append(parts, fmt.Sprintf("%d %s", unfit[r], r))
-	}
-	return fmt.Sprintf("none of %d nodes fits the pod template: %s", total, strings.Join(parts, ", "))
 }

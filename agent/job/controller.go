@@ -34,6 +34,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/musterhq/muster/agent/expectations"
+	agentmetrics "github.com/musterhq/muster/agent/metrics"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 )
 
@@ -537,6 +538,7 @@ func (r *Reconciler) deletePods(ctx context.Context, job *batchv1.Job, pods []*c
 		if err := r.Client.Delete(ctx, p, client.Preconditions{UID: &p.UID}); client.IgnoreNotFound(err) != nil {
 			return fmt.Errorf("deleting pod %s: %w", p.Name, err)
 		}
+		agentmetrics.PodsDeleted.WithLabelValues("Job").Inc()
 		mu.Lock()
 		deleted++
 		mu.Unlock()
@@ -563,6 +565,7 @@ func (r *Reconciler) createPods(ctx context.Context, job *batchv1.Job, indexes [
 				return fmt.Errorf("creating a pod: %w", err)
 			}
 			r.expectations.ExpectCreate(key, pod.Name)
+			agentmetrics.PodsCreated.WithLabelValues("Job").Inc()
 			mu.Lock()
 			created++
 			mu.Unlock()

@@ -55,9 +55,17 @@ func reportUnschedulable(status *batchv1.JobStatus, pods []*corev1.Pod, now meta
 			cond = &status.Conditions[len(status.Conditions)-1]
 		}
 		cond.Status, cond.Reason, cond.LastTransitionTime = corev1.ConditionTrue, reasonUnschedulable, since
-		cond.Message, cond.LastProbeTime = fmt.Sprintf("%d pods cannot be scheduled: %s", count, message), since
+		cond.Message, cond.LastProbeTime = unschedulableMessage(count, message), since
 	case cond != nil && cond.Status == corev1.ConditionTrue:
 		cond.Status, cond.Reason, cond.Message = corev1.ConditionFalse, reasonScheduled, "every active pod is scheduled"
 		cond.LastTransitionTime, cond.LastProbeTime = now, now
 	}
+}
+
+// unschedulableMessage: "2 pods cannot be scheduled: <the scheduler's message>".
+func unschedulableMessage(count int, scheduler string) string {
+	if count == 1 {
+		return "1 pod cannot be scheduled: " + scheduler
+	}
+	return fmt.Sprintf("%d pods cannot be scheduled: %s", count, scheduler)
 }

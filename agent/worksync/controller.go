@@ -29,6 +29,7 @@ import (
 	"sigs.k8s.io/multicluster-runtime/pkg/multicluster"
 	mcreconcile "sigs.k8s.io/multicluster-runtime/pkg/reconcile"
 
+	agentmetrics "github.com/musterhq/muster/agent/metrics"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 )
 
@@ -111,7 +112,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (re
 			return reconcile.Result{}, fmt.Errorf("adding the cleanup finalizer: %w", err)
 		}
 	}
+	start := time.Now()
 	outcomes := r.applyAll(ctx, member, &work)
+	agentmetrics.WorkApplyDuration.WithLabelValues(r.Cluster).Observe(time.Since(start).Seconds())
+	r.reportFailures(ctx, &work, outcomes)
 	if err := r.pruneDropped(ctx, member, &work, outcomes); err != nil {
 		return reconcile.Result{}, err
 	}

@@ -36,6 +36,9 @@ type Muster struct {
 	// HubProc is the suite's hub; Hubs holds every hub process started, by name.
 	HubProc *Process
 	Hubs    map[string]*Process
+	// MetricsURLs are the Prometheus endpoints of the processes started, by process name
+	// ("hub", "agent-member1"), each on a free local port.
+	MetricsURLs map[string]string
 }
 
 var joinLine = regexp.MustCompile(`musterctl (join .*) --cluster-name <name>`)
@@ -46,7 +49,7 @@ func InstallHub(ctx context.Context, f *Fleet) (*Muster, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Muster{Fleet: f, Bin: bin, Agents: map[string]*Process{}, Hubs: map[string]*Process{}}
+	m := &Muster{Fleet: f, Bin: bin, Agents: map[string]*Process{}, Hubs: map[string]*Process{}, MetricsURLs: map[string]string{}}
 	out, err := m.Musterctl(ctx, f.Hub, "init", "--no-deploy")
 	if err != nil {
 		return nil, err
@@ -80,10 +83,14 @@ func (m *Muster) Join(ctx context.Context, member *Cluster, name string, extra .
 
 // StartAgent runs muster-agent for a member that joined.
 func (m *Muster) StartAgent(member *Cluster, extra ...string) error {
-	args := append([]string{
-		"--kubeconfig", member.Kubeconfig, "--metrics-bind-address", "0", "--health-probe-bind-address", "0",
+	metrics, err := m.metricsArgs("agent-" + member.Name)
+	if err != nil {
+		return err
+	}
+	args := append(append([]string{
+		"--kubeconfig", member.Kubeconfig, "--health-probe-bind-address", "0",
 		"--leader-elect=false",
-	}, extra...)
+	}, metrics...), extra...)
 	p, err := StartProcess("agent-"+member.Name, filepath.Join(m.Fleet.Dir, "logs", "agent-"+member.Name+".log"), m.Bin.Agent, args...)
 	if err != nil {
 		return err
@@ -109,7 +116,12 @@ func (m *Muster) StartHub(name string, extra ...string) (*Process, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := StartProcess(name, filepath.Join(m.Fleet.Dir, "logs", name+".log"), m.Bin.Hub, append(args, extra...)...)
+	metrics, err := m.metricsArgs(name)
+	if err != nil {
+		return nil, err
+	}
+	// The later flag wins: the metrics port replaces HubProcessArgs' "0".
+	p, err := StartProcess(name, filepath.Join(m.Fleet.Dir, "logs", name+".log"), m.Bin.Hub, append(append(args, metrics...), extra...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -118,21 +130,39 @@ func (m *Muster) StartHub(name string, extra ...string) (*Process, error) {
 }
 
 // HubProcessArgs are muster-hub's flags for running as a process next to the hub
-// cluster: its kubeconfig, no metrics or probe ports, and the admission webhook on a free
-// local port that the API server calls at 127.0.0.1.
+// cluster: its kubeconfig, no metrics (StartHub adds a port) or probe ports, and the
+// admission webhook on a free local port that the API server calls at 127.0.0.1.
 func HubProcessArgs(hub *Cluster) ([]string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := freePort()
 	if err != nil {
 		return nil, fmt.Errorf("finding a free port for the hub's webhook: %w", err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	if err := l.Close(); err != nil {
-		return nil, err
 	}
 	return []string{
 		"--kubeconfig", hub.Kubeconfig, "--metrics-bind-address", "0", "--health-probe-bind-address", "0",
 		"--webhook-host", "127.0.0.1", "--webhook-port", strconv.Itoa(port),
 	}, nil
+}
+
+// metricsArgs picks a free local port for the named process's metrics endpoint, records
+// its URL in MetricsURLs, and returns the flag that serves it.
+func (m *Muster) metricsArgs(name string) ([]string, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, fmt.Errorf("finding a free port for the metrics of %s: %w", name, err)
+	}
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	m.MetricsURLs[name] = "http://" + addr + "/metrics"
+	return []string{"--metrics-bind-address", addr}, nil
+}
+
+// freePort returns a local TCP port that was free a moment ago.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	return port, l.Close()
 }
 
 // Stop stops the hub and agent processes.

@@ -30,6 +30,7 @@ import (
 	bcj "github.com/musterhq/muster/api/broadcastjob"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/hub/inventory"
+	hubmetrics "github.com/musterhq/muster/hub/metrics"
 	"github.com/musterhq/muster/hub/shards"
 	"github.com/musterhq/muster/placement/clusters"
 )
@@ -161,8 +162,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// finds whose it is.
 		plan.requeueAfter = conflictRetry
 	}
+	stuck := newlyWithoutClusters(&job.Status, &plan.status)
 	if err := r.writer().UpdateStatus(ctx, job, plan.status); err != nil {
 		return requeueOnConflict(err)
+	}
+	if stuck != nil {
+		hubmetrics.PlacementDecisions.WithLabelValues("BroadcastJob", hubmetrics.OutcomeNoEligibleClusters).Inc()
+		log.FromContext(ctx).Info("no member cluster can run the BroadcastJob; it waits for one", "message", stuck.Message)
 	}
 	r.announce(ctx, job, plan.news)
 	if bcj.Finished(&plan.status) {
@@ -267,6 +273,9 @@ func (r *Reconciler) writeShards(ctx context.Context, job *musterv1.BroadcastJob
 				raced = true
 			case err != nil:
 				errs = append(errs, fmt.Errorf("creating the shard for cluster %s: %w", cluster, err))
+			default:
+				hubmetrics.PlacementDecisions.WithLabelValues("BroadcastJob", hubmetrics.OutcomePlaced).Inc()
+				log.FromContext(ctx).V(2).Info("placed a shard of the BroadcastJob", "cluster", cluster)
 			}
 			continue
 		}

@@ -1,12 +1,9 @@
 package broadcastjob
 
 import (
-	"cmp"
 	"fmt"
-	"maps"
 	"math"
 	"slices"
-	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -204,10 +201,10 @@ func decideFleet(o fleetObserved) fleetPlan {
 		bcj.SetCondition(&status, musterv1.BroadcastJobNodesEligible, metav1.ConditionFalse, bcj.ReasonNoEligibleClusters, noEligibleClusters(o.excluded))
 	case totals.Desired == 0:
 		bcj.SetCondition(&status, musterv1.BroadcastJobNodesEligible, metav1.ConditionFalse, bcj.ReasonNoEligibleNodes,
-			fmt.Sprintf("no node fits the pod template in clusters %s", clusterNames(running)))
+			"no node fits the pod template in "+clusterNames(running))
 	default:
 		bcj.SetCondition(&status, musterv1.BroadcastJobNodesEligible, metav1.ConditionTrue, bcj.ReasonNodesEligible,
-			fmt.Sprintf("%d nodes are eligible in %d clusters", totals.Desired, len(running)))
+			nodesEligibleMessage(totals.Desired, len(running)))
 	}
 	status.Phase = bcj.Phase(&status)
 	p.status = status
@@ -264,28 +261,6 @@ func failedDetail(s *musterv1.BroadcastJobStatus) string {
 		return ": " + c.Message
 	}
 	return ""
-}
-
-func clusterNames(cs []*cluster) string {
-	names := make([]string, len(cs))
-	for i, c := range cs {
-		names[i] = c.name
-	}
-	return strings.Join(names, ", ")
-}
-
-func noEligibleClusters(excluded map[string]int) string {
-	if len(excluded) == 0 {
-		return "the fleet has no member clusters"
-	}
-	reasons := slices.SortedFunc(maps.Keys(excluded), func(a, b string) int {
-		return cmp.Or(cmp.Compare(excluded[b], excluded[a]), cmp.Compare(a, b))
-	})
-	parts := make([]string, len(reasons))
-	for i, r := range reasons {
-		parts[i] = fmt.Sprintf("%d %s", excluded[r], r)
-	}
-	return "no member cluster matches the placement: " + strings.Join(parts, ", ")
 }
 
 // appliedCondition sets ShardsApplied on status from what the shards' agents reported: a

@@ -23,9 +23,11 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	bcj "github.com/musterhq/muster/api/broadcastjob"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	hubmetrics "github.com/musterhq/muster/hub/metrics"
 )
 
 // Condition and event reasons.
@@ -169,6 +171,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return requeueOnConflict(errors.Join(err, r.writeStatus(ctx, cj, status)))
 		}
 		if created {
+			if skipped := sl.missed - 1; skipped > 0 {
+				// Only the latest of the slots due since the last run runs.
+				hubmetrics.CronMissedSlots.WithLabelValues(childKind(cj)).Add(float64(skipped))
+			}
 			// The slot is recorded on the next pass, which the child's creation triggers
 			// (track takes lastScheduleTime from the newest child): when many crons share a
 			// slot, every child is created before any status is written. Only a change of
@@ -253,6 +259,9 @@ func (r *Reconciler) runSlot(ctx context.Context, cj *musterv1.FleetCronJob, sta
 		return false, fmt.Errorf("creating the run for %s: %w", slot.Format(time.RFC3339), err)
 	}
 	r.Recorder.Eventf(cj, obj, corev1.EventTypeNormal, ReasonCreated, "Create", "created %s for %s", name, slot.Format(time.RFC3339))
+	lag := r.Clock.Now().Sub(slot)
+	hubmetrics.CronScheduleLag.WithLabelValues(childKind(cj)).Observe(lag.Seconds())
+	log.FromContext(ctx).V(2).Info("created the run of a slot", "run", name, "slot", slot, "lag", lag)
 	return true, nil
 }
 
@@ -262,6 +271,14 @@ func recordSchedule(status *musterv1.FleetCronJobStatus, slot time.Time) {
 	if status.LastScheduleTime == nil || status.LastScheduleTime.Before(&metav1.Time{Time: slot}) {
 		status.LastScheduleTime = &metav1.Time{Time: slot}
 	}
+}
+
+// childKind is the kind of the runs cj creates.
+func childKind(cj *musterv1.FleetCronJob) string {
+	if cj.Spec.JobTemplate != nil {
+		return "FleetJob"
+	}
+	return "BroadcastJob"
 }
 
 func newChild(cj *musterv1.FleetCronJob, name string, slot time.Time) client.Object {

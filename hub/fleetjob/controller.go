@@ -26,6 +26,7 @@ import (
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/hub/inventory"
+	hubmetrics "github.com/musterhq/muster/hub/metrics"
 	"github.com/musterhq/muster/hub/shards"
 	"github.com/musterhq/muster/placement/clusters"
 )
@@ -140,7 +141,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	// Announced only once the status that reports them is written: a conflicting write is
 	// retried, and its retry finds the same news.
 	for _, c := range news {
-		log.FromContext(ctx).Info("shards of the FleetJob have a problem in their member clusters", "condition", c.Type, "reason", c.Reason, "message", c.Message)
+		log.FromContext(ctx).Info("shards of the FleetJob have a problem in their member clusters", "condition", c.Type, "reason", c.Reason,
+			"clusters", troubledClusters(shards, c.Type), "message", c.Message)
 		action := "Apply"
 		if c.Type == musterv1.FleetJobPodsSchedulable {
 			action = "Schedule"
@@ -174,9 +176,13 @@ func (r *Reconciler) place(ctx context.Context, fj *musterv1.FleetJob) (ctrl.Res
 	shards := place(fj, eligible, fit)
 	status := fj.Status.DeepCopy()
 	if len(shards) == 0 {
+		hubmetrics.PlacementDecisions.WithLabelValues("FleetJob", hubmetrics.OutcomeNoEligibleClusters).Inc()
+		if c := meta.FindStatusCondition(fj.Status.Conditions, musterv1.FleetJobScheduled); c == nil || c.Reason != ReasonNoEligibleClusters {
+			log.FromContext(ctx).Info("no member cluster can take the FleetJob; it waits for one", "excluded", clusters.DescribeExcluded(excluded))
+		}
 		meta.SetStatusCondition(&status.Conditions, metav1.Condition{
 			Type: musterv1.FleetJobScheduled, Status: metav1.ConditionFalse, Reason: ReasonNoEligibleClusters,
-			Message: fmt.Sprintf("no member cluster can take the job (excluded: %v)", excluded), ObservedGeneration: fj.Generation,
+			Message: "no member cluster can take the job; " + clusters.DescribeExcluded(excluded), ObservedGeneration: fj.Generation,
 		})
 		status.Phase = musterv1.JobPending
 		return requeueOnConflict(r.updateStatus(ctx, fj, *status))
@@ -195,6 +201,7 @@ func (r *Reconciler) place(ctx context.Context, fj *musterv1.FleetJob) (ctrl.Res
 		if err != nil {
 			return ctrl.Result{}, err
 		}
+		hubmetrics.PlacementDecisions.WithLabelValues("FleetJob", hubmetrics.OutcomeNameTaken).Inc()
 		meta.SetStatusCondition(&status.Conditions, *taken)
 		return requeueOnConflict(r.updateStatus(ctx, fj, *status))
 	}
@@ -209,10 +216,12 @@ func (r *Reconciler) place(ctx context.Context, fj *musterv1.FleetJob) (ctrl.Res
 	}
 	meta.SetStatusCondition(&status.Conditions, metav1.Condition{
 		Type: musterv1.FleetJobScheduled, Status: metav1.ConditionTrue, Reason: ReasonPlaced,
-		Message: fmt.Sprintf("%s: shards in %v", fj.Spec.Placement.Mode, names), ObservedGeneration: fj.Generation,
+		Message: placedMessage(fj.Spec.Placement.Mode, names), ObservedGeneration: fj.Generation,
 	})
 	status.Phase = musterv1.JobPending
-	r.Recorder.Eventf(fj, nil, corev1.EventTypeNormal, ReasonPlaced, "Place", "placed %d shards (%s) in %v", len(shards), fj.Spec.Placement.Mode, names)
+	hubmetrics.PlacementDecisions.WithLabelValues("FleetJob", hubmetrics.OutcomePlaced).Inc()
+	log.FromContext(ctx).V(2).Info("placed the FleetJob", "mode", fj.Spec.Placement.Mode, "clusters", clusters.Names(names))
+	r.Recorder.Eventf(fj, nil, corev1.EventTypeNormal, ReasonPlaced, "Place", "%s", placedMessage(fj.Spec.Placement.Mode, names))
 	return requeueOnConflict(r.updateStatus(ctx, fj, *status))
 }
 

@@ -238,7 +238,7 @@ func summarize(fj *musterv1.FleetJob, shards []shardState, now time.Time) (muste
 		for i, k := range failed {
 			described[i] = describeKey(shards, k)
 		}
-		setCond(musterv1.FleetJobFailed, metav1.ConditionTrue, ReasonShardsFailed, fmt.Sprintf("the shards in %s failed", strings.Join(described, ", ")))
+		setCond(musterv1.FleetJobFailed, metav1.ConditionTrue, ReasonShardsFailed, shardsFailedMessage(described))
 	case len(shards) > 0 && len(finished) == len(shards):
 		setCond(musterv1.FleetJobComplete, metav1.ConditionTrue, ReasonShardsCompleted, fmt.Sprintf("%d pods succeeded in %d clusters", status.Succeeded, len(shards)))
 	}

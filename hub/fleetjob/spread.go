@@ -184,13 +184,17 @@ func (r *Reconciler) placeBySpread(ctx context.Context, fj *musterv1.FleetJob, w
 	}
 	res.scheduled = metav1.Condition{
 		Type: musterv1.FleetJobScheduled, Status: metav1.ConditionTrue, Reason: ReasonPlacedBySpread, ObservedGeneration: fj.Generation,
-		Message: fmt.Sprintf("WorkloadSpread %s: shards %v", ws.Name, slices.Sorted(maps.Keys(res.works))),
 	}
+	slices.SortFunc(res.shards, func(a, b shardState) int { return cmp.Compare(a.key(), b.key()) })
+	described := make([]string, len(res.shards))
+	for i, s := range res.shards {
+		described[i] = s.describe()
+	}
+	res.scheduled.Message = spreadPlacedMessage(ws.Name, described)
 	if len(d.shards) == 0 && ptr.Deref(fj.Spec.Template.Spec.Parallelism, 1) > 0 {
 		res.scheduled.Status, res.scheduled.Reason = metav1.ConditionFalse, ReasonNoEligibleClusters
 		res.scheduled.Message = fmt.Sprintf("WorkloadSpread %s: no subset has a member cluster that can take the job", ws.Name)
 	}
-	slices.SortFunc(res.shards, func(a, b shardState) int { return cmp.Compare(a.key(), b.key()) })
 	return res, nil
 }
 

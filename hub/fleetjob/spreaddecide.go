@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -16,6 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/hub/shards"
 	"github.com/musterhq/muster/placement/division"
 	"github.com/musterhq/muster/placement/subsets"
 )
@@ -306,7 +306,8 @@ func spreadChanges(current []shardState, want []shard) string {
 			parts = append(parts, fmt.Sprintf("%s %d→%d", names[k], before[k], after[k]))
 		}
 	}
-	return strings.Join(parts, "; ")
+	msg, _ := shards.Join(parts)
+	return msg
 }
 
 // subsetSummary is the status' one-line view of the subsets for `kubectl get`: each

@@ -17,6 +17,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 )
@@ -123,9 +124,11 @@ func (r *Reconciler) recordCondition(ctx context.Context, mc *musterv1.MemberClu
 	// The first verdict on a cluster that never had one is not a transition worth a warning.
 	switch {
 	case v.Status == metav1.ConditionTrue:
-		r.Recorder.Eventf(mc, nil, corev1.EventTypeNormal, EventAvailable, "Heartbeat", v.Message)
+		log.FromContext(ctx).V(2).Info("the member cluster is available", "cluster", mc.Name)
+		r.Recorder.Eventf(mc, nil, corev1.EventTypeNormal, EventAvailable, "Heartbeat", "%s", v.Message)
 	case before != nil:
-		r.Recorder.Eventf(mc, nil, corev1.EventTypeWarning, EventUnreachable, "Heartbeat", v.Message)
+		log.FromContext(ctx).Info("the member cluster stopped heartbeating", "cluster", mc.Name, "reason", v.Reason, "message", v.Message)
+		r.Recorder.Eventf(mc, nil, corev1.EventTypeWarning, EventUnreachable, "Heartbeat", "%s", v.Message)
 	}
 	return nil
 }

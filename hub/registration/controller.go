@@ -192,6 +192,6 @@ func (r *Reconciler) setAccepted(ctx context.Context, mc *musterv1.MemberCluster
 	if status != metav1.ConditionTrue {
 		eventType = corev1.EventTypeWarning
 	}
-	r.Recorder.Eventf(mc, nil, eventType, reason, "Admit", message)
+	r.Recorder.Eventf(mc, nil, eventType, reason, "Admit", "%s", message)
 	return nil
 }

@@ -1,0 +1,41 @@
+// Package metrics holds the hub's Prometheus metrics, registered with controller-runtime's
+// registry so the manager's /metrics endpoint serves them beside its own (reconcile
+// latency and errors per controller come from controller-runtime). Labels are bounded:
+// kinds, outcomes, phases and cluster names, never job names.
+package metrics
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+)
+
+// Outcomes of a placement decision.
+const (
+	OutcomePlaced             = "Placed"
+	OutcomeNoEligibleClusters = "NoEligibleClusters"
+	OutcomeNameTaken          = "ShardNameTaken"
+)
+
+var (
+	// PlacementDecisions counts placement decisions by the kind placed and their outcome.
+	PlacementDecisions = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "muster_placement_decisions_total",
+		Help: "Placement decisions, by the kind of object placed and the outcome (Placed, NoEligibleClusters, ShardNameTaken).",
+	}, []string{"kind", "outcome"})
+	// CronScheduleLag is how late a FleetCronJob created the run of a slot.
+	CronScheduleLag = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "muster_cron_schedule_lag_seconds",
+		Help:    "Time from a FleetCronJob's scheduled slot to the creation of its run, by the run's kind.",
+		Buckets: []float64{0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900},
+	}, []string{"kind"})
+	// CronMissedSlots counts slots a FleetCronJob did not run: past their starting
+	// deadline, or more than it looks back for.
+	CronMissedSlots = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "muster_cron_missed_slots_total",
+		Help: "Scheduled slots of FleetCronJobs that got no run (missed their starting deadline or too many to catch up), by the run's kind.",
+	}, []string{"kind"})
+)
+
+func init() {
+	metrics.Registry.MustRegister(PlacementDecisions, CronScheduleLag, CronMissedSlots)
+}
