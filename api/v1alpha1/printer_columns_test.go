@@ -120,14 +120,14 @@ func TestPrinterColumns(t *testing.T) {
 		{"fleetcronjobs", "fleetcronjob", nil, map[string]any{
 			"activeCount": int64(0), "lastScheduleTime": "2026-01-01T02:30:00Z", "nextScheduleTime": "2026-01-02T02:30:00Z",
 		}, []column{
-			{"Schedule", false, "30 2 * * *"}, {"TimeZone", false, "Europe/Berlin"}, {"Suspend", false, "false"}, {"Active", false, "0"},
+			{"Schedule", false, "* * * * *"}, {"TimeZone", false, "Europe/Berlin"}, {"Suspend", false, "false"}, {"Active", false, "0"},
 			{"Last Schedule", false, "*"}, {"Age", false, "*"},
 			{"Next Schedule", true, "2026-01-02T02:30:00Z"}, {"Last Success", true, ""}, {"Concurrency", true, "Forbid"},
 		}},
 		{"workloadspreads", "workloadspread", nil, map[string]any{
 			"replicas": int64(0), "subsetReplicas": "on-prem 0/3, cloud 0",
 		}, []column{
-			{"Target", false, "render-frames"}, {"Strategy", false, "Adaptive"}, {"Replicas", false, "0"},
+			{"Target", false, "crawl-pages"}, {"Strategy", false, "Adaptive"}, {"Replicas", false, "0"},
 			{"Subsets", false, "on-prem 0/3, cloud 0"}, {"Age", false, "*"},
 			{"Target Kind", true, "FleetJob"}, {"Reschedule After", true, "60"},
 		}},
