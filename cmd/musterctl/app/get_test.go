@@ -214,3 +214,16 @@ func TestKubectlPluginNamesItself(t *testing.T) {
 		t.Errorf("kubectl-muster get --help: exit %d\n%s%s", code, out.String(), errOut.String())
 	}
 }
+
+func TestGetSeveralKindsAtOnce(t *testing.T) {
+	ns := env.Namespace(t)
+	fleetJob(t, ns, "one", nil)
+	sample(t, "broadcastjob", ns, "two")
+	for _, kinds := range []string{"fj,bcj", "muster"} {
+		r := musterctl("get", kinds, "-n", ns)
+		// One table per kind, each row named with its kind, as kubectl does.
+		if r.code != 0 || !hasLine(r.out, "fleetjob.muster.dev/one ") || !hasLine(r.out, "broadcastjob.muster.dev/two ") {
+			t.Errorf("get %s:\n%s", kinds, r)
+		}
+	}
+}

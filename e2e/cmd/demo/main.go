@@ -130,11 +130,11 @@ func runSampleFleetJob(ctx context.Context, m *framework.Muster, f *framework.Fl
 	if err != nil {
 		return err
 	}
-	out, err := m.Musterctl(ctx, f.Hub, "get", "fleetjob", fj.Name, "-n", fj.Namespace)
+	out, err := m.Musterctl(ctx, f.Hub, "describe", "fleetjob", fj.Name, "-n", fj.Namespace)
 	if err != nil {
 		return err
 	}
-	step("musterctl get fleetjob %s\n\n%s", fj.Name, out)
+	step("musterctl describe fleetjob %s\n\n%s", fj.Name, out)
 	return nil
 }
 
@@ -188,11 +188,11 @@ func runSampleBroadcastJob(ctx context.Context, m *framework.Muster, f *framewor
 	if err != nil {
 		return err
 	}
-	out, err := m.Musterctl(ctx, f.Hub, "get", "broadcastjob", job.Name, "-n", job.Namespace)
+	out, err := m.Musterctl(ctx, f.Hub, "describe", "broadcastjob", job.Name, "-n", job.Namespace)
 	if err != nil {
 		return err
 	}
-	step("musterctl get broadcastjob %s\n\n%s", job.Name, out)
+	step("musterctl describe broadcastjob %s\n\n%s", job.Name, out)
 	return nil
 }
 
