@@ -96,8 +96,8 @@ func run(ctx context.Context, dir string, members, nodes int) error {
 Muster's demo fleet is up (%s). Try:
 
   %s --kubeconfig %s get clusters
-  %s --kubeconfig %s get fleetjob render-frames
-  %s --kubeconfig %s get broadcastjob prefetch-image
+  %s --kubeconfig %s describe fleetjob render-frames
+  %s --kubeconfig %s get broadcastjob prefetch-image -o wide
   kubectl --kubeconfig %s get memberclusters,fleetjobs,broadcastjobs,works -A
 
 Logs: %s    Stop everything: make fleet-down
@@ -170,7 +170,7 @@ func runSampleBroadcastJob(ctx context.Context, m *framework.Muster, f *framewor
 		return err
 	}
 	job.Spec.Placement.ClusterNames = memberNames(f)
-	// Keep it around for `musterctl get broadcastjob` after the demo.
+	// Keep it around for `musterctl describe broadcastjob` after the demo.
 	job.Spec.CompletionPolicy.TTLSecondsAfterFinished = nil
 	step("a BroadcastJob on the hub: one pod on every node of %d members", len(f.Members))
 	if err := f.Hub.Client.Create(ctx, job); err != nil {
