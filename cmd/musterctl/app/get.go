@@ -68,7 +68,7 @@ func (o *getOptions) run(ctx context.Context, out, errOut io.Writer, args []stri
 	if o.watch {
 		return o.runWatch(ctx, out, errOut, ns, args)
 	}
-	r := o.builder(ns, false).ResourceTypeOrNameArgs(true, args...).ContinueOnError().Latest().Flatten().Do()
+	r := o.builder(ns, false).ResourceTypeOrNameArgs(true, args...).ContinueOnError().Flatten().Do()
 	single := false
 	r.IntoSingleItemImplied(&single)
 	infos, err := r.Infos()
