@@ -68,7 +68,7 @@ func (o *getOptions) run(ctx context.Context, out, errOut io.Writer, args []stri
 	if o.watch {
 		return o.runWatch(ctx, out, errOut, ns, args)
 	}
-	r := o.builder(ns, false).ResourceTypeOrNameArgs(true, args...).ContinueOnError().Flatten().Do()
+	r := o.builder(ns, o.sortBy() != "").ResourceTypeOrNameArgs(true, args...).ContinueOnError().Flatten().Do()
 	single := false
 	r.IntoSingleItemImplied(&single)
 	infos, err := r.Infos()
@@ -108,6 +108,7 @@ func (o *getOptions) printInfos(out io.Writer, infos []*resource.Info, single bo
 		if err != nil {
 			return err
 		}
+		p = o.sorting(p)
 		if single && len(infos) == 1 {
 			return p.PrintObj(infos[0].Object, out)
 		}
@@ -166,7 +167,22 @@ func (o *getOptions) tablePrinter(gk schema.GroupKind, withKind bool) (printers.
 			return nil, err
 		}
 	}
-	return flags.ToPrinter()
+	p, err := flags.ToPrinter()
+	if err != nil {
+		return nil, err
+	}
+	return o.sorting(p), nil
+}
+
+func (o *getOptions) sortBy() string { return *o.print.HumanReadableFlags.SortBy }
+
+// sorting wraps p in kubectl's sorting printer when --sort-by asks for an order; tables
+// are then requested with whole objects, which the sort field is read from.
+func (o *getOptions) sorting(p printers.ResourcePrinter) printers.ResourcePrinter {
+	if o.sortBy() == "" {
+		return p
+	}
+	return &kubectlget.SortingPrinter{SortField: o.sortBy(), Delegate: p, Decoder: unstructured.UnstructuredJSONScheme}
 }
 
 // countRows counts the objects found: a Table's rows, a list's items, or one.

@@ -227,3 +227,18 @@ func TestGetSeveralKindsAtOnce(t *testing.T) {
 		}
 	}
 }
+
+func TestGetSortBy(t *testing.T) {
+	ns := env.Namespace(t)
+	fleetJob(t, ns, "a", map[string]string{"rank": "2"})
+	fleetJob(t, ns, "z", map[string]string{"rank": "1"})
+	if r := musterctl("get", "fj", "-n", ns, "--no-headers", "--sort-by", ".metadata.labels.rank"); r.code != 0 || len(fields(r.out)) != 2 || !strings.HasPrefix(fields(r.out)[0], "z ") {
+		t.Errorf("table sorted by rank:\n%s", r)
+	}
+	if r := musterctl("get", "fj", "-n", ns, "-o", "name", "--sort-by", "{.metadata.labels.rank}"); r.code != 0 || strings.TrimSpace(r.out) != "fleetjob.muster.dev/z\nfleetjob.muster.dev/a" {
+		t.Errorf("names sorted by rank:\n%s", r)
+	}
+	if r := musterctl("get", "fj", "-n", ns, "-L", "rank"); r.code != 0 || !strings.HasSuffix(fields(r.out)[0], "RANK") || !strings.HasSuffix(fields(r.out)[1], " 2") {
+		t.Errorf("-L rank adds no label column:\n%s", r)
+	}
+}
