@@ -70,8 +70,9 @@ verify: generate ## Check formatting, vet, go.mod tidiness and that generated fi
 		git status --porcelain -- api deploy go.mod go.sum; git diff --stat -- api deploy go.mod go.sum; exit 1; fi
 
 .PHONY: build
-build: ## Build muster-hub, muster-agent and musterctl into bin/.
+build: ## Build muster-hub, muster-agent and musterctl (and its kubectl plugin name kubectl-muster) into bin/.
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN_DIR)/ ./cmd/...
+	ln -sf musterctl $(BIN_DIR)/kubectl-muster
 
 .PHONY: toolchain
 toolchain: ## Build (once) and cache kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, etcd and kwok.

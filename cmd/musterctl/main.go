@@ -1,15 +1,15 @@
 // Command musterctl installs the Muster hub, joins member clusters and shows what runs
-// across the fleet. It also works as the kubectl plugin kubectl-muster.
+// across the fleet. Installed as kubectl-muster it is also the kubectl plugin
+// `kubectl muster`.
 package main
 
 import (
 	"os"
+	"path/filepath"
 
 	"github.com/musterhq/muster/cmd/musterctl/app"
 )
 
 func main() {
-	if err := app.NewRootCommand(os.Stdout, os.Stderr).Execute(); err != nil {
-		os.Exit(1)
-	}
+	os.Exit(app.Run(filepath.Base(os.Args[0]), os.Args[1:], os.Stdout, os.Stderr))
 }

@@ -22,18 +22,29 @@ import (
 
 func TestCompletesOnOneEligibleNodeEach(t *testing.T) {
 	j := create(t, newJob("everywhere"))
-	// musterctl get broadcastjob -w follows the job live.
-	watchCtx, stopWatch := context.WithCancel(t.Context())
-	watched := make(chan string)
+	// musterctl get broadcastjob -w --exit-on-finish follows the job live and exits 0 once
+	// it completed.
+	watchCtx, stopWatch := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer stopWatch()
+	type watchResult struct {
+		out string
+		err error
+	}
+	watched := make(chan watchResult, 1)
 	go func() {
-		out, _ := muster.Musterctl(watchCtx, fleet.Hub, "get", "broadcastjob", j.Name, "-n", ns, "-w")
-		watched <- out
+		out, err := muster.Musterctl(watchCtx, fleet.Hub, "get", "broadcastjob", j.Name, "-n", ns, "-w", "--exit-on-finish")
+		watched <- watchResult{out, err}
 	}()
 	done := waitForPhase(t, j, musterv1.BroadcastJobCompleted, 90*time.Second)
-	time.Sleep(time.Second)
-	stopWatch()
-	if out := squash(<-watched); strings.Count(out, "BroadcastJob default/everywhere:") < 2 || !strings.Contains(out, "TOTAL Completed 20 0 20 0 - 100%") {
-		t.Errorf("musterctl get broadcastjob -w did not follow the job to completion:\n%s", out)
+	w := <-watched
+	var rows []string
+	for _, l := range strings.Split(squash(w.out), "\n") {
+		if strings.HasPrefix(l, j.Name+" ") {
+			rows = append(rows, l)
+		}
+	}
+	if w.err != nil || len(rows) < 2 || !strings.Contains(rows[len(rows)-1], "Completed") {
+		t.Errorf("musterctl get broadcastjob -w --exit-on-finish did not follow the job to completion and exit 0 (%v):\n%s", w.err, w.out)
 	}
 
 	for _, m := range []*framework.Cluster{member1, member2} {
@@ -54,10 +65,10 @@ func TestCompletesOnOneEligibleNodeEach(t *testing.T) {
 			t.Errorf("cluster %s: %+v phase %s", c.ClusterName, c.BroadcastCounts, c.Phase)
 		}
 	}
-	table := musterctl(t, "get", "broadcastjob", j.Name, "-n", ns)
+	table := musterctl(t, "describe", "broadcastjob", j.Name, "-n", ns)
 	for _, line := range []string{"member1 Completed 10 0 10 0 - 100%", "member2 Completed 10 0 10 0 - 100%", "TOTAL Completed 20 0 20 0 - 100%"} {
 		if !strings.Contains(squash(table), line) {
-			t.Errorf("musterctl get broadcastjob lacks %q:\n%s", line, table)
+			t.Errorf("musterctl describe broadcastjob lacks %q:\n%s", line, table)
 		}
 	}
 }

@@ -169,12 +169,12 @@ func TestDividedIndexedRunsEveryFleetIndexOnce(t *testing.T) {
 			t.Errorf("%s shard: managedBy %v, succeeded %d", m.Name, job.Spec.ManagedBy, job.Status.Succeeded)
 		}
 	}
-	out, err := muster.Musterctl(t.Context(), fleet.Hub, "get", "fleetjob", fj.Name, "-n", ns)
+	out, err := muster.Musterctl(t.Context(), fleet.Hub, "describe", "fleetjob", fj.Name, "-n", ns)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(strings.Join(strings.Fields(out), " "), "TOTAL Complete - 20 0 20 0") {
-		t.Errorf("musterctl get fleetjob:\n%s", out)
+		t.Errorf("musterctl describe fleetjob:\n%s", out)
 	}
 }
 

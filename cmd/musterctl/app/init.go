@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -12,7 +11,6 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/rest"
@@ -173,34 +171,4 @@ func caData(cfg *rest.Config) ([]byte, error) {
 		return nil, fmt.Errorf("the kubeconfig has no certificate authority for %s", cfg.Host)
 	}
 	return os.ReadFile(cfg.CAFile)
-}
-
-func newTokenCommand(flags *genericclioptions.ConfigFlags) *cobra.Command {
-	ttl := bootstrap.DefaultTokenTTL
-	cluster := ""
-	create := &cobra.Command{
-		Use:   "create",
-		Short: "Create a bootstrap token on the hub and print the join command",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			hub, err := newClients(flags)
-			if err != nil {
-				return err
-			}
-			if errs := validation.IsDNS1123Label(cluster); cluster != "" && len(errs) > 0 {
-				return fmt.Errorf("--cluster %q: %s", cluster, strings.Join(errs, "; "))
-			}
-			join, err := issueToken(cmd.Context(), hub, ttl, cluster)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintln(cmd.OutOrStdout(), join)
-			return nil
-		},
-	}
-	create.Flags().DurationVar(&ttl, "ttl", ttl, "lifetime of the token")
-	create.Flags().StringVar(&cluster, "cluster", "", "bind the token to this cluster name: it can register and ask for no other identity")
-	token := &cobra.Command{Use: "token", Short: "Manage bootstrap tokens"}
-	token.AddCommand(create)
-	return token
 }

@@ -98,7 +98,7 @@ Muster's demo fleet is up (%s). Try (the README's quick start has more):
   export KUBECONFIG=%s
   export PATH=%s:$PATH
   musterctl get clusters
-  musterctl get fleetjob render-frames
+  musterctl describe fleetjob render-frames
   musterctl get broadcastjob prefetch-image
   musterctl dashboard    # the fleet live in a browser: http://127.0.0.1:8420/
   kubectl get memberclusters,fleetjobs,broadcastjobs,works -A
@@ -131,11 +131,11 @@ func runSampleFleetJob(ctx context.Context, m *framework.Muster, f *framework.Fl
 	if err != nil {
 		return err
 	}
-	out, err := m.Musterctl(ctx, f.Hub, "get", "fleetjob", fj.Name, "-n", fj.Namespace)
+	out, err := m.Musterctl(ctx, f.Hub, "describe", "fleetjob", fj.Name, "-n", fj.Namespace)
 	if err != nil {
 		return err
 	}
-	step("musterctl get fleetjob %s\n\n%s", fj.Name, out)
+	step("musterctl describe fleetjob %s\n\n%s", fj.Name, out)
 	return nil
 }
 
@@ -178,11 +178,11 @@ func runSampleBroadcastJob(ctx context.Context, m *framework.Muster, f *framewor
 	if err != nil {
 		return err
 	}
-	out, err := m.Musterctl(ctx, f.Hub, "get", "broadcastjob", job.Name, "-n", job.Namespace)
+	out, err := m.Musterctl(ctx, f.Hub, "describe", "broadcastjob", job.Name, "-n", job.Namespace)
 	if err != nil {
 		return err
 	}
-	step("musterctl get broadcastjob %s\n\n%s", job.Name, out)
+	step("musterctl describe broadcastjob %s\n\n%s", job.Name, out)
 	return nil
 }
 
