@@ -119,9 +119,9 @@ func checkFleetJob(t *testing.T, ctx context.Context) {
 	if !slices.Equal(clusters, []string{"member1", "member2"}) || !coversIndexes(ranges, 20) {
 		t.Errorf("render-frames shards on %v with completed indexes %v, want member1 and member2 covering 0-19", clusters, ranges)
 	}
-	out := musterctl(t, ctx, "get", "fleetjob", "render-frames")
+	out := musterctl(t, ctx, "describe", "fleetjob", "render-frames")
 	if !strings.Contains(out, "member1") || !strings.Contains(out, "member2") {
-		t.Errorf("musterctl get fleetjob render-frames shows no per-cluster rows:\n%s", out)
+		t.Errorf("musterctl describe fleetjob render-frames shows no per-cluster rows:\n%s", out)
 	}
 }
 
