@@ -100,7 +100,7 @@ func TestDescribeOtherKindsAndErrors(t *testing.T) {
 	if r := musterctl("describe", "cluster", cluster); r.code != 0 || !hasLine(r.out, "Name: "+cluster) || !hasLine(r.out, "accepted: true") || !hasLine(r.out, "Events: <none>") {
 		t.Errorf("describe cluster:\n%s", r)
 	}
-	if r := musterctl("describe", "fcj", "nightly", "-n", ns); r.code != 0 || !hasLine(r.out, "schedule: 30 2 * * *") {
+	if r := musterctl("describe", "fcj", "nightly", "-n", ns); r.code != 0 || !hasLine(r.out, "schedule: '* * * * *'") {
 		t.Errorf("describe fcj:\n%s", r)
 	}
 	errs := []struct {
