@@ -29,9 +29,9 @@ func TestShardOfADividedJobShowsFleetIndexes(t *testing.T) {
 		local, _ := strconv.Atoi(p.Annotations[batchv1.JobCompletionIndexAnnotation])
 		global := strconv.Itoa(local + 10)
 		env := p.Spec.Containers[0].Env[0]
-		if p.Annotations[musterv1.GlobalIndexAnnotation] != global || env.Value != global || p.Spec.Hostname != "job-"+global {
-			t.Errorf("pod for local index %d: annotation %q env %+v hostname %q, want fleet index %s",
-				local, p.Annotations[musterv1.GlobalIndexAnnotation], env, p.Spec.Hostname, global)
+		if p.Annotations[musterv1.GlobalIndexAnnotation] != global || env.Value != global || p.Spec.Hostname != "job-"+global || !strings.HasPrefix(p.Name, "job-"+global+"-") {
+			t.Errorf("pod %s for local index %d: annotation %q env %+v hostname %q, want fleet index %s in each",
+				p.Name, local, p.Annotations[musterv1.GlobalIndexAnnotation], env, p.Spec.Hostname, global)
 		}
 	}
 }

@@ -40,16 +40,17 @@ func newPod(job *batchv1.Job, index int, retry indexRetry) *corev1.Pod {
 	if index == noIndex {
 		return pod
 	}
-	pod.GenerateName = fmt.Sprintf("%s-%d-", job.Name, index)
 	annotations[indexAnnotation] = strconv.Itoa(index)
 	// A shard of a divided FleetJob runs a slice of the fleet's indexes: the pod keeps its
-	// local index for the Job's bookkeeping and shows the fleet-wide one to the workload.
+	// local index for the Job's bookkeeping and shows the fleet-wide one to the workload
+	// and to people, in its name and hostname as in its environment.
 	visible := index
 	offset, hasOffset := job.Annotations[musterv1.IndexOffsetAnnotation]
 	if n, err := strconv.Atoi(offset); hasOffset && err == nil && n >= 0 {
 		visible = index + n
 		annotations[musterv1.GlobalIndexAnnotation] = strconv.Itoa(visible)
 	}
+	pod.GenerateName = fmt.Sprintf("%s-%d-", job.Name, visible)
 	labels[batchv1.JobCompletionIndexAnnotation] = strconv.Itoa(index)
 	if job.Spec.BackoffLimitPerIndex != nil {
 		// Every pod of such a job says how often its index failed, "0" on the first try,
