@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -168,6 +169,9 @@ func startDetached(logPath, bin string, args ...string) error {
 		return err
 	}
 	defer logFile.Close()
+	if err := keepInheritedFilesFromChildren(); err != nil {
+		return err
+	}
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
@@ -175,4 +179,21 @@ func startDetached(logPath, bin string, args ...string) error {
 		return fmt.Errorf("starting %s: %w", bin, err)
 	}
 	return cmd.Process.Release()
+}
+
+// keepInheritedFilesFromChildren marks every descriptor above stderr close-on-exec. Go opens
+// its own files that way, but descriptors this process inherited are passed on to every
+// child: a daemon that outlives the tests would keep them open for good — a lock file of
+// `flock make test`, say, which then stays locked until the engine stops.
+func keepInheritedFilesFromChildren() error {
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return fmt.Errorf("listing this process's open files: %w", err)
+	}
+	for _, e := range entries {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
+			syscall.CloseOnExec(fd)
+		}
+	}
+	return nil
 }
