@@ -69,18 +69,7 @@ func TestAgentPodDeletedMidJobLosesNoCompletion(t *testing.T) {
 
 	member := fleet.Members[0]
 	// Wait for member1's first pod to run, then take its agent away.
-	err := framework.Until(ctx, time.Minute, "a pod of the job running in "+member.Name, func(ctx context.Context) (bool, string, error) {
-		pods, err := jobPodsIn(ctx, member, fj.Name)
-		for _, p := range pods {
-			if p.Status.Phase == corev1.PodRunning {
-				return true, "", err
-			}
-		}
-		return false, fmt.Sprintf("%d pods", len(pods)), err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	waitJobPodRunning(t, member, fj.Name)
 	agents := member.Clientset.CoreV1().Pods(musterv1.AgentNamespace)
 	if err := agents.DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=muster-agent"}); err != nil {
 		t.Fatal(err)
@@ -107,24 +96,7 @@ func TestAgentPodDeletedMidJobLosesNoCompletion(t *testing.T) {
 		}
 		return nil
 	})
-	succeeded := map[string]int{}
-	for _, m := range fleet.Members {
-		pods, err := jobPodsIn(ctx, m, fj.Name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range pods {
-			if p.Status.Phase == corev1.PodSucceeded {
-				// The fleet-wide index: each member's Job numbers its own indexes from 0.
-				succeeded[p.Annotations[musterv1.GlobalIndexAnnotation]]++
-			}
-		}
-	}
-	for i := range completions {
-		if n := succeeded[fmt.Sprint(i)]; n != 1 {
-			t.Errorf("index %d succeeded %d times, want once (all: %v)", i, n, succeeded)
-		}
-	}
+	wantEachIndexSucceededOnce(t, fj.Name, completions)
 }
 
 // TestFleetCronJobFiresOnTheRealClockOnceWhenTheLeaderPodDies runs a cron every minute
@@ -217,6 +189,47 @@ func leaderPod(t *testing.T) string {
 	}
 	pod, _, _ := strings.Cut(*lease.Spec.HolderIdentity, "_")
 	return pod
+}
+
+// waitJobPodRunning waits until a pod of the job runs in member m.
+func waitJobPodRunning(t *testing.T, m *framework.Cluster, job string) {
+	t.Helper()
+	err := framework.Until(t.Context(), time.Minute, "a pod of the job running in "+m.Name, func(ctx context.Context) (bool, string, error) {
+		pods, err := jobPodsIn(ctx, m, job)
+		for _, p := range pods {
+			if p.Status.Phase == corev1.PodRunning {
+				return true, "", err
+			}
+		}
+		return false, fmt.Sprintf("%d pods", len(pods)), err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// wantEachIndexSucceededOnce checks that every fleet-wide index of the job succeeded in
+// exactly one pod over all members.
+func wantEachIndexSucceededOnce(t *testing.T, job string, completions int) {
+	t.Helper()
+	succeeded := map[string]int{}
+	for _, m := range fleet.Members {
+		pods, err := jobPodsIn(t.Context(), m, job)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range pods {
+			if p.Status.Phase == corev1.PodSucceeded {
+				// The fleet-wide index: each member's Job numbers its own indexes from 0.
+				succeeded[p.Annotations[musterv1.GlobalIndexAnnotation]]++
+			}
+		}
+	}
+	for i := range completions {
+		if n := succeeded[fmt.Sprint(i)]; n != 1 {
+			t.Errorf("index %d succeeded %d times, want once (all: %v)", i, n, succeeded)
+		}
+	}
 }
 
 func jobPodsIn(ctx context.Context, m *framework.Cluster, job string) ([]corev1.Pod, error) {
