@@ -1,53 +1,30 @@
-// Package browser drives a real headless Chromium (Debian's chromium) for the tests of
-// Muster's web pages: open a page, evaluate JavaScript in it, take a screenshot.
+// Package browser drives a real headless Chromium (Debian's chromium) through chromedp for
+// the tests of Muster's web pages: open a page, evaluate JavaScript in it, wait for what it
+// shows, take a screenshot. Each helper fails the test rather than return an error.
 package browser
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"image/color"
-	"image/png"
-	"io"
 	"os"
 	"os/exec"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/chromedp/chromedp"
 )
 
-// Chromium is a headless Chromium driven over the DevTools protocol on a pipe
-// (--remote-debugging-pipe: the browser reads commands on fd 3 and writes replies on fd 4,
-// each a JSON message ending in a NUL byte). A pipe rather than --dump-dom because a page
-// that follows an event stream keeps a request open for ever, and --virtual-time-budget,
-// which --dump-dom needs to let a page's script run, does not advance while one is open.
+// callTimeout bounds each command sent to the page, so that a hung browser fails the test
+// instead of holding it until go test's own timeout.
+const callTimeout = 30 * time.Second
+
+// Chromium is one headless browser with one page, which every method acts on.
 type Chromium struct {
-	cmd     *exec.Cmd
-	toPipe  *os.File
-	stderr  bytes.Buffer
-	mu      sync.Mutex
-	lastID  int
-	pending map[int]chan cdpReply
-	// session is the attached page's DevTools session.
-	session string
-}
-
-type cdpReply struct {
-	ID        int             `json:"id"`
-	Result    json.RawMessage `json:"result"`
-	Error     *cdpError       `json:"error"`
-	SessionID string          `json:"sessionId"`
-}
-
-type cdpError struct {
-	Code    int    `json:"code"`
-	Message string `json:"message"`
+	// ctx is chromedp's context of the page; cancelling it closes the browser.
+	ctx context.Context
 }
 
 // Path finds the browser: MUSTER_CHROMIUM, else Debian's chromium on the PATH. The
@@ -64,194 +41,113 @@ func Path(t testing.TB) string {
 	return p
 }
 
-// Start starts a headless browser with one blank page, attached, its viewport
-// width×height,
-// and stops it when the test ends. The flags keep it off the network, which this machine
-// does not reach (each background service would retry), and out of any profile.
+// Start starts a headless browser with one blank page whose viewport is width×height, and
+// stops it when the test ends. chromedp's defaults keep it headless, out of any profile
+// (a fresh user data directory that it removes) and add --no-sandbox when run as root;
+// the extra flags keep it off the network, which this machine does not reach (each
+// background service would retry).
 func Start(t testing.TB, width, height int) *Chromium {
 	t.Helper()
-	cmdIn, toPipe, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	fromPipe, cmdOut, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := &Chromium{toPipe: toPipe, pending: map[int]chan cdpReply{}}
-	b.cmd = exec.Command(Path(t), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-extensions",
-		"--hide-scrollbars", fmt.Sprintf("--window-size=%d,%d", width, height),
-		"--user-data-dir="+t.TempDir(), "--remote-debugging-pipe", "about:blank")
-	b.cmd.ExtraFiles = []*os.File{cmdIn, cmdOut}
-	b.cmd.Stderr = &b.stderr
-	// Its own process group: the renderer and helper processes go with it if it hangs.
-	b.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := b.cmd.Start(); err != nil {
-		t.Fatalf("starting %s: %v", b.cmd.Path, err)
-	}
-	cmdIn.Close()
-	cmdOut.Close()
-	go b.read(fromPipe)
-	t.Cleanup(func() { b.stop(t) })
-
-	var target struct{ TargetID string }
-	if err := b.call(t.Context(), "", "Target.createTarget", map[string]any{"url": "about:blank"}, &target); err != nil {
-		t.Fatalf("opening a page: %v\n%s", err, b.stderr.String())
-	}
-	var attached struct{ SessionID string }
-	if err := b.call(t.Context(), "", "Target.attachToTarget", map[string]any{"targetId": target.TargetID, "flatten": true}, &attached); err != nil {
-		t.Fatal(err)
-	}
-	b.session = attached.SessionID
+	output := &lockedBuffer{}
+	path := Path(t)
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(path),
+		chromedp.DisableGPU,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("hide-scrollbars", true),
+		chromedp.WindowSize(width, height),
+		chromedp.CombinedOutput(output),
+	)
+	// Not the test's context: that ends before the cleanups run, which would kill the
+	// browser rather than let stop close it.
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelPage := chromedp.NewContext(allocCtx)
+	b := &Chromium{ctx: ctx}
+	t.Cleanup(func() { b.stop(t, cancelPage, cancelAlloc, output) })
+	// The first action launches the browser, which lives as long as that action's context:
+	// so it runs on the page's own context, and a timer rather than a deadline bounds it.
 	// The window's size includes what a window has around its page; the viewport is what
 	// the screenshot shows.
-	viewport := map[string]any{"width": width, "height": height, "deviceScaleFactor": 1, "mobile": false}
-	if err := b.call(t.Context(), b.session, "Emulation.setDeviceMetricsOverride", viewport, nil); err != nil {
-		t.Fatal(err)
+	hung := time.AfterFunc(callTimeout, cancelPage)
+	err := chromedp.Do(ctx, chromedp.EmulateViewport(int64(width), int64(height)))
+	if !hung.Stop() {
+		err = fmt.Errorf("no answer in %v: %w", callTimeout, err)
+	}
+	if err != nil {
+		t.Fatalf("starting %s: %v", path, err)
 	}
 	return b
 }
 
-// read delivers each reply to its caller; events, which carry no id, are dropped.
-func (b *Chromium) read(r io.ReadCloser) {
-	defer r.Close()
-	msgs := bufio.NewReader(r)
-	for {
-		msg, err := msgs.ReadBytes(0)
-		if err != nil {
-			break
-		}
-		var reply cdpReply
-		if json.Unmarshal(msg[:len(msg)-1], &reply) != nil || reply.ID == 0 {
-			continue
-		}
-		b.mu.Lock()
-		ch := b.pending[reply.ID]
-		delete(b.pending, reply.ID)
-		b.mu.Unlock()
-		if ch != nil {
-			ch <- reply
-		}
-	}
-	// The browser is gone: fail whoever still waits.
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for id, ch := range b.pending {
-		ch <- cdpReply{ID: id, Error: &cdpError{Message: "the browser closed its pipe"}}
-		delete(b.pending, id)
-	}
-	b.pending = nil
-}
-
-// call sends method to the browser (session "") or a page and decodes its result.
-func (b *Chromium) call(ctx context.Context, session, method string, params, result any) error {
-	b.mu.Lock()
-	if b.pending == nil {
-		b.mu.Unlock()
-		return errors.New("the browser is gone")
-	}
-	b.lastID++
-	id, ch := b.lastID, make(chan cdpReply, 1)
-	b.pending[id] = ch
-	b.mu.Unlock()
-	msg, err := json.Marshal(map[string]any{"id": id, "method": method, "params": params, "sessionId": session})
-	if err != nil {
-		return err
-	}
-	if _, err := b.toPipe.Write(append(msg, 0)); err != nil {
-		return fmt.Errorf("%s: %w", method, err)
-	}
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+// run runs action on the page, giving up after timeout.
+func run[T any](b *Chromium, timeout time.Duration, action chromedp.Action[T]) (T, error) {
+	ctx, cancel := context.WithTimeout(b.ctx, timeout)
 	defer cancel()
-	select {
-	case reply := <-ch:
-		if reply.Error != nil {
-			return fmt.Errorf("%s: %s (%d)", method, reply.Error.Message, reply.Error.Code)
-		}
-		if result == nil {
-			return nil
-		}
-		return json.Unmarshal(reply.Result, result)
-	case <-ctx.Done():
-		return fmt.Errorf("%s: no answer: %w", method, ctx.Err())
-	}
+	return chromedp.Run(ctx, action)
 }
 
-// Navigate opens url in the page.
+// Navigate opens url in the page and waits for it to load.
 func (b *Chromium) Navigate(t testing.TB, url string) {
 	t.Helper()
-	var nav struct{ ErrorText string }
-	if err := b.call(t.Context(), b.session, "Page.navigate", map[string]any{"url": url}, &nav); err != nil {
-		t.Fatal(err)
-	}
-	if nav.ErrorText != "" {
-		t.Fatalf("opening %s: %s", url, nav.ErrorText)
+	if _, err := run(b, callTimeout, chromedp.Navigate(url)); err != nil {
+		t.Fatalf("opening %s: %v", url, err)
 	}
 }
 
 // Eval evaluates a JavaScript expression of a string value in the page.
 func (b *Chromium) Eval(t testing.TB, expr string) string {
 	t.Helper()
-	var out struct {
-		Result           struct{ Value any }
-		ExceptionDetails *struct{ Text string }
+	s, err := run(b, callTimeout, chromedp.Evaluate[string](expr))
+	if err != nil {
+		t.Fatalf("%s: %v", expr, err)
 	}
-	if err := b.call(t.Context(), b.session, "Runtime.evaluate", map[string]any{"expression": expr, "returnByValue": true}, &out); err != nil {
-		t.Fatal(err)
-	}
-	if out.ExceptionDetails != nil {
-		t.Fatalf("%s: %s", expr, out.ExceptionDetails.Text)
-	}
-	s, _ := out.Result.Value.(string)
 	return s
 }
 
-// WaitFor evaluates expr until it gives want, for up to timeout, and returns how long that
-// took. Until then expr may throw: the page may still be loading.
+// WaitFor waits, for up to timeout, until expr gives want in the page, and returns how long
+// that took. Until then expr may throw: the page may still be filling in. On a timeout
+// the test fails with what expr gave last.
 func (b *Chromium) WaitFor(t testing.TB, expr, want string, timeout time.Duration) time.Duration {
 	t.Helper()
 	start := time.Now()
-	var got string
-	for time.Since(start) < timeout {
-		if got = b.Eval(t, "(() => { try { return String("+expr+") } catch (e) { return 'threw ' + e } })()"); got == want {
-			return time.Since(start)
-		}
-		time.Sleep(50 * time.Millisecond)
+	matches := "(want) => { try { return String(" + expr + ") === want } catch (e) { return false } }"
+	_, err := run(b, timeout+callTimeout, chromedp.PollFunction[bool](matches, chromedp.WithPollingArgs(want),
+		chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(timeout)))
+	if err == nil {
+		return time.Since(start)
 	}
-	t.Fatalf("%s:\n got %q\nwant %q", expr, got, want)
+	if !errors.Is(err, chromedp.ErrPollingTimeout) {
+		t.Fatalf("%s: %v", expr, err)
+	}
+	got := b.Eval(t, "(() => { try { return String("+expr+") } catch (e) { return 'threw ' + e } })()")
+	t.Fatalf("%s after %v:\n got %q\nwant %q", expr, timeout, got, want)
 	return 0
 }
 
 // Screenshot captures the page's viewport as a PNG.
 func (b *Chromium) Screenshot(t testing.TB) []byte {
 	t.Helper()
-	var shot struct{ Data string }
-	if err := b.call(t.Context(), b.session, "Page.captureScreenshot", map[string]any{"format": "png"}, &shot); err != nil {
-		t.Fatal(err)
-	}
-	png, err := base64.StdEncoding.DecodeString(shot.Data)
+	png, err := run(b, callTimeout, chromedp.CaptureScreenshot())
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("taking a screenshot: %v", err)
 	}
 	return png
 }
 
-// stop closes the browser, and kills its process group if it does not exit.
-func (b *Chromium) stop(t testing.TB) {
-	b.call(context.Background(), "", "Browser.close", nil, nil)
-	exited := make(chan error, 1)
-	go func() { exited <- b.cmd.Wait() }()
-	select {
-	case <-exited:
-	case <-time.After(10 * time.Second):
-		t.Logf("chromium did not exit after Browser.close; killing process group %d", b.cmd.Process.Pid)
-		syscall.Kill(-b.cmd.Process.Pid, syscall.SIGKILL)
-		<-exited
+// stop closes the browser and waits until it and every process it started are gone
+// (chromedp kills what outlives it) and its user data directory is removed.
+func (b *Chromium) stop(t testing.TB, cancelPage, cancelAlloc context.CancelFunc, output *lockedBuffer) {
+	ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
+	defer cancel()
+	if err := chromedp.Cancel(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		t.Logf("closing chromium: %v", err)
 	}
-	b.toPipe.Close()
+	// Kill the browser if it did not close in time, and wait for it and its children.
+	cancelPage()
+	cancelAlloc()
 	if t.Failed() {
-		t.Logf("chromium's stderr:\n%s", lastLines(b.stderr.String(), 30))
+		t.Logf("chromium's output:\n%s", lastLines(output.String(), 30))
 	}
 }
 
@@ -267,32 +163,20 @@ func lastLines(s string, n int) string {
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
-// Colours counts the distinct colours of a PNG and, for each of targets, its pixels within
-// two steps per channel of it (colour management may round a channel).
-func Colours(t testing.TB, shot []byte, targets ...color.RGBA) (width, height, distinct int, counts []int) {
-	t.Helper()
-	img, err := png.Decode(bytes.NewReader(shot))
-	if err != nil {
-		t.Fatalf("the screenshot is no PNG: %v", err)
-	}
-	seen := map[color.RGBA]bool{}
-	counts = make([]int, len(targets))
-	b := img.Bounds()
-	for y := b.Min.Y; y < b.Max.Y; y++ {
-		for x := b.Min.X; x < b.Max.X; x++ {
-			c := color.RGBAModel.Convert(img.At(x, y)).(color.RGBA)
-			seen[c] = true
-			for i, target := range targets {
-				if near(c, target) {
-					counts[i]++
-				}
-			}
-		}
-	}
-	return b.Dx(), b.Dy(), len(seen), counts
+// lockedBuffer keeps the browser's output, which chromedp writes from its own goroutine.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
 }
 
-func near(a, b color.RGBA) bool {
-	d := func(x, y uint8) int { return max(int(x)-int(y), int(y)-int(x)) }
-	return d(a.R, b.R) <= 2 && d(a.G, b.G) <= 2 && d(a.B, b.B) <= 2
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
