@@ -235,9 +235,8 @@ func orphans(work *musterv1.Work) bool {
 	return work.Spec.DeleteOption != nil && work.Spec.DeleteOption.PropagationPolicy == musterv1.DeletePropagationOrphan
 }
 
-// finalize deletes the Work's member objects (unless it orphans them) and the namespaces
-// the agent created for them that nothing else uses, and lets the Work go only once the
-// objects are gone.
+// finalize deletes the Work's member objects (unless it orphans them) and lets the Work go
+// only once they are gone.
 func (r *Reconciler) finalize(ctx context.Context, hub, member client.Client, work *musterv1.Work) (reconcile.Result, error) {
 	if !controllerutil.ContainsFinalizer(work, Finalizer) {
 		return reconcile.Result{}, nil
@@ -265,9 +264,6 @@ func (r *Reconciler) finalize(ctx context.Context, hub, member client.Client, wo
 		}
 		if remaining > 0 {
 			return reconcile.Result{RequeueAfter: deletionPoll}, nil
-		}
-		if err := r.releaseNamespaces(ctx, hub, work); err != nil {
-			return reconcile.Result{}, err
 		}
 	}
 	controllerutil.RemoveFinalizer(work, Finalizer)

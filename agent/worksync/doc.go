@@ -16,10 +16,9 @@
 //
 // A finalizer on the Work makes deletion wait until the member objects are gone (unless
 // the Work says Orphan). A namespace the agent created for a manifest is labelled
-// muster.dev/created-by=muster-agent and annotated with the Work that needed it; when a
-// Work is deleted, each such namespace it used is deleted too once no other Work has a
-// manifest in it and no object of the user's lives in it (releaseNamespace decides).
-// Namespaces that existed before are never deleted.
+// muster.dev/created-by=muster-agent and annotated with the Work that needed it, and is
+// never deleted by the agent: deleting a namespace shared by many jobs' Works would race
+// with the next Work applying there.
 //
 // Nothing here deletes member objects because the hub is unreachable: reads come from the
 // cache, a failed status write is retried, and the member keeps running what it has.

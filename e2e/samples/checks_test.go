@@ -52,7 +52,7 @@ func checkMemberCluster(t *testing.T, ctx context.Context) {
 }
 
 // work.yaml: Applied and Available, the ConfigMap in member1's namespace greetings, which
-// the agent created; deleting the Work deletes both.
+// the agent created and marked; deleting the Work deletes the ConfigMap, the namespace stays.
 func checkWork(t *testing.T, ctx context.Context) {
 	kubectl(t, ctx, "apply", "-f", samplePath("work.yaml"))
 	waitFor(t, ctx, time.Minute, "Work hello Applied and Available", func(ctx context.Context) (bool, string, error) {
@@ -79,11 +79,13 @@ func checkWork(t *testing.T, ctx context.Context) {
 		t.Errorf("namespace greetings labels %v, want it marked as created by the agent", ns.Labels)
 	}
 	kubectl(t, ctx, "delete", "-f", samplePath("work.yaml"))
-	waitFor(t, ctx, time.Minute, "the ConfigMap and the namespace greetings deleted from member1", func(ctx context.Context) (bool, string, error) {
-		cmErr := m1.Get(ctx, key("greetings", "hello"), &corev1.ConfigMap{})
-		nsErr := m1.Get(ctx, key("", "greetings"), &corev1.Namespace{})
-		return apierrors.IsNotFound(cmErr) && apierrors.IsNotFound(nsErr), fmt.Sprintf("ConfigMap: %v, namespace: %v", cmErr, nsErr), nil
+	waitFor(t, ctx, time.Minute, "the ConfigMap deleted from member1", func(ctx context.Context) (bool, string, error) {
+		err := m1.Get(ctx, key("greetings", "hello"), &corev1.ConfigMap{})
+		return apierrors.IsNotFound(err), fmt.Sprintf("ConfigMap: %v", err), nil
 	})
+	if err := m1.Get(ctx, key("", "greetings"), &ns); err != nil || ns.DeletionTimestamp != nil {
+		t.Errorf("namespace greetings went with the Work (err %v, deletion %v); it should stay", err, ns.DeletionTimestamp)
+	}
 }
 
 // nodeslice.yaml: for illustration; a server-side dry run is accepted and changes nothing.
