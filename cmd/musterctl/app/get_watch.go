@@ -225,7 +225,7 @@ func (w *watcher) print(entries []entry, deleted bool) error {
 		}
 		key := objectKey(e.obj)
 		if e.row != nil {
-			key = rowKey(w.columns, *e.row)
+			key = rowKey(w.columns, *e.row, *w.opts.print.OutputFormat == "wide")
 		}
 		if w.shown[e.obj.GetUID()] == key {
 			continue

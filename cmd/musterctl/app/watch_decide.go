@@ -76,12 +76,14 @@ func sorted(s []string) []string {
 	return s
 }
 
-// rowKey is what a user sees of a table row, without the columns that only age (type
-// date, shown as "5m"): a watch prints a row again only when its key changed.
-func rowKey(columns []metav1.TableColumnDefinition, row metav1.TableRow) string {
+// rowKey is what a user sees of a table row: a watch prints a row again only when its key
+// changed. Columns that only age (type date, shown as "5m") are left out, and so are the
+// priority columns unless wide shows them: the status fields behind a hidden column change
+// often while the visible row stays the same.
+func rowKey(columns []metav1.TableColumnDefinition, row metav1.TableRow, wide bool) string {
 	var b strings.Builder
 	for i, cell := range row.Cells {
-		if i < len(columns) && columns[i].Type == "date" {
+		if i < len(columns) && (columns[i].Type == "date" || columns[i].Priority > 0 && !wide) {
 			continue
 		}
 		fmt.Fprintf(&b, "%v\x00", cell)

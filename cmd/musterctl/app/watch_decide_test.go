@@ -64,17 +64,23 @@ func TestWatchOutcome(t *testing.T) {
 	}
 }
 
-func TestRowKeyIgnoresOnlyAges(t *testing.T) {
-	cols := []metav1.TableColumnDefinition{{Name: "Name", Type: "string"}, {Name: "Phase", Type: "string"}, {Name: "Age", Type: "date"}}
+func TestRowKeyIgnoresAgesAndHiddenColumns(t *testing.T) {
+	cols := []metav1.TableColumnDefinition{{Name: "Name", Type: "string"}, {Name: "Phase", Type: "string"}, {Name: "Age", Type: "date"}, {Name: "Ready", Type: "integer", Priority: 1}}
 	row := func(cells ...any) metav1.TableRow { return metav1.TableRow{Cells: cells} }
-	if rowKey(cols, row("a", "Running", "5s")) != rowKey(cols, row("a", "Running", "7m")) {
+	if rowKey(cols, row("a", "Running", "5s", 0), false) != rowKey(cols, row("a", "Running", "7m", 0), false) {
 		t.Error("an older age alone changed the key")
 	}
-	if rowKey(cols, row("a", "Running", "5s")) == rowKey(cols, row("a", "Complete", "5s")) {
+	if rowKey(cols, row("a", "Running", "5s", 0), false) == rowKey(cols, row("a", "Complete", "5s", 0), false) {
 		t.Error("a new phase did not change the key")
 	}
-	if rowKey(cols, row("a", int64(1), "5s")) == rowKey(cols, row("a", int64(2), "5s")) {
+	if rowKey(cols, row("a", int64(1), "5s", 0), false) == rowKey(cols, row("a", int64(2), "5s", 0), false) {
 		t.Error("a new count did not change the key")
+	}
+	if rowKey(cols, row("a", "Running", "5s", 1), false) != rowKey(cols, row("a", "Running", "5s", 2), false) {
+		t.Error("a column only -o wide shows changed the key of the default table")
+	}
+	if rowKey(cols, row("a", "Running", "5s", 1), true) == rowKey(cols, row("a", "Running", "5s", 2), true) {
+		t.Error("a wide column's change did not change the key of -o wide")
 	}
 }
 
