@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/multicluster-runtime/providers/clusters"
 
 	"github.com/musterhq/muster/agent/broadcastjob"
+	"github.com/musterhq/muster/agent/eventrelay"
 	"github.com/musterhq/muster/agent/heartbeat"
 	"github.com/musterhq/muster/agent/inventory"
 	"github.com/musterhq/muster/agent/job"
@@ -49,10 +50,11 @@ func mustRequirement(key string, op selection.Operator, values []string) labels.
 // HubClusterName is the name under which the agent's multicluster manager engages the hub.
 const HubClusterName = "hub"
 
-// Member-side permissions: the agent's Secrets, leader election, events, and the cluster ID.
+// Member-side permissions: the agent's Secrets, leader election, events (recorded, and
+// Warning events read for eventrelay), and the cluster ID.
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create;update;delete
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch
-// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups="",resources=events,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get
 
 // Run registers with the hub (waiting for acceptance on first start), then runs the
@@ -87,7 +89,7 @@ func Run(ctx context.Context, opts *Options) error {
 		return err
 	}
 	hubCfg.QPS, hubCfg.Burst = opts.KubeAPIQPS, opts.KubeAPIBurst
-	mgr, hubClient, err := newManager(memberCfg, hubCfg, creds.ClusterName, opts)
+	mgr, hub, hubClient, err := newManager(memberCfg, hubCfg, creds.ClusterName, opts)
 	if err != nil {
 		return err
 	}
@@ -126,6 +128,12 @@ func Run(ctx context.Context, opts *Options) error {
 	if err := batchJobs.SetupWithManager(local); err != nil {
 		return err
 	}
+	relay := &eventrelay.Reconciler{
+		Member: local.GetClient(), Hub: hub.GetClient(), Recorder: hub.GetEventRecorder("muster-agent"), Cluster: creds.ClusterName,
+	}
+	if err := relay.SetupWithManager(local); err != nil {
+		return err
+	}
 	reporter := &inventory.Reporter{Member: local.GetClient(), Discovery: member.Discovery(), Hub: hubClient, Cluster: creds.ClusterName}
 	if err := reporter.SetupWithManager(local); err != nil {
 		return err
@@ -137,15 +145,15 @@ func Run(ctx context.Context, opts *Options) error {
 // newManager builds the multicluster manager: the member is its local cluster, and the
 // hub, restricted to the cluster's own namespace, is engaged as HubClusterName when the
 // manager starts the provider. It also
-// returns an uncached hub client for the few cluster-scoped hub objects the agent may
-// touch (its own MemberCluster), which it may not list or watch.
-func newManager(memberCfg, hubCfg *rest.Config, clusterName string, opts *Options) (mcmanager.Manager, client.Client, error) {
+// returns the hub cluster and an uncached hub client for the few cluster-scoped hub
+// objects the agent may touch (its own MemberCluster), which it may not list or watch.
+func newManager(memberCfg, hubCfg *rest.Config, clusterName string, opts *Options) (mcmanager.Manager, cluster.Cluster, client.Client, error) {
 	hubCluster, err := cluster.New(hubCfg, func(o *cluster.Options) {
 		o.Scheme = scheme.Scheme
 		o.Cache = cache.Options{DefaultNamespaces: map[string]cache.Config{musterv1.MemberNamespace(clusterName): {}}}
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("connecting to the hub: %w", err)
+		return nil, nil, nil, fmt.Errorf("connecting to the hub: %w", err)
 	}
 	provider := clusters.New()
 	mgr, err := mcmanager.New(memberCfg, provider, manager.Options{
@@ -156,28 +164,30 @@ func newManager(memberCfg, hubCfg *rest.Config, clusterName string, opts *Option
 		LeaderElectionID:              "muster-agent",
 		LeaderElectionNamespace:       opts.Namespace,
 		LeaderElectionReleaseOnCancel: true,
-		// The agent caches only the pods its controllers own, not every pod of the member.
+		// The agent caches only the pods its controllers own, not every pod of the member,
+		// and only the Warning events, the ones eventrelay carries to the hub.
 		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
-			&corev1.Pod{}: {Label: ownedPods},
+			&corev1.Pod{}:   {Label: ownedPods},
+			&corev1.Event{}: eventrelay.WarningEvents(),
 		}},
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("creating the agent manager: %w", err)
+		return nil, nil, nil, fmt.Errorf("creating the agent manager: %w", err)
 	}
 	if err := provider.Add(context.Background(), HubClusterName, hubCluster); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	hubClient, err := client.New(hubCfg, client.Options{Scheme: scheme.Scheme})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return mgr, hubClient, nil
+	return mgr, hubCluster, hubClient, nil
 }
 
 func holderIdentity() string {

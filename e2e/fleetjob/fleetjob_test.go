@@ -244,8 +244,18 @@ func TestPodFailurePolicyFailsTheFleetAndStopsTheOtherShard(t *testing.T) {
 	}) {
 		t.Errorf("member2 shard conditions %+v: want Failed by PodFailurePolicy", shard.Status.Conditions)
 	}
+	// The member Job's Warning reaches the hub through member2's agent, and describe
+	// shows it among the hub's events.
+	relayed := fmt.Sprintf("PodFailurePolicy %s: Job %s/%s:", member2.Name, ns, fj.Name)
+	err := framework.Until(t.Context(), 30*time.Second, "describe shows member2's event", func(ctx context.Context) (bool, string, error) {
+		out, err := muster.Musterctl(ctx, fleet.Hub, "describe", "fj", fj.Name, "-n", ns)
+		return err == nil && strings.Contains(squashed(out), relayed), fmt.Sprintf("%v\n%s", err, out), nil
+	})
+	if err != nil {
+		t.Error(err)
+	}
 	// member1 had no failure: its shard is suspended and its pods stop.
-	err := framework.Until(t.Context(), time.Minute, "member1's pods stopped", func(context.Context) (bool, string, error) {
+	err = framework.Until(t.Context(), time.Minute, "member1's pods stopped", func(context.Context) (bool, string, error) {
 		n := running(jobPods(t, member1, fj))
 		return n == 0, fmt.Sprintf("%d running", n), nil
 	})

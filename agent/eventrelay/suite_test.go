@@ -1,0 +1,94 @@
+package eventrelay_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/musterhq/muster/agent/eventrelay"
+	"github.com/musterhq/muster/api/scheme"
+	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/e2e/envtest"
+)
+
+const clusterName = "c1"
+
+// budget is small so that a test can use one Work's up.
+var budget = eventrelay.Budget{Burst: 3, Every: time.Hour}
+
+var env *envtest.Environment
+
+// TestMain runs the relay against one real API server that plays both parts: the hub
+// (its Works in muster-member-c1) and the member (the objects and events elsewhere).
+func TestMain(m *testing.M) { os.Exit(run(m)) }
+
+func run(m *testing.M) int {
+	var err error
+	if env, err = envtest.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer env.Stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: musterv1.MemberNamespace(clusterName)}}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if err := startRelay(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return m.Run()
+}
+
+// startRelay starts the relay with the caches the agent gives it: the member's Warning
+// events and its controllers' pods, the hub's member namespace.
+func startRelay(ctx context.Context) error {
+	hub, err := cluster.New(env.Config, func(o *cluster.Options) {
+		o.Scheme = scheme.Scheme
+		o.Cache = cache.Options{DefaultNamespaces: map[string]cache.Config{musterv1.MemberNamespace(clusterName): {}}}
+	})
+	if err != nil {
+		return err
+	}
+	ownedPods, err := labels.NewRequirement(musterv1.ControllerLabel, selection.Exists, nil)
+	if err != nil {
+		return err
+	}
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
+		Scheme:  scheme.Scheme,
+		Metrics: metricsserver.Options{BindAddress: "0"},
+		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
+			&corev1.Pod{}:   {Label: labels.NewSelector().Add(*ownedPods)},
+			&corev1.Event{}: eventrelay.WarningEvents(),
+		}},
+	})
+	if err != nil {
+		return err
+	}
+	if err := mgr.Add(hub); err != nil {
+		return err
+	}
+	r := &eventrelay.Reconciler{
+		Member: mgr.GetClient(), Hub: hub.GetClient(), Recorder: hub.GetEventRecorder("muster-agent"),
+		Cluster: clusterName, Budget: budget,
+	}
+	if err := r.SetupWithManager(mgr); err != nil {
+		return err
+	}
+	go func() { _ = mgr.Start(ctx) }()
+	return nil
+}
