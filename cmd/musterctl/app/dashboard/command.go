@@ -23,12 +23,22 @@ func NewCommand(flags genericclioptions.RESTClientGetter) *cobra.Command {
 		Short: "Serve a live web page of the fleet's clusters, jobs and schedules",
 		Long: "Serve a web page of the fleet as the hub sees it: member clusters (health, nodes, taints),\n" +
 			"FleetJobs and BroadcastJobs with their progress in every cluster, and FleetCronJobs with\n" +
-			"their last and next runs. The page updates itself as the hub's objects change.",
+			"their last and next runs. The page updates itself as the hub's objects change.\n\n" +
+			"Jobs and schedules of every namespace are shown unless -n/--namespace names one.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := flags.ToRESTConfig()
 			if err != nil {
 				return fmt.Errorf("loading kubeconfig: %w", err)
+			}
+			// Only an explicit -n narrows the page: the kubeconfig context's namespace
+			// (usually default) would hide most of the fleet's jobs.
+			namespace, explicit, err := flags.ToRawKubeConfigLoader().Namespace()
+			if err != nil {
+				return fmt.Errorf("loading kubeconfig: %w", err)
+			}
+			if !explicit {
+				namespace = ""
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
@@ -41,7 +51,7 @@ func NewCommand(flags genericclioptions.RESTClientGetter) *cobra.Command {
 				return fmt.Errorf("listening on %s: %w", address, err)
 			}
 			defer ln.Close()
-			srv, err := Start(ctx, cfg)
+			srv, err := Start(ctx, cfg, namespace)
 			if err != nil {
 				return err
 			}

@@ -62,9 +62,15 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 }
 
 // Start fills an informer cache of the hub at cfg with the four kinds the page shows, until
-// ctx ends, and waits for its first lists, so that the first page is complete.
-func Start(ctx context.Context, cfg *rest.Config) (*Server, error) {
-	c, err := cache.New(cfg, cache.Options{Scheme: scheme.Scheme, DefaultTransform: cache.TransformStripManagedFields()})
+// ctx ends, and waits for its first lists, so that the first page is complete. A namespace
+// limits the jobs and schedules to that namespace ("" shows every namespace); clusters are
+// shown either way.
+func Start(ctx context.Context, cfg *rest.Config, namespace string) (*Server, error) {
+	opts := cache.Options{Scheme: scheme.Scheme, DefaultTransform: cache.TransformStripManagedFields()}
+	if namespace != "" {
+		opts.DefaultNamespaces = map[string]cache.Config{namespace: {}}
+	}
+	c, err := cache.New(cfg, opts)
 	if err != nil {
 		return nil, fmt.Errorf("creating the hub cache: %w", err)
 	}

@@ -133,7 +133,7 @@ func TestRequestsAreServedFromTheCache(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	srv, err := dashboard.Start(ctx, cfg)
+	srv, err := dashboard.Start(ctx, cfg, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,5 +244,39 @@ func TestOtherHostsAreRefused(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusForbidden {
 		t.Errorf("a request for host %s got %s, want 403 Forbidden", req.Host, resp.Status)
+	}
+}
+
+// TestOneNamespace serves one namespace, as `musterctl dashboard -n` does: another
+// namespace's jobs and schedules stay off the page, every cluster stays on. (The name is
+// short: newDemo names clusters after the test.)
+func TestOneNamespace(t *testing.T) {
+	shown := newDemo(t)
+	// Another namespace's demo; its clusters go when the subtest ends, its jobs stay.
+	if !t.Run("other", func(t *testing.T) { newDemo(t) }) {
+		t.FailNow()
+	}
+	var fleet dashboard.Fleet
+	if err := json.Unmarshal([]byte(get(t, startDashboardIn(t, shown.ns)+"/fleet.json")), &fleet); err != nil {
+		t.Fatal(err)
+	}
+	namespaces := map[string]int{}
+	for _, j := range fleet.Jobs {
+		namespaces[j.Namespace]++
+	}
+	for _, c := range fleet.Crons {
+		namespaces[c.Namespace]++
+	}
+	if len(namespaces) != 1 || namespaces[shown.ns] != 3 {
+		t.Errorf("jobs and schedules by namespace = %v, want the 3 of %s only", namespaces, shown.ns)
+	}
+	clusters := map[string]bool{}
+	for _, c := range fleet.Clusters {
+		clusters[c.Name] = true
+	}
+	for _, name := range []string{shown.member1, shown.member2} {
+		if !clusters[name] {
+			t.Errorf("cluster %s is missing from a namespace's page", name)
+		}
 	}
 }

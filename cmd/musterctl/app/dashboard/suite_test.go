@@ -34,14 +34,17 @@ func TestMain(m *testing.M) {
 
 // startDashboard serves the dashboard of the test API server on a free port until the test
 // ends, and returns its address.
-func startDashboard(t *testing.T) string {
+func startDashboard(t *testing.T) string { return startDashboardIn(t, "") }
+
+// startDashboardIn serves the dashboard of one namespace's jobs ("" for all) for the test.
+func startDashboardIn(t *testing.T, namespace string) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	srv, err := dashboard.Start(ctx, env.Config)
+	srv, err := dashboard.Start(ctx, env.Config, namespace)
 	if err != nil {
 		cancel()
 		ln.Close()
