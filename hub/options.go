@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/musterhq/muster/hub/fleetjob"
 )
 
 // Options configure the hub. Each field's default is set by NewOptions.
@@ -36,20 +38,24 @@ type Options struct {
 	// and 400). Every cron on the same schedule writes in the same second.
 	KubeAPIQPS   float32
 	KubeAPIBurst int
+	// SpreadUnschedulableWindow is how long an Adaptive WorkloadSpread keeps new pods off a
+	// subset whose pods could not be scheduled (default 5m, as OpenKruise).
+	SpreadUnschedulableWindow time.Duration
 }
 
 // NewOptions returns the defaults.
 func NewOptions() *Options {
 	return &Options{
-		MetricsAddr:             ":8080",
-		ProbeAddr:               ":8081",
-		LeaderElect:             true,
-		LeaderElectionNamespace: "muster-system",
-		ClusterGracePeriod:      40 * time.Second,
-		WebhookPort:             9443,
-		CronJobWorkers:          5,
-		KubeAPIQPS:              200,
-		KubeAPIBurst:            400,
+		MetricsAddr:               ":8080",
+		ProbeAddr:                 ":8081",
+		LeaderElect:               true,
+		LeaderElectionNamespace:   "muster-system",
+		ClusterGracePeriod:        40 * time.Second,
+		WebhookPort:               9443,
+		CronJobWorkers:            5,
+		KubeAPIQPS:                200,
+		KubeAPIBurst:              400,
+		SpreadUnschedulableWindow: fleetjob.DefaultUnschedulableWindow,
 	}
 }
 
@@ -66,5 +72,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.CronJobWorkers, "concurrent-fleetcronjob-syncs", o.CronJobWorkers, "FleetCronJobs reconciled at once")
 	fs.Float32Var(&o.KubeAPIQPS, "kube-api-qps", o.KubeAPIQPS, "queries per second to the hub's API server")
 	fs.IntVar(&o.KubeAPIBurst, "kube-api-burst", o.KubeAPIBurst, "burst of queries to the hub's API server")
+	fs.DurationVar(&o.SpreadUnschedulableWindow, "spread-unschedulable-window", o.SpreadUnschedulableWindow,
+		"how long an Adaptive WorkloadSpread keeps new pods off a subset whose pods could not be scheduled, before trying it again")
 	fs.BoolVar(&o.AutoAcceptClusters, "auto-accept-clusters", o.AutoAcceptClusters, "accept every cluster that registers, without musterctl accept")
 }

@@ -48,6 +48,7 @@ func Setup(_ context.Context, mgr ctrl.Manager, opts *Options) (*Controllers, er
 		{"inventory", (&inventory.Reconciler{Client: mgr.GetClient(), Inventory: inv}).SetupWithManager},
 		{"fleetjob", (&fleetjob.Reconciler{
 			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("muster-fleetjob"), Clock: clock.RealClock{}, Inventory: inv,
+			UnschedulableWindow: opts.SpreadUnschedulableWindow,
 		}).SetupWithManager},
 		{"fleetcronjob", (&cronjob.Reconciler{
 			Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("muster-fleetcronjob"), Clock: clock.RealClock{}, Workers: opts.CronJobWorkers,

@@ -16,6 +16,8 @@ type SuiteConfig struct {
 	Prepare func(context.Context, *Fleet) error
 	// Join picks the members joined before the tests run; nil joins every member.
 	Join func(*Fleet) []*Cluster
+	// HubArgs are extra muster-hub flags.
+	HubArgs []string
 }
 
 // RunSuite is the TestMain of such a suite: it brings the fleet up, installs the hub, runs
@@ -58,7 +60,7 @@ func RunSuite(m *testing.M, cfg SuiteConfig, fleet **Fleet, muster **Muster) int
 		return 1
 	}
 	*muster = mu
-	if err := mu.StartHubProcess("--leader-elect=false"); err != nil {
+	if err := mu.StartHubProcess(append([]string{"--leader-elect=false"}, cfg.HubArgs...)...); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

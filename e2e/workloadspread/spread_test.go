@@ -256,8 +256,8 @@ func TestSubsetPatchShapesOnlyItsPods(t *testing.T) {
 
 // TestAdaptiveMovesUnschedulablePodsAndTriesAgain runs subset a with pods no node of
 // member1 can fit (64 CPUs asked, 8 per node). After rescheduleCriticalSeconds the
-// pods run in b instead and a is Schedulable=False for 300s; afterwards a takes new
-// replicas again, which cannot run there either and move once more.
+// pods run in b instead and a is Schedulable=False for the hub's unschedulable window;
+// afterwards a takes new replicas again, which cannot run there either and move once more.
 func TestAdaptiveMovesUnschedulablePodsAndTriesAgain(t *testing.T) {
 	t.Parallel()
 	const critical = 10 * time.Second
@@ -302,17 +302,17 @@ func TestAdaptiveMovesUnschedulablePodsAndTriesAgain(t *testing.T) {
 		marked.LastTransitionTime.Sub(firstWait), critical, moved.Sub(marked.LastTransitionTime.Time).Round(100*time.Millisecond))
 	holds(t, fj, shape{"b@" + member2.Name: 5}, 5*time.Second)
 
-	// 300s later a is tried again: the next new replica goes there.
+	// A window later a is tried again: the next new replica goes there.
 	var again metav1.Condition
-	err = framework.Until(t.Context(), 400*time.Second, "subset a to be Schedulable again", func(context.Context) (bool, string, error) {
+	err = framework.Until(t.Context(), unschedulableWindow+100*time.Second, "subset a to be Schedulable again", func(context.Context) (bool, string, error) {
 		again = schedulable(t, ws, "a")
 		return again.Status == metav1.ConditionTrue, fmt.Sprintf("%s/%s", again.Status, again.Reason), nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if window := again.LastTransitionTime.Sub(marked.LastTransitionTime.Time); window < 299*time.Second {
-		t.Errorf("subset a was Schedulable again %s after it was marked, want 300s", window)
+	if window := again.LastTransitionTime.Sub(marked.LastTransitionTime.Time); window < unschedulableWindow-time.Second {
+		t.Errorf("subset a was Schedulable again %s after it was marked, want the hub's window of %s", window, unschedulableWindow)
 	}
 	scale(t, fj, 6)
 	err = framework.Until(t.Context(), time.Minute, "a new pod in subset a", func(ctx context.Context) (bool, string, error) {

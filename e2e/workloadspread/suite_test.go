@@ -25,8 +25,15 @@ var (
 	member1, member2 *framework.Cluster
 )
 
+// unschedulableWindow is the hub's --spread-unschedulable-window here: a minute rather
+// than the default five, so the Adaptive test sees a subset tried again in a minute.
+const unschedulableWindow = time.Minute
+
 func TestMain(m *testing.M) {
-	os.Exit(framework.RunSuite(m, framework.SuiteConfig{Name: "workloadspread", Fleet: framework.FleetOptions{Members: 2}, Prepare: addNodes}, &fleet, &muster))
+	os.Exit(framework.RunSuite(m, framework.SuiteConfig{
+		Name: "workloadspread", Fleet: framework.FleetOptions{Members: 2}, Prepare: addNodes,
+		HubArgs: []string{"--spread-unschedulable-window=" + unschedulableWindow.String()},
+	}, &fleet, &muster))
 }
 
 // addNodes gives each member four nodes of 8 CPUs.

@@ -48,6 +48,16 @@ type Reconciler struct {
 	Recorder  events.EventRecorder
 	Clock     clock.PassiveClock
 	Inventory *inventory.Inventory
+	// UnschedulableWindow is how long an Adaptive WorkloadSpread keeps new pods off a
+	// subset whose pods could not be scheduled; zero means DefaultUnschedulableWindow.
+	UnschedulableWindow time.Duration
+}
+
+func (r *Reconciler) unschedulableWindow() time.Duration {
+	if r.UnschedulableWindow > 0 {
+		return r.UnschedulableWindow
+	}
+	return DefaultUnschedulableWindow
 }
 
 // SetupWithManager watches FleetJobs, their shards' Works, member clusters (a FleetJob

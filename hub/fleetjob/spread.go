@@ -90,7 +90,7 @@ func (r *Reconciler) placeBySpread(ctx context.Context, fj *musterv1.FleetJob, w
 	if err != nil {
 		return res, err
 	}
-	d := decideSpread(fj, ws, subs, current, r.Clock.Now())
+	d := decideSpread(fj, ws, subs, current, r.unschedulableWindow(), r.Clock.Now())
 	res.requeue = d.requeue
 
 	// 1. Encode what changed: new shards, and shards whose replicas changed. Most passes

@@ -29,9 +29,9 @@ const (
 	ReasonSpreadChanged    = "SpreadChanged"
 )
 
-// unschedulableWindow is how long an Adaptive spread keeps new pods off a subset whose
-// pods could not be scheduled before trying it again, as OpenKruise does.
-const unschedulableWindow = 300 * time.Second
+// DefaultUnschedulableWindow is how long an Adaptive spread keeps new pods off a subset
+// whose pods could not be scheduled before trying it again: OpenKruise's fixed 5 minutes.
+const DefaultUnschedulableWindow = 300 * time.Second
 
 // spreadSubset is what the decision knows of one subset: its spec, the clusters that may
 // take new replicas and those where replicas may stay (both sorted; an unavailable
@@ -60,12 +60,12 @@ type spreadDecision struct {
 // order up to maxReplicas, a subset spanning clusters is divided by the nodes that fit,
 // and changes move as few replicas as they can (placement/subsets.Rebalance). With an
 // Adaptive strategy a subset whose pods waited for a node longer than
-// rescheduleCriticalSeconds keeps only its running pods for unschedulableWindow.
+// rescheduleCriticalSeconds keeps only its running pods for the window.
 //
 // A shard's completions are fixed when its Job is made, so a FleetJob with completions is
 // divided once, on its first placement, and keeps its shards afterwards; so does any
 // FleetJob once a shard finished, which means the job is winding down.
-func decideSpread(fj *musterv1.FleetJob, ws *musterv1.WorkloadSpread, subs []spreadSubset, current []shardState, now time.Time) spreadDecision {
+func decideSpread(fj *musterv1.FleetJob, ws *musterv1.WorkloadSpread, subs []spreadSubset, current []shardState, window time.Duration, now time.Time) spreadDecision {
 	var d spreadDecision
 	total := max(ptr.Deref(fj.Spec.Template.Spec.Parallelism, 1), 0)
 	bySubset := map[string][]shardState{}
@@ -92,7 +92,7 @@ func decideSpread(fj *musterv1.FleetJob, ws *musterv1.WorkloadSpread, subs []spr
 			prev = meta.FindStatusCondition(st.Conditions, musterv1.SubsetSchedulable)
 		}
 		var wake time.Duration
-		conditions[i], wake = schedulable(prev, bySubset[sub.spec.Name], adaptive, critical, now)
+		conditions[i], wake = schedulable(prev, bySubset[sub.spec.Name], adaptive, critical, window, now)
 		d.requeue = soonest(d.requeue, wake)
 		unschedulable := adaptive && conditions[i].Status == metav1.ConditionFalse
 		kept[i] = map[string]int32{}
@@ -186,9 +186,9 @@ func decideSpread(fj *musterv1.FleetJob, ws *musterv1.WorkloadSpread, subs []spr
 
 // schedulable decides a subset's Schedulable condition and how long until it may change.
 // A Fixed spread only reports pods that wait for a node. An Adaptive one turns False once
-// a pod waited rescheduleCriticalSeconds and stays False for unschedulableWindow, whatever
-// the pods do meanwhile; then the subset is tried again.
-func schedulable(prev *metav1.Condition, shards []shardState, adaptive bool, critical time.Duration, now time.Time) (metav1.Condition, time.Duration) {
+// a pod waited rescheduleCriticalSeconds and stays False for window, whatever the pods do
+// meanwhile; then the subset is tried again.
+func schedulable(prev *metav1.Condition, shards []shardState, adaptive bool, critical, window time.Duration, now time.Time) (metav1.Condition, time.Duration) {
 	var since time.Time
 	var message string
 	for _, s := range shards {
@@ -207,7 +207,7 @@ func schedulable(prev *metav1.Condition, shards []shardState, adaptive bool, cri
 		return metav1.Condition{Type: musterv1.SubsetSchedulable, Status: metav1.ConditionFalse, Reason: ReasonPodUnschedulable, Message: message, LastTransitionTime: metav1.NewTime(since)}, 0
 	}
 	if prev != nil && prev.Status == metav1.ConditionFalse && prev.Reason == ReasonPodUnschedulable {
-		if end := prev.LastTransitionTime.Add(unschedulableWindow); now.Before(end) {
+		if end := prev.LastTransitionTime.Add(window); now.Before(end) {
 			return *prev, end.Sub(now)
 		}
 	}
@@ -220,8 +220,8 @@ func schedulable(prev *metav1.Condition, shards []shardState, adaptive bool, cri
 	return metav1.Condition{
 		Type: musterv1.SubsetSchedulable, Status: metav1.ConditionFalse, Reason: ReasonPodUnschedulable, LastTransitionTime: metav1.NewTime(now),
 		Message: fmt.Sprintf("pods waited more than %s for a node (%s); new pods go to later subsets until %s",
-			critical, message, now.Add(unschedulableWindow).UTC().Format(time.RFC3339)),
-	}, unschedulableWindow
+			critical, message, now.Add(window).UTC().Format(time.RFC3339)),
+	}, window
 }
 
 // waitingCondition is the shard's True PodsUnschedulable condition, if any.

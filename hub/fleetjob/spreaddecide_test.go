@@ -154,11 +154,11 @@ func TestDecideSpread(t *testing.T) {
 		},
 		{
 			name: "adaptive: past critical the waiting pods move on", fj: job(5), strategy: adaptive, max: maxes(3, nil), subsets: []string{"a:m1", "b:m2"},
-			current: []shardState{waiting("a", "m1", 3, 0, now.Add(-31*time.Second)), running("b", "m2", 2)}, want: "b/m2=5", remove: []string{"a/m1"}, requeue: unschedulableWindow,
+			current: []shardState{waiting("a", "m1", 3, 0, now.Add(-31*time.Second)), running("b", "m2", 2)}, want: "b/m2=5", remove: []string{"a/m1"}, requeue: DefaultUnschedulableWindow,
 		},
 		{
 			name: "adaptive: running pods of the subset stay", fj: job(5), strategy: adaptive, max: maxes(3, nil), subsets: []string{"a:m1", "b:m2"},
-			current: []shardState{waiting("a", "m1", 3, 1, now.Add(-31*time.Second)), running("b", "m2", 2)}, want: "a/m1=1 b/m2=4", requeue: unschedulableWindow,
+			current: []shardState{waiting("a", "m1", 3, 1, now.Add(-31*time.Second)), running("b", "m2", 2)}, want: "a/m1=1 b/m2=4", requeue: DefaultUnschedulableWindow,
 		},
 		{
 			name: "adaptive: within the window new replicas skip the subset", fj: job(6), strategy: adaptive, max: maxes(3, nil), subsets: []string{"a:m1", "b:m2"},
@@ -175,7 +175,7 @@ func TestDecideSpread(t *testing.T) {
 		{name: "completions follow the replicas on first placement", fj: job(5, 10), strategy: fixed, max: maxes(3, nil), subsets: []string{"a:m1", "b:m2"}, want: "a/m1=3/6 b/m2=2/4"},
 		{
 			name: "with completions the shards stay once placed", fj: job(2, 10), strategy: adaptive, max: maxes(3, nil), subsets: []string{"a:m1", "b:m2"},
-			current: []shardState{waiting("a", "m1", 3, 0, now.Add(-time.Hour)), running("b", "m2", 2)}, want: "a/m1=3 b/m2=2", requeue: unschedulableWindow,
+			current: []shardState{waiting("a", "m1", 3, 0, now.Add(-time.Hour)), running("b", "m2", 2)}, want: "a/m1=3 b/m2=2", requeue: DefaultUnschedulableWindow,
 		},
 		{
 			name: "once a shard finished nothing moves", fj: job(6), strategy: fixed, max: maxes(3, nil), subsets: []string{"a:m1", "b:m2"},
@@ -190,7 +190,7 @@ func TestDecideSpread(t *testing.T) {
 				c.Type = musterv1.SubsetSchedulable
 				ws.Status.Subsets = append(ws.Status.Subsets, musterv1.WorkloadSpreadSubsetStatus{Name: subs[i].spec.Name, Conditions: []metav1.Condition{c}})
 			}
-			d := decideSpread(tc.fj, ws, subs, tc.current, now)
+			d := decideSpread(tc.fj, ws, subs, tc.current, DefaultUnschedulableWindow, now)
 			if got := layout(d.shards); got != tc.want {
 				t.Errorf("shards %q, want %q", got, tc.want)
 			}
@@ -209,7 +209,7 @@ func TestSpreadStatus(t *testing.T) {
 	fj := fleetJob(musterv1.PlacementSingle, 5, 0)
 	fj.Spec.Template.Spec.Completions = nil
 	ws, subs := spreadOver(musterv1.ScheduleAdaptive, maxes(3, nil), "a:m1", "b:m1,m2")
-	d := decideSpread(fj, ws, subs, []shardState{waiting("a", "m1", 3, 0, now.Add(-time.Minute))}, now)
+	d := decideSpread(fj, ws, subs, []shardState{waiting("a", "m1", 3, 0, now.Add(-time.Minute))}, DefaultUnschedulableWindow, now)
 
 	a, b := d.status.Subsets[0], d.status.Subsets[1]
 	if a.Name != "a" || a.Replicas != 0 || a.MissingReplicas != 3 || len(a.Clusters) != 0 {
