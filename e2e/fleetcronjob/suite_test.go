@@ -6,7 +6,10 @@
 package fleetcronjob
 
 import (
+	"flag"
+	"fmt"
 	"os"
+	"strconv"
 	"testing"
 
 	"github.com/musterhq/muster/e2e/framework"
@@ -17,6 +20,19 @@ var (
 	muster *framework.Muster
 )
 
+// parallelTests is how many of the suite's parallel tests run at once. They wait for
+// minute boundaries, not for the CPU: run all three together rather than GOMAXPROCS (2 on
+// CI) at a time, which would add a whole test's two to three minutes of waiting.
+const parallelTests = 3
+
 func TestMain(m *testing.M) {
+	if p := flag.Lookup("test.parallel"); p != nil {
+		if n, err := strconv.Atoi(p.Value.String()); err == nil && n < parallelTests {
+			if err := p.Value.Set(strconv.Itoa(parallelTests)); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(1)
+			}
+		}
+	}
 	os.Exit(framework.RunSuite(m, framework.SuiteConfig{Name: "fleetcronjob", Fleet: framework.FleetOptions{Members: 2, NodesPerMember: 2}}, &fleet, &muster))
 }
