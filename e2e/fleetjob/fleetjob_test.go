@@ -5,6 +5,7 @@ package fleetjob
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -246,13 +247,22 @@ func TestPodFailurePolicyFailsTheFleetAndStopsTheOtherShard(t *testing.T) {
 	}
 	// The member Job's Warning reaches the hub through member2's agent, and describe
 	// shows it among the hub's events.
-	relayed := fmt.Sprintf("PodFailurePolicy %s: Job %s/%s:", member2.Name, ns, fj.Name)
+	relayed := regexp.MustCompile(fmt.Sprintf(`\nWarning PodFailurePolicy \S+ muster-agent %s: Job %s/%s: `, member2.Name, ns, fj.Name))
+	var desc string
 	err := framework.Until(t.Context(), 30*time.Second, "describe shows member2's event", func(ctx context.Context) (bool, string, error) {
-		out, err := muster.Musterctl(ctx, fleet.Hub, "describe", "fj", fj.Name, "-n", ns)
-		return err == nil && strings.Contains(squashed(out), relayed), fmt.Sprintf("%v\n%s", err, out), nil
+		if out, err := muster.Musterctl(ctx, fleet.Hub, "describe", "fj", fj.Name, "-n", ns); err == nil {
+			desc = out
+		}
+		return relayed.MatchString(squashed(desc)), "", nil
 	})
 	if err != nil {
-		t.Error(err)
+		var events corev1.EventList
+		_ = fleet.Hub.Client.List(t.Context(), &events, client.InNamespace(musterv1.MemberNamespace(member2.Name)))
+		var seen []string
+		for _, ev := range events.Items {
+			seen = append(seen, fmt.Sprintf("%s %s %s/%s: %s", ev.Type, ev.Reason, ev.InvolvedObject.Kind, ev.InvolvedObject.Name, ev.Message))
+		}
+		t.Errorf("%v\n%s\nhub events in %s's namespace:\n%s", err, desc, member2.Name, strings.Join(seen, "\n"))
 	}
 	// member1 had no failure: its shard is suspended and its pods stop.
 	err = framework.Until(t.Context(), time.Minute, "member1's pods stopped", func(context.Context) (bool, string, error) {

@@ -4,6 +4,8 @@ package fleetjob
 
 import (
 	"context"
+	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -83,4 +85,60 @@ func squashed(out string) string {
 		b.WriteString("\n" + strings.Join(strings.Fields(l), " "))
 	}
 	return b.String()
+}
+
+// TestMusterctlVerbsAndFormatsOnTheFleet runs each read verb and output format of the
+// built musterctl against the fleet's hub, as a user following the README would.
+func TestMusterctlVerbsAndFormatsOnTheFleet(t *testing.T) {
+	fj := create(t, newFleetJob("formats", musterv1.PlacementDuplicate, 1, 1, func(fj *musterv1.FleetJob) {
+		fj.Labels = map[string]string{"team": "render"}
+	}))
+	waitForPhase(t, fj, musterv1.JobComplete, 2*time.Minute)
+
+	clusters := squashed(musterctl(t, "get", "clusters"))
+	for _, m := range []string{member1.Name, member2.Name} {
+		if !strings.Contains(clusters, "\n"+m+" true True ") {
+			t.Errorf("get clusters lacks an accepted, available row for %s:%s", m, clusters)
+		}
+	}
+	if out := musterctl(t, "get", "mc", member1.Name, "-o", "yaml"); !strings.Contains(out, "kind: MemberCluster") || !strings.Contains(out, "name: "+member1.Name) {
+		t.Errorf("get mc -o yaml:\n%s", out)
+	}
+	var got musterv1.FleetJob
+	if err := json.Unmarshal([]byte(musterctl(t, "get", "fj", fj.Name, "-n", ns, "-o", "json")), &got); err != nil || got.Status.Phase != musterv1.JobComplete {
+		t.Errorf("get fj -o json: phase %q, %v", got.Status.Phase, err)
+	}
+	if out := squashed(musterctl(t, "get", "fj", fj.Name, "-n", ns, "-o", "wide")); !strings.Contains(out, "\nNAME MODE COMPLETIONS ACTIVE SUCCEEDED FAILED CLUSTERS PHASE AGE READY SHARD FAILURE STARTED") {
+		t.Errorf("get -o wide lacks the wide columns:%s", out)
+	}
+	if out := strings.TrimSpace(musterctl(t, "get", "fj", "-A", "-l", "team=render", "-o", "name")); out != "fleetjob.muster.dev/"+fj.Name {
+		t.Errorf("get fj -A -l team=render -o name = %q, want only %s", out, fj.Name)
+	}
+	if out := squashed(musterctl(t, "get", "fj", "-A", "-l", "team=render")); !strings.Contains(out, "\nNAMESPACE NAME ") || !strings.Contains(out, "\n"+ns+" "+fj.Name+" Duplicate 2/2 ") {
+		t.Errorf("get fj -A lacks the namespace column or the row:%s", out)
+	}
+	works := musterctl(t, "get", "works", "-A", "-l", musterv1.FleetJobUIDLabel+"="+string(fj.UID), "-o", "name")
+	if n := len(strings.Fields(works)); n != 2 {
+		t.Errorf("get works -l of the job's uid: %d Works, want one per member:\n%s", n, works)
+	}
+	if out := musterctl(t, "version"); !strings.Contains(out, "hub API server: v1.") {
+		t.Errorf("version:\n%s", out)
+	}
+
+	created := musterctl(t, "token", "create", "--cluster", "eu-1", "--ttl", "10m")
+	id := regexp.MustCompile(`--hub-token ([a-z0-9]{6})\.`).FindStringSubmatch(created)
+	if id == nil {
+		t.Fatalf("token create printed no join line:\n%s", created)
+	}
+	if out := squashed(musterctl(t, "token", "list")); !strings.Contains(out, "\n"+id[1]+" ") || !strings.Contains(out, " eu-1 ") {
+		t.Errorf("token list lacks %s bound to eu-1:%s", id[1], out)
+	}
+	musterctl(t, "token", "delete", id[1])
+	if out := musterctl(t, "token", "list"); strings.Contains(out, id[1]) {
+		t.Errorf("token %s still listed after delete:\n%s", id[1], out)
+	}
+
+	if out, err := muster.Musterctl(t.Context(), fleet.Hub, "get", "foo"); err == nil || !strings.Contains(out, `the server doesn't have a resource type "foo"`) {
+		t.Errorf("get foo: %v\n%s", err, out)
+	}
 }
