@@ -36,7 +36,7 @@ func TestName(t *testing.T) {
 // server takes and a label value, the same on every call; names that fit stay exactly as
 // they were, since members already hold objects labelled with them.
 func TestNameIsAValidStableWorkName(t *testing.T) {
-	longest := strings.Repeat(strings.Repeat("a", 62)+".", 4)[:253]
+	longest := strings.Repeat(strings.Repeat("a", 62)+".", 5)[:253]
 	tests := []struct {
 		what  string
 		parts []string
