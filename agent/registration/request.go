@@ -21,7 +21,7 @@ import (
 	"k8s.io/client-go/util/certificate/csr"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
-	hubregistration "github.com/musterhq/muster/hub/registration"
+	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 )
 
 // maxRequestPoll is the longest pause between two reads of a pending request. The agent
@@ -99,14 +99,14 @@ func (r *Registrar) ask(ctx context.Context, hub kubernetes.Interface, cluster s
 		return nil, err
 	}
 	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: pkix.Name{
-		CommonName:   hubregistration.AgentUser(cluster),
-		Organization: []string{hubregistration.MembersGroup, hubregistration.ClusterGroup(cluster)},
+		CommonName:   musterv1.AgentUser(cluster),
+		Organization: []string{musterv1.MembersGroup, musterv1.ClusterGroup(cluster)},
 	}}, p.Key)
 	if err != nil {
 		return nil, err
 	}
 	req := &certificatesv1.CertificateSigningRequest{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{hubregistration.ClusterLabel: cluster}},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{musterv1.ClusterNameLabel: cluster}},
 		Spec: certificatesv1.CertificateSigningRequestSpec{
 			Request:           pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}),
 			SignerName:        certificatesv1.KubeAPIServerClientSignerName,
@@ -116,7 +116,7 @@ func (r *Registrar) ask(ctx context.Context, hub kubernetes.Interface, cluster s
 	}
 	if current != nil {
 		req.Annotations = map[string]string{
-			hubregistration.CurrentCertificateAnnotation: string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: current.Raw})),
+			musterv1.CurrentCertificateAnnotation: string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: current.Raw})),
 		}
 	}
 	if _, err := hub.CertificatesV1().CertificateSigningRequests().Create(ctx, req, metav1.CreateOptions{}); err != nil {
@@ -141,7 +141,7 @@ func waitForCertificate(ctx context.Context, hub kubernetes.Interface, name stri
 	if err != nil {
 		return nil, err
 	}
-	want := hubregistration.KeyFingerprint(spki)
+	want := musterv1.KeyFingerprint(spki)
 	for interval := 250 * time.Millisecond; ; interval = min(2*interval, maxRequestPoll) {
 		req, err := hub.CertificatesV1().CertificateSigningRequests().Get(ctx, name, metav1.GetOptions{})
 		switch {
@@ -166,7 +166,7 @@ func waitForCertificate(ctx context.Context, hub kubernetes.Interface, name stri
 // it is pending, and an error wrapping errAskAgain when it will never be issued for the key
 // with fingerprint key.
 func issuedCertificate(req *certificatesv1.CertificateSigningRequest, key string) ([]byte, error) {
-	if got, err := hubregistration.RequestKey(req); err != nil || got != key {
+	if got, err := musterv1.RequestKey(req); err != nil || got != key {
 		return nil, fmt.Errorf("certificate request %s is not for the agent's key: %w", req.Name, errAskAgain)
 	}
 	approved := false

@@ -8,7 +8,7 @@ import (
 	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
 
-	hubregistration "github.com/musterhq/muster/hub/registration"
+	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 )
 
 func TestIssuedCertificate(t *testing.T) {
@@ -17,9 +17,9 @@ func TestIssuedCertificate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fp := hubregistration.KeyFingerprint(spki)
-	approved := hubregistration.ApprovalCondition("Test", "ok")
-	denied := hubregistration.DenialCondition("Test", "no")
+	fp := musterv1.KeyFingerprint(spki)
+	approved := musterv1.ApprovalCondition("Test", "ok")
+	denied := musterv1.DenialCondition("Test", "no")
 	failed := certificatesv1.CertificateSigningRequestCondition{Type: certificatesv1.CertificateFailed, Status: corev1.ConditionTrue}
 	notApproved := approved
 	notApproved.Status = corev1.ConditionFalse

@@ -17,7 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 
-	hubregistration "github.com/musterhq/muster/hub/registration"
+	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 )
 
 const testNamespace = "muster-agent"
@@ -34,7 +34,7 @@ func newKey(t *testing.T) *ecdsa.PrivateKey {
 // certFor is a PEM client certificate for key, valid from notBefore to notAfter.
 func certFor(t *testing.T, key *ecdsa.PrivateKey, notBefore, notAfter time.Time) []byte {
 	t.Helper()
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: hubregistration.AgentUser("c1")}, NotBefore: notBefore, NotAfter: notAfter}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: musterv1.AgentUser("c1")}, NotBefore: notBefore, NotAfter: notAfter}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {
 		t.Fatal(err)
@@ -57,7 +57,7 @@ func credentialsFor(t *testing.T, key *ecdsa.PrivateKey, notBefore, notAfter tim
 // csrFor is c1's certificate request for key.
 func csrFor(t *testing.T, name string, key *ecdsa.PrivateKey) *certificatesv1.CertificateSigningRequest {
 	t.Helper()
-	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: pkix.Name{CommonName: hubregistration.AgentUser("c1")}}, key)
+	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: pkix.Name{CommonName: musterv1.AgentUser("c1")}}, key)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func TestRestartWithAnExpiredCertificateNeedsARejoin(t *testing.T) {
 func TestRequestWaitsForThePendingRequest(t *testing.T) {
 	key := newKey(t)
 	issued := csrFor(t, "muster-c1-pending", key)
-	issued.Status.Conditions = []certificatesv1.CertificateSigningRequestCondition{hubregistration.ApprovalCondition("Test", "approved")}
+	issued.Status.Conditions = []certificatesv1.CertificateSigningRequestCondition{musterv1.ApprovalCondition("Test", "approved")}
 	issued.Status.Certificate = certFor(t, key, time.Now(), time.Now().Add(time.Hour))
 	hub := fake.NewClientset(issued)
 	s := &Store{Client: fake.NewClientset(), Namespace: testNamespace}

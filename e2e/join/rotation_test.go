@@ -15,7 +15,6 @@ import (
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/e2e/framework"
-	hubregistration "github.com/musterhq/muster/hub/registration"
 )
 
 // member1's agent renews its 60s certificates (every ~48s) without ever losing its lease.
@@ -24,12 +23,12 @@ func TestAgentRotatesCertificates(t *testing.T) {
 	renewals := 0
 	err := framework.Until(ctx, 3*time.Minute, "two certificate renewals by member1's agent", func(ctx context.Context) (bool, string, error) {
 		var csrs certificatesv1.CertificateSigningRequestList
-		if err := fleet.Hub.Client.List(ctx, &csrs, client.MatchingLabels{hubregistration.ClusterLabel: "member1"}); err != nil {
+		if err := fleet.Hub.Client.List(ctx, &csrs, client.MatchingLabels{musterv1.ClusterNameLabel: "member1"}); err != nil {
 			return false, "", err
 		}
 		renewals = 0
 		for _, csr := range csrs.Items {
-			if csr.Spec.Username == hubregistration.AgentUser("member1") && len(csr.Status.Certificate) > 0 {
+			if csr.Spec.Username == musterv1.AgentUser("member1") && len(csr.Status.Certificate) > 0 {
 				renewals++
 			}
 		}

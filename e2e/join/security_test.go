@@ -244,13 +244,13 @@ func agentCSR(t *testing.T, cluster string, annotations map[string]string) *cert
 		t.Fatal(err)
 	}
 	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: pkix.Name{
-		CommonName: hubregistration.AgentUser(cluster), Organization: []string{hubregistration.MembersGroup, hubregistration.ClusterGroup(cluster)},
+		CommonName: musterv1.AgentUser(cluster), Organization: []string{musterv1.MembersGroup, musterv1.ClusterGroup(cluster)},
 	}}, key)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return &certificatesv1.CertificateSigningRequest{
-		ObjectMeta: metav1.ObjectMeta{GenerateName: "attack-", Labels: map[string]string{hubregistration.ClusterLabel: cluster}, Annotations: annotations},
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "attack-", Labels: map[string]string{musterv1.ClusterNameLabel: cluster}, Annotations: annotations},
 		Spec: certificatesv1.CertificateSigningRequestSpec{
 			Request:    pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}),
 			SignerName: certificatesv1.KubeAPIServerClientSignerName,
@@ -325,7 +325,7 @@ func TestJoinAttacks(t *testing.T) {
 		}
 	})
 	t.Run("forged rotation: member1's certificate names member2's certificate", func(t *testing.T) {
-		forged := agentCSR(t, "member1", map[string]string{hubregistration.CurrentCertificateAnnotation: credentialsPEM(t, "member2")})
+		forged := agentCSR(t, "member1", map[string]string{musterv1.CurrentCertificateAnnotation: credentialsPEM(t, "member2")})
 		expectDenied(t, agentClient(t, "member1"), forged)
 	})
 	t.Run("forged rotation: member1's identity without its current certificate", func(t *testing.T) {

@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -59,7 +58,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("hub-broadcastjob").
 		For(&musterv1.BroadcastJob{}, builder.WithPredicates(hubManaged)).
-		Watches(&musterv1.Work{}, handler.EnqueueRequestsFromMapFunc(jobOfWork)).
+		Watches(&musterv1.Work{}, handler.EnqueueRequestsFromMapFunc(shards.OwnerOf(musterv1.BroadcastJobNameLabel, musterv1.BroadcastJobNamespaceLabel))).
 		Watches(&musterv1.MemberCluster{}, handler.EnqueueRequestsFromMapFunc(r.unfinishedJobs)).
 		Complete(r)
 }
@@ -72,15 +71,6 @@ var hubManaged = predicate.NewPredicateFuncs(func(o client.Object) bool {
 	job, ok := o.(*musterv1.BroadcastJob)
 	return ok && (job.Spec.Placement != nil || len(job.Status.Conditions) == 0 || controllerutil.ContainsFinalizer(job, musterv1.ShardsFinalizer))
 })
-
-func jobOfWork(_ context.Context, o client.Object) []reconcile.Request {
-	l := o.GetLabels()
-	name, ns := l[musterv1.BroadcastJobNameLabel], l[musterv1.BroadcastJobNamespaceLabel]
-	if name == "" || ns == "" {
-		return nil
-	}
-	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}}
-}
 
 // unfinishedJobs maps a member cluster change (joined, available, relabelled) to every
 // hub job that may now place a shard there or lose one.

@@ -85,6 +85,31 @@ func TestLongNamesGetValidDistinctWorks(t *testing.T) {
 	}
 }
 
+// TestLongestNameGetsItsWorksAndRuns: a BroadcastJob may be named with 63 characters
+// (dots included), so "broadcastjob-<namespace>-<name>" passes the 63 a Work name may
+// have (it is a label value on the member's objects); the job still gets a Work in each
+// of its clusters, under its capped name, and runs.
+func TestLongestNameGetsItsWorksAndRuns(t *testing.T) {
+	f := newFixture(t)
+	name := strings.Repeat("l", 31) + "." + strings.Repeat("l", 31)
+	if joined := len("broadcastjob-" + f.ns + "-" + name); joined <= 63 {
+		t.Fatalf("the joined Work name has %d characters; the test wants more than 63", joined)
+	}
+	f.create(f.job(name, f.c1, f.c2))
+	want := broadcastjob.WorkName(f.job(name))
+	for _, c := range []string{f.c1, f.c2} {
+		envtest.Eventually(t, "a Work in "+c, func() (bool, string) { return len(f.works(c)) == 1, "" })
+		if w := f.works(c)[0]; w.Name != want || len(w.Name) > 63 {
+			t.Errorf("Work %s in %s, want %s of at most 63 characters", w.Name, c, want)
+		}
+		f.agentApplies(name, c, "", musterv1.BroadcastJobStatus{Phase: musterv1.BroadcastJobRunning, BroadcastCounts: musterv1.BroadcastCounts{Desired: 1, Active: 1}})
+	}
+	f.waitCondition(name, musterv1.BroadcastJobShardsApplied, metav1.ConditionTrue, shards.ReasonApplied,
+		func(j *musterv1.BroadcastJob) bool {
+			return j.Status.Phase == musterv1.BroadcastJobRunning && j.Status.Active == 2
+		})
+}
+
 func TestHubJobWithoutPlacementSaysSo(t *testing.T) {
 	f := newFixture(t)
 	f.create(f.job("local"))

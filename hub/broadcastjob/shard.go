@@ -1,11 +1,7 @@
 package broadcastjob
 
 import (
-	"encoding/json"
-	"fmt"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
@@ -65,51 +61,27 @@ func shardObject(job *musterv1.BroadcastJob, s shardSpec) *musterv1.BroadcastJob
 	return shard
 }
 
-// newWork wraps the shard for cluster.
+// newWork wraps the shard for cluster in the Work that carries it there.
 func newWork(job *musterv1.BroadcastJob, cluster string, s shardSpec) (*musterv1.Work, error) {
-	raw, err := json.Marshal(shardObject(job, s))
-	if err != nil {
-		return nil, fmt.Errorf("encoding the shard for cluster %s: %w", cluster, err)
+	labels := map[string]string{
+		musterv1.BroadcastJobUIDLabel:       string(job.UID),
+		musterv1.BroadcastJobNameLabel:      job.Name,
+		musterv1.BroadcastJobNamespaceLabel: job.Namespace,
 	}
-	return &musterv1.Work{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:      WorkName(job),
-			Namespace: musterv1.MemberNamespace(cluster),
-			Labels: map[string]string{
-				musterv1.BroadcastJobUIDLabel:       string(job.UID),
-				musterv1.BroadcastJobNameLabel:      job.Name,
-				musterv1.BroadcastJobNamespaceLabel: job.Namespace,
-				musterv1.ClusterNameLabel:           cluster,
-			},
-		},
-		Spec: musterv1.WorkSpec{
-			Manifests:    []musterv1.Manifest{{RawExtension: runtime.RawExtension{Raw: raw}}},
-			DeleteOption: &musterv1.DeleteOption{PropagationPolicy: musterv1.DeletePropagationDelete},
-		},
-	}, nil
+	return shards.NewWork(WorkName(job), cluster, labels, shardObject(job, s))
 }
 
 // readWork returns the shard spec a Work carries and the shard status its agent fed back
 // (nil before the first report).
 func readWork(work *musterv1.Work) (shardSpec, *musterv1.BroadcastJobStatus, error) {
-	if len(work.Spec.Manifests) != 1 {
-		return shardSpec{}, nil, fmt.Errorf("work %s/%s carries %d manifests, want 1", work.Namespace, work.Name, len(work.Spec.Manifests))
-	}
-	var shard musterv1.BroadcastJob
-	if err := json.Unmarshal(work.Spec.Manifests[0].Raw, &shard); err != nil {
-		return shardSpec{}, nil, fmt.Errorf("decoding the shard in work %s/%s: %w", work.Namespace, work.Name, err)
+	shard, status, err := shards.Decode[musterv1.BroadcastJob, musterv1.BroadcastJobStatus](work)
+	if shard == nil {
+		return shardSpec{}, nil, err
 	}
 	s := shardSpec{paused: shard.Spec.Paused, terminate: shard.Annotations[musterv1.TerminateAnnotation]}
 	if p := shard.Spec.Parallelism; p != nil {
 		v := p.IntVal
 		s.parallelism = &v
 	}
-	if len(work.Status.Manifests) == 0 || work.Status.Manifests[0].Status == nil || len(work.Status.Manifests[0].Status.Raw) == 0 {
-		return s, nil, nil
-	}
-	var status musterv1.BroadcastJobStatus
-	if err := json.Unmarshal(work.Status.Manifests[0].Status.Raw, &status); err != nil {
-		return s, nil, fmt.Errorf("decoding the shard status in work %s/%s: %w", work.Namespace, work.Name, err)
-	}
-	return s, &status, nil
+	return s, status, err
 }

@@ -14,7 +14,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -67,19 +66,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("fleetjob").
 		For(&musterv1.FleetJob{}).
-		Watches(&musterv1.Work{}, handler.EnqueueRequestsFromMapFunc(fleetJobOfWork)).
+		Watches(&musterv1.Work{}, handler.EnqueueRequestsFromMapFunc(shards.OwnerOf(musterv1.FleetJobNameLabel, musterv1.FleetJobNamespaceLabel))).
 		Watches(&musterv1.MemberCluster{}, handler.EnqueueRequestsFromMapFunc(r.unplaced)).
 		Watches(&musterv1.WorkloadSpread{}, handler.EnqueueRequestsFromMapFunc(targetOfSpread)).
 		Complete(r)
-}
-
-func fleetJobOfWork(_ context.Context, o client.Object) []reconcile.Request {
-	l := o.GetLabels()
-	name, ns := l[musterv1.FleetJobNameLabel], l[musterv1.FleetJobNamespaceLabel]
-	if name == "" || ns == "" {
-		return nil
-	}
-	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}}
 }
 
 func (r *Reconciler) unplaced(ctx context.Context, _ client.Object) []reconcile.Request {

@@ -1,14 +1,11 @@
 package fleetjob
 
 import (
-	"encoding/json"
 	"fmt"
 	"strconv"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 
 	"github.com/musterhq/muster/api/templates"
@@ -87,46 +84,28 @@ func shardJob(fj *musterv1.FleetJob, s shard) *batchv1.Job {
 	return job
 }
 
+// newWork wraps s in the Work that carries it to its cluster.
 func newWork(fj *musterv1.FleetJob, s shard) (*musterv1.Work, error) {
-	raw, err := json.Marshal(shardJob(fj, s))
-	if err != nil {
-		return nil, fmt.Errorf("encoding the shard for %s: %w", s.describe(), err)
-	}
 	labels := map[string]string{
 		musterv1.FleetJobUIDLabel:       string(fj.UID),
 		musterv1.FleetJobNameLabel:      fj.Name,
 		musterv1.FleetJobNamespaceLabel: fj.Namespace,
-		musterv1.ClusterNameLabel:       s.cluster,
 	}
 	if s.subset != "" {
 		labels[musterv1.SubsetLabel] = s.subset
 	}
-	return &musterv1.Work{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:      WorkName(fj, s.subset),
-			Namespace: musterv1.MemberNamespace(s.cluster),
-			Labels:    labels,
-		},
-		Spec: musterv1.WorkSpec{
-			Manifests:    []musterv1.Manifest{{RawExtension: runtime.RawExtension{Raw: raw}}},
-			DeleteOption: &musterv1.DeleteOption{PropagationPolicy: musterv1.DeletePropagationDelete},
-		},
-	}, nil
+	return shards.NewWork(WorkName(fj, s.subset), s.cluster, labels, shardJob(fj, s))
 }
 
 // readWork returns the shard a Work carries and the Job status its agent fed back (nil
 // before the first report).
 func readWork(work *musterv1.Work) (shard, *batchv1.JobStatus, error) {
-	cluster, subset := work.Labels[musterv1.ClusterNameLabel], work.Labels[musterv1.SubsetLabel]
-	if len(work.Spec.Manifests) != 1 {
-		return shard{}, nil, fmt.Errorf("work %s/%s carries %d manifests, want 1", work.Namespace, work.Name, len(work.Spec.Manifests))
-	}
-	var job batchv1.Job
-	if err := json.Unmarshal(work.Spec.Manifests[0].Raw, &job); err != nil {
-		return shard{}, nil, fmt.Errorf("decoding the shard in work %s/%s: %w", work.Namespace, work.Name, err)
+	job, status, err := shards.Decode[batchv1.Job, batchv1.JobStatus](work)
+	if job == nil {
+		return shard{}, nil, err
 	}
 	s := shard{
-		cluster: cluster, subset: subset, template: &job.Spec.Template,
+		cluster: work.Labels[musterv1.ClusterNameLabel], subset: work.Labels[musterv1.SubsetLabel], template: &job.Spec.Template,
 		parallelism: job.Spec.Parallelism, completions: job.Spec.Completions, suspend: ptr.Deref(job.Spec.Suspend, false),
 	}
 	if v, ok := job.Annotations[musterv1.IndexOffsetAnnotation]; ok {
@@ -134,12 +113,5 @@ func readWork(work *musterv1.Work) (shard, *batchv1.JobStatus, error) {
 			s.indexes = &musterv1.IndexRange{Start: int32(start), End: int32(start) + ptr.Deref(s.completions, 0)}
 		}
 	}
-	if len(work.Status.Manifests) == 0 || work.Status.Manifests[0].Status == nil || len(work.Status.Manifests[0].Status.Raw) == 0 {
-		return s, nil, nil
-	}
-	var status batchv1.JobStatus
-	if err := json.Unmarshal(work.Status.Manifests[0].Status.Raw, &status); err != nil {
-		return s, nil, fmt.Errorf("decoding the shard status in work %s/%s: %w", work.Namespace, work.Name, err)
-	}
-	return s, &status, nil
+	return s, status, err
 }

@@ -57,7 +57,7 @@ var clientSignerOnly = predicate.NewPredicateFuncs(func(o client.Object) bool {
 // pendingRequestsOf maps a MemberCluster to the CSRs labelled with its name.
 func (a *Approver) pendingRequestsOf(ctx context.Context, o client.Object) []ctrl.Request {
 	var csrs certificatesv1.CertificateSigningRequestList
-	if err := a.Client.List(ctx, &csrs, client.MatchingLabels{ClusterLabel: o.GetName()}); err != nil {
+	if err := a.Client.List(ctx, &csrs, client.MatchingLabels{musterv1.ClusterNameLabel: o.GetName()}); err != nil {
 		log.FromContext(ctx).Error(err, "listing CSRs of cluster", "cluster", o.GetName())
 		return nil
 	}
@@ -97,7 +97,7 @@ func (a *Approver) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 	logger := log.FromContext(ctx).WithValues("csr", csr.Name, "cluster", cluster)
 	switch decision {
 	case Deny:
-		csr.Status.Conditions = append(csr.Status.Conditions, DenialCondition(ReasonKeyMismatch, why))
+		csr.Status.Conditions = append(csr.Status.Conditions, musterv1.DenialCondition(ReasonKeyMismatch, why))
 		if _, err := a.Clientset.CertificatesV1().CertificateSigningRequests().UpdateApproval(ctx, csr.Name, &csr, metav1.UpdateOptions{}); err != nil {
 			return a.retryOnConflict(fmt.Errorf("denying CSR %s: %w", csr.Name, err))
 		}
@@ -116,7 +116,7 @@ func (a *Approver) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 		}
 		return ctrl.Result{}, err
 	}
-	csr.Status.Conditions = append(csr.Status.Conditions, ApprovalCondition("MusterHubApproved", why))
+	csr.Status.Conditions = append(csr.Status.Conditions, musterv1.ApprovalCondition("MusterHubApproved", why))
 	if _, err := a.Clientset.CertificatesV1().CertificateSigningRequests().UpdateApproval(ctx, csr.Name, &csr, metav1.UpdateOptions{}); err != nil {
 		return a.retryOnConflict(fmt.Errorf("approving CSR %s: %w", csr.Name, err))
 	}
@@ -156,7 +156,7 @@ const ReasonKeyMismatch = "AgentKeyMismatch"
 // made before the approval and under the optimistic lock, so two joins racing for an
 // unbound cluster cannot both be approved: the loser sees the winner's key and is denied.
 func BindKey(ctx context.Context, c client.Client, mc *musterv1.MemberCluster, csr *certificatesv1.CertificateSigningRequest) error {
-	key, err := RequestKey(csr)
+	key, err := musterv1.RequestKey(csr)
 	if err != nil {
 		return err
 	}
@@ -172,11 +172,4 @@ func BindKey(ctx context.Context, c client.Client, mc *musterv1.MemberCluster, c
 		return fmt.Errorf("binding cluster %s to key %s: %w", mc.Name, key, err)
 	}
 	return nil
-}
-
-// DenialCondition is the condition a denial adds.
-func DenialCondition(reason, message string) certificatesv1.CertificateSigningRequestCondition {
-	return certificatesv1.CertificateSigningRequestCondition{
-		Type: certificatesv1.CertificateDenied, Status: corev1.ConditionTrue, Reason: reason, Message: message,
-	}
 }

@@ -95,8 +95,8 @@ func TestAcceptedClusterGetsScopedRBAC(t *testing.T) {
 	if err := env.Client.Get(ctx, types.NamespacedName{Name: registration.ClusterRoleName("alpha")}, &crb); err != nil {
 		t.Fatal(err)
 	}
-	if len(crb.Subjects) != 1 || crb.Subjects[0].Kind != rbacv1.GroupKind || crb.Subjects[0].Name != registration.ClusterGroup("alpha") {
-		t.Errorf("ClusterRoleBinding subjects = %+v, want only group %s", crb.Subjects, registration.ClusterGroup("alpha"))
+	if len(crb.Subjects) != 1 || crb.Subjects[0].Kind != rbacv1.GroupKind || crb.Subjects[0].Name != musterv1.ClusterGroup("alpha") {
+		t.Errorf("ClusterRoleBinding subjects = %+v, want only group %s", crb.Subjects, musterv1.ClusterGroup("alpha"))
 	}
 	var cr rbacv1.ClusterRole
 	if err := env.Client.Get(ctx, types.NamespacedName{Name: registration.ClusterRoleName("alpha")}, &cr); err != nil {
@@ -150,13 +150,13 @@ func agentCSR(t *testing.T, cluster string) *certificatesv1.CertificateSigningRe
 func agentCSRFor(t *testing.T, cluster string, key *ecdsa.PrivateKey) *certificatesv1.CertificateSigningRequest {
 	t.Helper()
 	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: pkix.Name{
-		CommonName: registration.AgentUser(cluster), Organization: []string{registration.MembersGroup, registration.ClusterGroup(cluster)},
+		CommonName: musterv1.AgentUser(cluster), Organization: []string{musterv1.MembersGroup, musterv1.ClusterGroup(cluster)},
 	}}, key)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return &certificatesv1.CertificateSigningRequest{
-		ObjectMeta: metav1.ObjectMeta{GenerateName: "agent-", Labels: map[string]string{registration.ClusterLabel: cluster}},
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "agent-", Labels: map[string]string{musterv1.ClusterNameLabel: cluster}},
 		Spec: certificatesv1.CertificateSigningRequestSpec{
 			Request:    pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}),
 			SignerName: certificatesv1.KubeAPIServerClientSignerName,
@@ -182,7 +182,7 @@ func approved(ctx context.Context, name string) (bool, error) {
 // holder, as the API server would record it, and a CSR annotation naming that certificate.
 func asAgent(t *testing.T, cluster string, holder *ecdsa.PrivateKey) (kubernetes.Interface, map[string]string) {
 	t.Helper()
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: registration.AgentUser(cluster)},
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: musterv1.AgentUser(cluster)},
 		NotBefore: time.Now(), NotAfter: time.Now().Add(time.Hour)}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &holder.PublicKey, holder)
 	if err != nil {
@@ -191,14 +191,14 @@ func asAgent(t *testing.T, cluster string, holder *ecdsa.PrivateKey) (kubernetes
 	sum := sha256.Sum256(der)
 	cfg := rest.CopyConfig(env.Config)
 	cfg.Impersonate = rest.ImpersonationConfig{
-		UserName: registration.AgentUser(cluster), Groups: []string{registration.MembersGroup, registration.ClusterGroup(cluster)},
+		UserName: musterv1.AgentUser(cluster), Groups: []string{musterv1.MembersGroup, musterv1.ClusterGroup(cluster)},
 		Extra: map[string][]string{"authentication.kubernetes.io/credential-id": {"X509SHA256=" + hex.EncodeToString(sum[:])}},
 	}
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return cs, map[string]string{registration.CurrentCertificateAnnotation: string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))}
+	return cs, map[string]string{musterv1.CurrentCertificateAnnotation: string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))}
 }
 
 func newKey(t *testing.T) *ecdsa.PrivateKey {
@@ -216,7 +216,7 @@ func fingerprint(t *testing.T, key *ecdsa.PrivateKey) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return registration.KeyFingerprint(der)
+	return musterv1.KeyFingerprint(der)
 }
 
 // boundCluster is an accepted cluster whose identity is bound to key, with its RBAC.
@@ -412,7 +412,7 @@ func TestAnotherClustersAgentCannotGetACertificate(t *testing.T) {
 	})
 	ctx := t.Context()
 	// delta's agent asks for epsilon's identity.
-	csr, err := asUser(t, registration.AgentUser("delta"), registration.MembersGroup, registration.ClusterGroup("delta")).
+	csr, err := asUser(t, musterv1.AgentUser("delta"), musterv1.MembersGroup, musterv1.ClusterGroup("delta")).
 		CertificatesV1().CertificateSigningRequests().Create(ctx, agentCSR(t, "epsilon"), metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -435,7 +435,7 @@ func TestRotationWhoseKeyIsAlreadyBoundIsApproved(t *testing.T) {
 	boundCluster(t, "kappa", current)
 	agent, cert := asAgent(t, "kappa", current)
 	// The agent may ask while the cluster is not accepted; the request then waits.
-	allowCSRCreate(t, registration.ClusterGroup("kappa"))
+	allowCSRCreate(t, musterv1.ClusterGroup("kappa"))
 	setAccepted(t, "kappa", false)
 
 	next := newKey(t)
@@ -504,7 +504,7 @@ func TestAgentCannotListCertificateRequests(t *testing.T) {
 		return exists(ctx, &rbacv1.ClusterRoleBinding{}, "", registration.ClusterRoleName("lambda")), nil
 	})
 	ctx := t.Context()
-	agent := asUser(t, registration.AgentUser("lambda"), registration.MembersGroup, registration.ClusterGroup("lambda"))
+	agent := asUser(t, musterv1.AgentUser("lambda"), musterv1.MembersGroup, musterv1.ClusterGroup("lambda"))
 	csrs := agent.CertificatesV1().CertificateSigningRequests()
 	eventually(t, "the agent to be able to create and read its own request", func(ctx context.Context) (bool, error) {
 		own, err := csrs.Create(ctx, agentCSR(t, "lambda"), metav1.CreateOptions{})

@@ -10,24 +10,15 @@ import (
 
 	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
+
+	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 )
 
 // Identities of agents and of the bootstrap tokens they join with.
 const (
-	// MembersGroup holds every agent.
-	MembersGroup = "muster:members"
 	// BootstrapGroup is the extra group of Muster's bootstrap tokens.
 	BootstrapGroup = "system:bootstrappers:muster"
-	// ClusterLabel on a CSR names the cluster it is for, so that `musterctl accept` can list
-	// them; the approver trusts only the request's subject.
-	ClusterLabel = "muster.dev/cluster"
 )
-
-// AgentUser is the user name of a cluster's agent certificate.
-func AgentUser(cluster string) string { return "muster:member:" + cluster + ":agent" }
-
-// ClusterGroup is the group that every credential of one cluster's agent carries.
-func ClusterGroup(cluster string) string { return "muster:member:" + cluster }
 
 var agentCommonName = regexp.MustCompile(`^muster:member:([a-z0-9]([-a-z0-9]*[a-z0-9])?):agent$`)
 
@@ -60,7 +51,7 @@ func ParseAgentCSR(csr *certificatesv1.CertificateSigningRequest) (string, error
 	cluster := m[1]
 	orgs := slices.Clone(req.Subject.Organization)
 	slices.Sort(orgs)
-	if want := []string{ClusterGroup(cluster), MembersGroup}; !slices.Equal(orgs, want) {
+	if want := []string{musterv1.ClusterGroup(cluster), musterv1.MembersGroup}; !slices.Equal(orgs, want) {
 		return "", fmt.Errorf("organizations %v, want exactly %v", req.Subject.Organization, want)
 	}
 	if len(req.DNSNames)+len(req.IPAddresses)+len(req.EmailAddresses)+len(req.URIs) > 0 {
@@ -104,7 +95,7 @@ const (
 // agent renewing its certificate.
 func RequesterOf(csr *certificatesv1.CertificateSigningRequest, cluster string) Requester {
 	switch {
-	case csr.Spec.Username == AgentUser(cluster) && slices.Contains(csr.Spec.Groups, ClusterGroup(cluster)):
+	case csr.Spec.Username == musterv1.AgentUser(cluster) && slices.Contains(csr.Spec.Groups, musterv1.ClusterGroup(cluster)):
 		return RequesterAgent
 	case slices.Contains(csr.Spec.Groups, BootstrapGroup):
 		return RequesterBootstrap
@@ -140,7 +131,7 @@ func Decide(csr *certificatesv1.CertificateSigningRequest, f Facts) (Decision, s
 	if err != nil {
 		return Ignore, err.Error()
 	}
-	key, err := RequestKey(csr)
+	key, err := musterv1.RequestKey(csr)
 	if err != nil {
 		return Ignore, err.Error()
 	}
@@ -183,7 +174,7 @@ func Decide(csr *certificatesv1.CertificateSigningRequest, f Facts) (Decision, s
 		}
 		return Wait, "a join waits for `musterctl accept " + cluster + "`"
 	default:
-		if slices.Contains(csr.Spec.Groups, MembersGroup) {
+		if slices.Contains(csr.Spec.Groups, musterv1.MembersGroup) {
 			return Deny, fmt.Sprintf("requester %s is another cluster's agent", csr.Spec.Username)
 		}
 		return Ignore, fmt.Sprintf("requester %s is neither a bootstrap token nor cluster %s's agent", csr.Spec.Username, cluster)
@@ -197,11 +188,4 @@ func decided(csr *certificatesv1.CertificateSigningRequest) bool {
 		}
 	}
 	return false
-}
-
-// ApprovalCondition is the condition an approval adds.
-func ApprovalCondition(reason, message string) certificatesv1.CertificateSigningRequestCondition {
-	return certificatesv1.CertificateSigningRequestCondition{
-		Type: certificatesv1.CertificateApproved, Status: corev1.ConditionTrue, Reason: reason, Message: message,
-	}
 }

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	certificatesv1 "k8s.io/api/certificates/v1"
+
+	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 )
 
 type csrOpt func(*x509.CertificateRequest, *certificatesv1.CertificateSigningRequest)
@@ -24,7 +26,7 @@ func makeCSR(t *testing.T, cluster string, opts ...csrOpt) *certificatesv1.Certi
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmpl := &x509.CertificateRequest{Subject: pkix.Name{CommonName: AgentUser(cluster), Organization: []string{MembersGroup, ClusterGroup(cluster)}}}
+	tmpl := &x509.CertificateRequest{Subject: pkix.Name{CommonName: musterv1.AgentUser(cluster), Organization: []string{musterv1.MembersGroup, musterv1.ClusterGroup(cluster)}}}
 	csr := &certificatesv1.CertificateSigningRequest{Spec: certificatesv1.CertificateSigningRequestSpec{
 		SignerName: certificatesv1.KubeAPIServerClientSignerName,
 		Usages:     []certificatesv1.KeyUsage{certificatesv1.UsageClientAuth, certificatesv1.UsageDigitalSignature},
@@ -48,8 +50,8 @@ func makeCSR(t *testing.T, cluster string, opts ...csrOpt) *certificatesv1.Certi
 
 func byAgent(cluster string) csrOpt {
 	return func(_ *x509.CertificateRequest, c *certificatesv1.CertificateSigningRequest) {
-		c.Spec.Username = AgentUser(cluster)
-		c.Spec.Groups = []string{MembersGroup, ClusterGroup(cluster), "system:authenticated"}
+		c.Spec.Username = musterv1.AgentUser(cluster)
+		c.Spec.Groups = []string{musterv1.MembersGroup, musterv1.ClusterGroup(cluster), "system:authenticated"}
 	}
 }
 
@@ -70,7 +72,7 @@ func TestParseAgentCSR(t *testing.T) {
 			r.Subject.Organization = append(r.Subject.Organization, "system:masters")
 		}}},
 		{name: "organization of another cluster", wantErr: true, opts: []csrOpt{func(r *x509.CertificateRequest, _ *certificatesv1.CertificateSigningRequest) {
-			r.Subject.Organization = []string{MembersGroup, ClusterGroup("c2")}
+			r.Subject.Organization = []string{musterv1.MembersGroup, musterv1.ClusterGroup("c2")}
 		}}},
 		{name: "server usage", wantErr: true, opts: []csrOpt{func(_ *x509.CertificateRequest, c *certificatesv1.CertificateSigningRequest) {
 			c.Spec.Usages = append(c.Spec.Usages, certificatesv1.UsageServerAuth)
@@ -114,7 +116,7 @@ func presenting(t *testing.T, holder *ecdsa.PrivateKey, forge bool) csrOpt {
 		byAgent("c1")(r, c)
 		sum := sha256.Sum256(presented)
 		c.Spec.Extra = map[string]certificatesv1.ExtraValue{credentialIDExtra: {"X509SHA256=" + hex.EncodeToString(sum[:])}}
-		c.Annotations = map[string]string{CurrentCertificateAnnotation: string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: named}))}
+		c.Annotations = map[string]string{musterv1.CurrentCertificateAnnotation: string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: named}))}
 	}
 }
 
@@ -130,7 +132,7 @@ func newKey(t *testing.T) *ecdsa.PrivateKey {
 func selfSigned(t *testing.T, key *ecdsa.PrivateKey) []byte {
 	t.Helper()
 	serial, _ := rand.Int(rand.Reader, big.NewInt(1<<62))
-	tmpl := &x509.Certificate{SerialNumber: serial, Subject: pkix.Name{CommonName: AgentUser("c1")}, NotBefore: time.Now(), NotAfter: time.Now().Add(time.Hour)}
+	tmpl := &x509.Certificate{SerialNumber: serial, Subject: pkix.Name{CommonName: musterv1.AgentUser("c1")}, NotBefore: time.Now(), NotAfter: time.Now().Add(time.Hour)}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {
 		t.Fatal(err)
@@ -144,12 +146,12 @@ func fingerprint(t *testing.T, key *ecdsa.PrivateKey) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return KeyFingerprint(der)
+	return musterv1.KeyFingerprint(der)
 }
 
 func TestDecide(t *testing.T) {
 	approved := func(_ *x509.CertificateRequest, c *certificatesv1.CertificateSigningRequest) {
-		c.Status.Conditions = []certificatesv1.CertificateSigningRequestCondition{ApprovalCondition("x", "y")}
+		c.Status.Conditions = []certificatesv1.CertificateSigningRequestCondition{musterv1.ApprovalCondition("x", "y")}
 	}
 	tokenFor := func(cluster string) csrOpt {
 		return func(_ *x509.CertificateRequest, c *certificatesv1.CertificateSigningRequest) {

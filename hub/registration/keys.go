@@ -10,18 +10,16 @@ import (
 	"strings"
 
 	certificatesv1 "k8s.io/api/certificates/v1"
+
+	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 )
 
 // Annotations that bind a cluster's identity to one key.
 const (
-	// AgentKeyAnnotation on a MemberCluster is the fingerprint (KeyFingerprint) of the key
+	// AgentKeyAnnotation on a MemberCluster is the fingerprint (musterv1.KeyFingerprint) of the key
 	// the hub last issued the cluster's agent certificate for. Only the hub and hub
 	// administrators write it; the bootstrap policy forbids setting it on create.
 	AgentKeyAnnotation = "muster.dev/agent-key"
-	// CurrentCertificateAnnotation on a rotation CSR carries the PEM certificate the agent
-	// authenticated with. It is public; the hub trusts it only when its hash is the
-	// credential the API server saw (credentialIDExtra).
-	CurrentCertificateAnnotation = "muster.dev/current-certificate"
 	// TokenClusterGroupPrefix, followed by a cluster name, is the extra group of a
 	// bootstrap token that may join only that cluster (`musterctl token create --cluster`).
 	TokenClusterGroupPrefix = BootstrapGroup + ":cluster:"
@@ -30,25 +28,6 @@ const (
 // credentialIDExtra is the user extra in which the API server names the credential a
 // request was authenticated with; for a client certificate "X509SHA256=<hex of its DER>".
 const credentialIDExtra = "authentication.kubernetes.io/credential-id"
-
-// KeyFingerprint names a public key by the SHA-256 of its SubjectPublicKeyInfo.
-func KeyFingerprint(spki []byte) string {
-	sum := sha256.Sum256(spki)
-	return "sha256:" + hex.EncodeToString(sum[:])
-}
-
-// RequestKey is the fingerprint of the key a CSR asks a certificate for.
-func RequestKey(csr *certificatesv1.CertificateSigningRequest) (string, error) {
-	block, _ := pem.Decode(csr.Spec.Request)
-	if block == nil {
-		return "", errors.New("request is not PEM")
-	}
-	req, err := x509.ParseCertificateRequest(block.Bytes)
-	if err != nil {
-		return "", fmt.Errorf("parsing certificate request: %w", err)
-	}
-	return KeyFingerprint(req.RawSubjectPublicKeyInfo), nil
-}
 
 // RequesterKey is the fingerprint of the key of the client certificate the CSR's requester
 // authenticated with. The certificate itself comes from the CSR's annotation, which anyone
@@ -63,18 +42,18 @@ func RequesterKey(csr *certificatesv1.CertificateSigningRequest) (string, error)
 	if seen == "" {
 		return "", errors.New("the API server recorded no client certificate for the requester")
 	}
-	block, _ := pem.Decode([]byte(csr.Annotations[CurrentCertificateAnnotation]))
+	block, _ := pem.Decode([]byte(csr.Annotations[musterv1.CurrentCertificateAnnotation]))
 	if block == nil || block.Type != "CERTIFICATE" {
-		return "", fmt.Errorf("annotation %s holds no PEM certificate", CurrentCertificateAnnotation)
+		return "", fmt.Errorf("annotation %s holds no PEM certificate", musterv1.CurrentCertificateAnnotation)
 	}
 	if sum := sha256.Sum256(block.Bytes); hex.EncodeToString(sum[:]) != seen {
-		return "", fmt.Errorf("annotation %s is not the certificate the requester authenticated with", CurrentCertificateAnnotation)
+		return "", fmt.Errorf("annotation %s is not the certificate the requester authenticated with", musterv1.CurrentCertificateAnnotation)
 	}
 	cert, err := x509.ParseCertificate(block.Bytes)
 	if err != nil {
 		return "", fmt.Errorf("parsing the requester's certificate: %w", err)
 	}
-	return KeyFingerprint(cert.RawSubjectPublicKeyInfo), nil
+	return musterv1.KeyFingerprint(cert.RawSubjectPublicKeyInfo), nil
 }
 
 // TokenCluster returns the one cluster a bootstrap token with these groups may join, if

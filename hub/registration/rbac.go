@@ -46,7 +46,7 @@ func desiredRBAC(mc *musterv1.MemberCluster) (*corev1.Namespace, []rbacObject) {
 	owner := []metav1.OwnerReference{*metav1.NewControllerRef(mc, musterv1.GroupVersion.WithKind("MemberCluster"))}
 	ns := musterv1.MemberNamespace(mc.Name)
 	labels := map[string]string{musterv1.ClusterNameLabel: mc.Name}
-	subjects := []rbacv1.Subject{{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: ClusterGroup(mc.Name)}}
+	subjects := []rbacv1.Subject{{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: musterv1.ClusterGroup(mc.Name)}}
 	meta := func(namespace, name string) metav1.ObjectMeta {
 		return metav1.ObjectMeta{Namespace: namespace, Name: name, Labels: labels, OwnerReferences: owner}
 	}

@@ -1,5 +1,8 @@
 // Package shards holds what the hub's placing controllers share about the Works that carry
-// their objects' shards: finding them by owner, and removing them before the owner goes.
+// their objects' shards: naming them (Name), wrapping a member object in one and reading
+// it back with its fed-back status (NewWork, Decode), mapping a Work's events to its owner
+// (OwnerOf), finding them by owner, removing them before the owner goes, and reporting
+// what the members said about them. What goes into a shard stays with its kind.
 package shards
 
 import (

@@ -106,15 +106,15 @@ func approvePending(ctx context.Context, out io.Writer, hub *clients, cluster st
 			if err := registration.BindKey(ctx, hub.client, &mc, csr); err != nil {
 				return approved, true, err
 			}
-			csr.Status.Conditions = append(csr.Status.Conditions, registration.ApprovalCondition("MusterctlAccept", why))
+			csr.Status.Conditions = append(csr.Status.Conditions, musterv1.ApprovalCondition("MusterctlAccept", why))
 			if _, err := hub.clientset.CertificatesV1().CertificateSigningRequests().UpdateApproval(ctx, csr.Name, csr, metav1.UpdateOptions{}); err != nil {
 				return approved, true, fmt.Errorf("approving %s: %w", csr.Name, err)
 			}
-			key, _ := registration.RequestKey(csr)
+			key, _ := musterv1.RequestKey(csr)
 			fmt.Fprintf(out, "  approved %s (requested by %s, key %s)\n", csr.Name, csr.Spec.Username, key)
 			approved++
 		case registration.Deny:
-			csr.Status.Conditions = append(csr.Status.Conditions, registration.DenialCondition(registration.ReasonKeyMismatch, why))
+			csr.Status.Conditions = append(csr.Status.Conditions, musterv1.DenialCondition(registration.ReasonKeyMismatch, why))
 			_, err := hub.clientset.CertificatesV1().CertificateSigningRequests().UpdateApproval(ctx, csr.Name, csr, metav1.UpdateOptions{})
 			// The hub's approver may have denied it a moment earlier.
 			if err != nil && !apierrors.IsConflict(err) {
@@ -137,7 +137,7 @@ func joinKeys(csrs []certificatesv1.CertificateSigningRequest) []string {
 		if err != nil || len(csr.Status.Conditions) > 0 || registration.RequesterOf(csr, cluster) != registration.RequesterBootstrap {
 			continue
 		}
-		if key, err := registration.RequestKey(csr); err == nil && !slices.Contains(keys, key) {
+		if key, err := musterv1.RequestKey(csr); err == nil && !slices.Contains(keys, key) {
 			keys = append(keys, key)
 		}
 	}
@@ -192,7 +192,7 @@ func forEachCluster(flags *genericclioptions.ConfigFlags, fn func(ctx context.Co
 // clusterCSRs lists the certificate requests made for a cluster's agent.
 func clusterCSRs(ctx context.Context, hub *clients, cluster string) ([]certificatesv1.CertificateSigningRequest, error) {
 	var csrs certificatesv1.CertificateSigningRequestList
-	if err := hub.client.List(ctx, &csrs, client.MatchingLabels{registration.ClusterLabel: cluster}); err != nil {
+	if err := hub.client.List(ctx, &csrs, client.MatchingLabels{musterv1.ClusterNameLabel: cluster}); err != nil {
 		return nil, fmt.Errorf("listing certificate requests of %s: %w", cluster, err)
 	}
 	return csrs.Items, nil
@@ -227,7 +227,7 @@ func denyPending(ctx context.Context, hub *clients, cluster string) error {
 		if len(csr.Status.Conditions) > 0 {
 			continue
 		}
-		csr.Status.Conditions = append(csr.Status.Conditions, registration.DenialCondition("MusterctlDeny", "the cluster was denied"))
+		csr.Status.Conditions = append(csr.Status.Conditions, musterv1.DenialCondition("MusterctlDeny", "the cluster was denied"))
 		if _, err := hub.clientset.CertificatesV1().CertificateSigningRequests().UpdateApproval(ctx, csr.Name, csr, metav1.UpdateOptions{}); err != nil {
 			return fmt.Errorf("denying %s: %w", csr.Name, err)
 		}
