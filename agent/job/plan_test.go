@@ -250,7 +250,7 @@ func TestPlan(t *testing.T) {
 		{
 			name:   "an Indexed job starts its lowest open indexes",
 			job:    builders.MakeJob("j", "ns").Indexed().Parallelism(3).Completions(5).Obj(),
-			tally:  tally{succeededIndexes: parseIndexes("0", 5)},
+			tally:  tally{succeeded: 1, succeededIndexes: parseIndexes("0", 5)},
 			active: []*corev1.Pod{tracked("p1").Index(1).Running().Obj()},
 			want:   want{Create: []int{2, 3}},
 		},
