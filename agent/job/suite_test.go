@@ -226,6 +226,10 @@ func hasCondition(j *batchv1.Job, t batchv1.JobConditionType) bool {
 	return false
 }
 
+func jobFinishedOrEnding(j *batchv1.Job) bool {
+	return hasCondition(j, batchv1.JobComplete) || hasCondition(j, batchv1.JobFailed) || hasCondition(j, batchv1.JobFailureTarget) || hasCondition(j, batchv1.JobSuccessCriteriaMet)
+}
+
 func (f *fixture) patchJob(j *batchv1.Job, mutate func(*batchv1.Job)) {
 	f.t.Helper()
 	cur := f.get(j)
