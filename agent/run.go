@@ -93,53 +93,69 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	hubset, err := kubernetes.NewForConfig(hubCfg)
-	if err != nil {
+	if err := keepIdentity(mgr.GetLocalManager(), reg, holder, creds, hubCfg, opts); err != nil {
 		return err
 	}
-	local := mgr.GetLocalManager()
-	expiry := agentmetrics.CertificateExpiry(creds.ClusterName, func() time.Time { return holder.Current().Leaf.NotAfter }, time.Now)
-	if err := metrics.Registry.Register(expiry); err != nil {
-		return fmt.Errorf("registering the certificate expiry metric: %w", err)
-	}
-	runnables := []manager.Runnable{
-		&registration.Rotator{Registrar: reg, Holder: holder, Hub: hubset, Credentials: creds},
-		&heartbeat.Renewer{Hub: hubset, Cluster: creds.ClusterName, Holder: holderIdentity(), Interval: opts.HeartbeatInterval},
-	}
-	for _, r := range runnables {
-		if err := local.Add(r); err != nil {
-			return err
-		}
-	}
-	works := &worksync.Reconciler{Manager: mgr, HubCluster: HubClusterName, Cluster: creds.ClusterName, Workers: opts.WorkWorkers}
-	if err := works.SetupWithManager(mgr); err != nil {
-		return err
-	}
-	jobs := &broadcastjob.Reconciler{
-		Client: local.GetClient(), Recorder: local.GetEventRecorder("muster-broadcastjob"), Clock: clock.RealClock{}, Workers: opts.JobWorkers,
-	}
-	if err := jobs.SetupWithManager(local); err != nil {
-		return err
-	}
-	batchJobs := &job.Reconciler{
-		Client: local.GetClient(), Recorder: local.GetEventRecorder("muster-job"), Clock: clock.RealClock{}, Workers: opts.JobWorkers,
-		BatchPeriod: time.Second,
-	}
-	if err := batchJobs.SetupWithManager(local); err != nil {
-		return err
-	}
-	relay := &eventrelay.Reconciler{
-		Member: local.GetClient(), Hub: hub.GetClient(), Recorder: hub.GetEventRecorder("muster-agent"), Cluster: creds.ClusterName,
-	}
-	if err := relay.SetupWithManager(local); err != nil {
-		return err
-	}
-	reporter := &inventory.Reporter{Member: local.GetClient(), Discovery: member.Discovery(), Hub: hubClient, Cluster: creds.ClusterName}
-	if err := reporter.SetupWithManager(local); err != nil {
+	if err := setupControllers(mgr, hub, hubClient, member, creds.ClusterName, opts); err != nil {
 		return err
 	}
 	ctrl.Log.Info("agent registered", "cluster", creds.ClusterName, "hub", creds.HubURL, "certificateNotAfter", cert.Leaf.NotAfter)
 	return mgr.Start(ctx)
+}
+
+// keepIdentity adds what keeps the agent a member in good standing: the certificate
+// rotator, the heartbeat Lease renewer and the certificate expiry metric.
+func keepIdentity(local manager.Manager, reg *registration.Registrar, holder *registration.CertHolder, creds *registration.Credentials, hubCfg *rest.Config, opts *Options) error {
+	hubset, err := kubernetes.NewForConfig(hubCfg)
+	if err != nil {
+		return err
+	}
+	expiry := agentmetrics.CertificateExpiry(creds.ClusterName, func() time.Time { return holder.Current().Leaf.NotAfter }, time.Now)
+	if err := metrics.Registry.Register(expiry); err != nil {
+		return fmt.Errorf("registering the certificate expiry metric: %w", err)
+	}
+	for _, r := range []manager.Runnable{
+		&registration.Rotator{Registrar: reg, Holder: holder, Hub: hubset, Credentials: creds},
+		&heartbeat.Renewer{Hub: hubset, Cluster: creds.ClusterName, Holder: holderIdentity(), Interval: opts.HeartbeatInterval},
+	} {
+		if err := local.Add(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// setupControllers registers the agent's controllers: the Work syncer across hub and
+// member, and the member-side Job, BroadcastJob, event relay and inventory controllers.
+func setupControllers(mgr mcmanager.Manager, hub cluster.Cluster, hubClient client.Client, member kubernetes.Interface, clusterName string, opts *Options) error {
+	works := &worksync.Reconciler{Manager: mgr, HubCluster: HubClusterName, Cluster: clusterName, Workers: opts.WorkWorkers}
+	if err := works.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up work-sync: %w", err)
+	}
+	local := mgr.GetLocalManager()
+	for _, c := range []struct {
+		name  string
+		setup func(manager.Manager) error
+	}{
+		{"broadcastjob", (&broadcastjob.Reconciler{
+			Client: local.GetClient(), Recorder: local.GetEventRecorder("muster-broadcastjob"), Clock: clock.RealClock{}, Workers: opts.JobWorkers,
+		}).SetupWithManager},
+		{"job", (&job.Reconciler{
+			Client: local.GetClient(), Recorder: local.GetEventRecorder("muster-job"), Clock: clock.RealClock{}, Workers: opts.JobWorkers,
+			BatchPeriod: time.Second,
+		}).SetupWithManager},
+		{"event-relay", (&eventrelay.Reconciler{
+			Member: local.GetClient(), Hub: hub.GetClient(), Recorder: hub.GetEventRecorder("muster-agent"), Cluster: clusterName,
+		}).SetupWithManager},
+		{"node-inventory", (&inventory.Reporter{
+			Member: local.GetClient(), Discovery: member.Discovery(), Hub: hubClient, Cluster: clusterName,
+		}).SetupWithManager},
+	} {
+		if err := c.setup(local); err != nil {
+			return fmt.Errorf("setting up %s: %w", c.name, err)
+		}
+	}
+	return nil
 }
 
 // newManager builds the multicluster manager: the member is its local cluster, and the
