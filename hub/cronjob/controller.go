@@ -11,6 +11,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/robfig/cron/v3"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -134,17 +135,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return requeueOnConflict(errors.Join(err, r.writeStatus(ctx, cj, status)))
 	}
 
-	tz := ptr.Deref(cj.Spec.TimeZone, "")
-	sched, err := Parse(cj.Spec.Schedule, tz)
-	if err != nil {
-		// Admission should have refused it; if it slipped through, say so and wait for a fix.
-		r.setValid(cj, status, metav1.ConditionFalse, ReasonInvalidSchedule, err.Error())
-		status.NextScheduleTime = nil
-		return requeueOnConflict(r.writeStatus(ctx, cj, status))
-	}
-	if ptr.Deref(cj.Spec.Suspend, false) {
-		r.setValid(cj, status, metav1.ConditionTrue, ReasonScheduleValid, scheduleValidMessage)
-		status.NextScheduleTime = nil
+	sched, runs := r.schedule(cj, status)
+	if !runs {
 		return requeueOnConflict(r.writeStatus(ctx, cj, status))
 	}
 
@@ -171,21 +163,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return requeueOnConflict(errors.Join(err, r.writeStatus(ctx, cj, status)))
 		}
 		if created {
-			if skipped := sl.missed - 1; skipped > 0 {
-				// Only the latest of the slots due since the last run runs.
-				hubmetrics.CronMissedSlots.WithLabelValues(childKind(cj)).Add(float64(skipped))
-			}
-			// The slot is recorded on the next pass, which the child's creation triggers
-			// (track takes lastScheduleTime from the newest child): when many crons share a
-			// slot, every child is created before any status is written. Only a change of
-			// the active runs is written now, so that the next pass does not report their
-			// finish again, or report a run it deleted itself as missing.
-			if !equality.Semantic.DeepEqual(cj.Status.Active, status.Active) {
-				if err := r.writeStatus(ctx, cj, status); err != nil {
-					return requeueOnConflict(err)
-				}
-			}
-			return ctrl.Result{RequeueAfter: recordRetry}, nil
+			return r.created(ctx, cj, status, sl.missed)
 		}
 	}
 	if planErr != nil {
@@ -203,6 +181,43 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 }
 
 const scheduleValidMessage = "the schedule and time zone are valid"
+
+// schedule parses the cron's schedule and reports whether the cron runs: a schedule that
+// does not parse (admission should have refused it; if it slipped through, the cron says
+// so and waits for a fix) or a suspended cron leaves status saying why and no next run.
+func (r *Reconciler) schedule(cj *musterv1.FleetCronJob, status *musterv1.FleetCronJobStatus) (cron.Schedule, bool) {
+	sched, err := Parse(cj.Spec.Schedule, ptr.Deref(cj.Spec.TimeZone, ""))
+	if err != nil {
+		r.setValid(cj, status, metav1.ConditionFalse, ReasonInvalidSchedule, err.Error())
+		status.NextScheduleTime = nil
+		return nil, false
+	}
+	if ptr.Deref(cj.Spec.Suspend, false) {
+		r.setValid(cj, status, metav1.ConditionTrue, ReasonScheduleValid, scheduleValidMessage)
+		status.NextScheduleTime = nil
+		return nil, false
+	}
+	return sched, true
+}
+
+// created ends a pass that created a slot's run, which missed slots were skipped for.
+// The slot is recorded on the next pass, which the child's creation triggers (track
+// takes lastScheduleTime from the newest child): when many crons share a slot, every
+// child is created before any status is written. Only a change of the active runs is
+// written now, so that the next pass does not report their finish again, or report a run
+// it deleted itself as missing.
+func (r *Reconciler) created(ctx context.Context, cj *musterv1.FleetCronJob, status *musterv1.FleetCronJobStatus, missed int) (ctrl.Result, error) {
+	if skipped := missed - 1; skipped > 0 {
+		// Only the latest of the slots due since the last run runs.
+		hubmetrics.CronMissedSlots.WithLabelValues(childKind(cj)).Add(float64(skipped))
+	}
+	if !equality.Semantic.DeepEqual(cj.Status.Active, status.Active) {
+		if err := r.writeStatus(ctx, cj, status); err != nil {
+			return requeueOnConflict(err)
+		}
+	}
+	return ctrl.Result{RequeueAfter: recordRetry}, nil
+}
 
 func requeueOnConflict(err error) (ctrl.Result, error) {
 	if apierrors.IsConflict(err) {
