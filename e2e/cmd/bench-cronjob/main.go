@@ -111,36 +111,10 @@ func run(ctx context.Context, count, slots, workers int, together bool) error {
 	}
 
 	// Watch the children before any cron exists.
-	informers, err := cache.New(hub.Config, cache.Options{Scheme: hub.Client.Scheme()})
+	l, err := watchChildren(ctx, hub)
 	if err != nil {
 		return err
 	}
-	l := &lags{seen: map[string][]time.Duration{}, from: time.Now().Add(100 * 365 * 24 * time.Hour)}
-	for _, w := range []struct {
-		obj        client.Object
-		controller string
-		annotation string
-	}{
-		{&batchv1.Job{}, "kube-controller-manager", kcmScheduledAnnotation},
-		{&musterv1.FleetJob{}, "muster-hub", musterv1.ScheduledTimeAnnotation},
-	} {
-		inf, err := informers.GetInformer(ctx, w.obj)
-		if err != nil {
-			return err
-		}
-		if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: func(obj any) {
-			if o, ok := obj.(client.Object); ok {
-				l.observe(w.controller, o.GetAnnotations()[w.annotation])
-			}
-		}}); err != nil {
-			return err
-		}
-	}
-	go func() { _ = informers.Start(ctx) }()
-	if !informers.WaitForCacheSync(ctx) {
-		return fmt.Errorf("watching the children did not start")
-	}
-
 	kinds := []string{"kube-controller-manager", "muster-hub"}
 	if together {
 		if err := measure(ctx, hub.Client, l, kinds, count, slots); err != nil {
@@ -153,10 +127,48 @@ func run(ctx context.Context, count, slots, workers int, together bool) error {
 			}
 		}
 	}
+	return report(l, kinds, count*slots)
+}
 
+// watchChildren records, from now on, the lag of every child Job (kube-controller-manager's
+// CronJobs) and FleetJob (muster-hub's FleetCronJobs) behind its scheduled time.
+func watchChildren(ctx context.Context, hub *framework.Cluster) (*lags, error) {
+	informers, err := cache.New(hub.Config, cache.Options{Scheme: hub.Client.Scheme()})
+	if err != nil {
+		return nil, err
+	}
+	l := &lags{seen: map[string][]time.Duration{}, from: time.Now().Add(100 * 365 * 24 * time.Hour)}
+	for _, w := range []struct {
+		obj        client.Object
+		controller string
+		annotation string
+	}{
+		{&batchv1.Job{}, "kube-controller-manager", kcmScheduledAnnotation},
+		{&musterv1.FleetJob{}, "muster-hub", musterv1.ScheduledTimeAnnotation},
+	} {
+		inf, err := informers.GetInformer(ctx, w.obj)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: func(obj any) {
+			if o, ok := obj.(client.Object); ok {
+				l.observe(w.controller, o.GetAnnotations()[w.annotation])
+			}
+		}}); err != nil {
+			return nil, err
+		}
+	}
+	go func() { _ = informers.Start(ctx) }()
+	if !informers.WaitForCacheSync(ctx) {
+		return nil, fmt.Errorf("watching the children did not start")
+	}
+	return l, nil
+}
+
+// report prints each controller's children and lag percentiles, and their ratio.
+func report(l *lags, kinds []string, want int) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	want := count * slots
 	fmt.Printf("\n%-26s %8s %10s %10s %10s\n", "CONTROLLER", "CHILDREN", "P50 (ms)", "P99 (ms)", "MAX (ms)")
 	stats := map[string][3]time.Duration{}
 	for _, c := range kinds {
