@@ -8,13 +8,11 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/musterhq/muster/agent/eventrelay"
@@ -43,10 +41,6 @@ func run(m *testing.M) int {
 	defer env.Stop()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: musterv1.MemberNamespace(clusterName)}}); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
 	if err := startRelay(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -57,10 +51,7 @@ func run(m *testing.M) int {
 // startRelay starts the relay with the caches the agent gives it: the member's Warning
 // events and its controllers' pods, the hub's member namespace.
 func startRelay(ctx context.Context) error {
-	hub, err := cluster.New(env.Config, func(o *cluster.Options) {
-		o.Scheme = scheme.Scheme
-		o.Cache = cache.Options{DefaultNamespaces: map[string]cache.Config{musterv1.MemberNamespace(clusterName): {}}}
-	})
+	hub, err := env.HubOf(ctx, clusterName)
 	if err != nil {
 		return err
 	}

@@ -6,10 +6,6 @@ import (
 	"os"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	mcmanager "sigs.k8s.io/multicluster-runtime/pkg/manager"
@@ -17,7 +13,6 @@ import (
 
 	"github.com/musterhq/muster/agent/worksync"
 	"github.com/musterhq/muster/api/scheme"
-	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/e2e/envtest"
 )
 
@@ -38,10 +33,6 @@ func run(m *testing.M) int {
 	defer env.Stop()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: musterv1.MemberNamespace(clusterName)}}); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
 	if err := startAgent(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -50,10 +41,7 @@ func run(m *testing.M) int {
 }
 
 func startAgent(ctx context.Context) error {
-	hub, err := cluster.New(env.Config, func(o *cluster.Options) {
-		o.Scheme = scheme.Scheme
-		o.Cache = cache.Options{DefaultNamespaces: map[string]cache.Config{musterv1.MemberNamespace(clusterName): {}}}
-	})
+	hub, err := env.HubOf(ctx, clusterName)
 	if err != nil {
 		return err
 	}
