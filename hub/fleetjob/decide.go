@@ -68,7 +68,7 @@ func divide(fj *musterv1.FleetJob, eligible []string, fit map[string]int) []shar
 			}
 		}
 	} else {
-		weights = fitWeights(eligible, fit)
+		weights = division.FitWeights(eligible, fit)
 	}
 	tmpl := &fj.Spec.Template.Spec
 	pars := division.Split(ptr.Deref(tmpl.Parallelism, 1), weights)
@@ -85,20 +85,6 @@ func divide(fj *musterv1.FleetJob, eligible []string, fit map[string]int) []shar
 		return out
 	}
 	return slices.DeleteFunc(out, func(s shard) bool { return *s.parallelism == 0 })
-}
-
-// fitWeights weighs clusters by the nodes that fit the pods, evenly when none is known to.
-func fitWeights(clusters []string, fit map[string]int) []int32 {
-	weights := make([]int32, len(clusters))
-	for i, c := range clusters {
-		weights[i] = int32(fit[c])
-	}
-	if !slices.ContainsFunc(weights, func(w int32) bool { return w > 0 }) {
-		for i := range weights {
-			weights[i] = 1
-		}
-	}
-	return weights
 }
 
 // shareCompletions gives shards the job's completions in proportion to weights, with

@@ -85,117 +85,161 @@ type spreadResult struct {
 // WorkloadSpread: it creates, resizes and removes shards as the spread decides and
 // reports the subsets on the spread.
 func (r *Reconciler) placeBySpread(ctx context.Context, fj *musterv1.FleetJob, ws *musterv1.WorkloadSpread, works map[string]*musterv1.Work, current []shardState) (spreadResult, error) {
-	res := spreadResult{works: map[string]*musterv1.Work{}}
 	subs, err := r.spreadSubsets(ctx, fj, ws)
+	if err != nil {
+		return spreadResult{}, err
+	}
+	d := decideSpread(fj, ws, subs, current, r.unschedulableWindow(), r.Clock.Now())
+	changed, fresh, err := encodeChanges(fj, ws, d.shards, current)
+	if err != nil {
+		return spreadResult{}, err
+	}
+	// New shards whose names another object's Work holds stop the whole change.
+	if taken, err := r.nameTaken(ctx, fj, fresh); err != nil || taken != nil {
+		if err != nil {
+			return spreadResult{}, err
+		}
+		return spreadResult{works: works, shards: current, scheduled: *taken}, nil
+	}
+	res, err := r.writeShards(ctx, d, works, current, changed)
 	if err != nil {
 		return res, err
 	}
-	d := decideSpread(fj, ws, subs, current, r.unschedulableWindow(), r.Clock.Now())
-	res.requeue = d.requeue
-
-	// 1. Encode what changed: new shards, and shards whose replicas changed. Most passes
-	// (a shard's status report) change nothing and encode nothing.
-	before := map[string]shardState{}
-	for _, s := range current {
-		before[s.key()] = s
+	r.announceSpreadChange(fj, ws, current, d.shards)
+	if err := r.updateSpreadStatus(ctx, ws, d.status); err != nil {
+		return res, err
 	}
+	res.scheduled = spreadScheduled(fj, ws, res.shards, len(d.shards) > 0)
+	return res, nil
+}
+
+// encodeChanges encodes the Works of the shards that changed: new shards, which get the
+// subset's pod template here, and shards whose replicas changed. It returns them by key,
+// and the new ones apart. Most passes (a shard's status report) change nothing and
+// encode nothing.
+func encodeChanges(fj *musterv1.FleetJob, ws *musterv1.WorkloadSpread, want []shard, current []shardState) (map[string]*musterv1.Work, []*musterv1.Work, error) {
+	before := shardsByKey(current)
 	changed := map[string]*musterv1.Work{}
 	var fresh []*musterv1.Work
-	for i, s := range d.shards {
+	for i, s := range want {
 		old, exists := before[s.key()]
 		if exists && ptr.Deref(old.parallelism, 0) == ptr.Deref(s.parallelism, 0) {
 			continue
 		}
 		if !exists {
-			if d.shards[i].template, err = subsetTemplate(fj, ws, s.subset); err != nil {
-				return res, err
+			tmpl, err := subsetTemplate(fj, ws, s.subset)
+			if err != nil {
+				return nil, nil, err
 			}
+			want[i].template = tmpl
 		}
-		w, err := newWork(fj, d.shards[i])
+		w, err := newWork(fj, want[i])
 		if err != nil {
-			return res, err
+			return nil, nil, err
 		}
 		changed[s.key()] = w
 		if !exists {
 			fresh = append(fresh, w)
 		}
 	}
-	// New shards whose names another object's Work holds stop the whole change.
-	if taken, err := r.nameTaken(ctx, fj, fresh); err != nil || taken != nil {
-		if err != nil {
-			return res, err
-		}
-		res.works, res.shards, res.scheduled, res.requeue = works, current, *taken, 0
-		return res, nil
-	}
+	return changed, fresh, nil
+}
 
-	// 2. Write: removed shards go first, so the member frees their pods' room.
+func shardsByKey(states []shardState) map[string]shardState {
+	out := make(map[string]shardState, len(states))
+	for _, s := range states {
+		out[s.key()] = s
+	}
+	return out
+}
+
+// writeShards removes the shards the decision drops, first so the member frees their
+// pods' room, then creates or resizes the changed ones. It returns the shards now in
+// force; a resized shard keeps what its agent reported, a new one has no report yet.
+func (r *Reconciler) writeShards(ctx context.Context, d spreadDecision, works map[string]*musterv1.Work, current []shardState, changed map[string]*musterv1.Work) (spreadResult, error) {
+	res := spreadResult{works: map[string]*musterv1.Work{}, requeue: d.requeue}
 	var errs []error
 	for _, k := range d.remove {
 		if err := r.Client.Delete(ctx, works[k]); client.IgnoreNotFound(err) != nil {
 			errs = append(errs, fmt.Errorf("removing the shard %s: %w", k, err))
 		}
 	}
+	before := shardsByKey(current)
 	for _, s := range d.shards {
 		k := s.key()
-		w, exists := works[k]
-		want, write := changed[k]
+		w, wait, err := r.writeShard(ctx, s, works[k], changed[k])
 		switch {
-		case !write:
-		case exists && w.DeletionTimestamp == nil:
-			w.Spec = want.Spec
-			if err := r.Client.Update(ctx, w); err != nil {
-				errs = append(errs, fmt.Errorf("resizing the shard for %s: %w", s.describe(), err))
-			}
-		default:
-			err := r.Client.Create(ctx, want)
-			switch {
-			case err == nil:
-				w = want
-			case apierrors.IsAlreadyExists(err):
-				// The same shard, removed a moment ago, still waits for its agent.
-				res.requeue = soonest(res.requeue, terminatingRetry)
-				continue
-			default:
-				errs = append(errs, fmt.Errorf("creating the shard for %s: %w", s.describe(), err))
-				continue
-			}
+		case err != nil:
+			errs = append(errs, err)
+			continue
+		case wait:
+			res.requeue = soonest(res.requeue, terminatingRetry)
+			continue
 		}
 		res.works[k] = w
-		// A resized shard keeps what its agent reported; a new one has no report yet.
 		st := before[k]
 		st.shard = s
 		res.shards = append(res.shards, st)
 	}
-	if err := errors.Join(errs...); err != nil {
-		return res, err
-	}
-	if change := spreadChanges(current, d.shards); change != "" {
-		reason := ReasonSpreadChanged
-		if len(current) == 0 {
-			reason = ReasonPlacedBySpread
-		}
-		r.Recorder.Eventf(fj, ws, corev1.EventTypeNormal, reason, "Spread", "WorkloadSpread %s: %s", ws.Name, change)
-	}
-
-	// 3. Report the subsets.
-	if err := r.updateSpreadStatus(ctx, ws, d.status); err != nil {
-		return res, err
-	}
-	res.scheduled = metav1.Condition{
-		Type: musterv1.FleetJobScheduled, Status: metav1.ConditionTrue, Reason: ReasonPlacedBySpread, ObservedGeneration: fj.Generation,
-	}
 	slices.SortFunc(res.shards, func(a, b shardState) int { return cmp.Compare(a.key(), b.key()) })
-	described := make([]string, len(res.shards))
-	for i, s := range res.shards {
+	return res, errors.Join(errs...)
+}
+
+// writeShard brings one shard's Work (w, nil when there is none) to want, nil when the
+// shard did not change, and returns the Work in force. wait says the same shard, removed
+// a moment ago, still waits for its agent, so it cannot be made yet.
+func (r *Reconciler) writeShard(ctx context.Context, s shard, w, want *musterv1.Work) (*musterv1.Work, bool, error) {
+	switch {
+	case want == nil:
+		return w, false, nil
+	case w != nil && w.DeletionTimestamp == nil:
+		w.Spec = want.Spec
+		if err := r.Client.Update(ctx, w); err != nil {
+			return nil, false, fmt.Errorf("resizing the shard for %s: %w", s.describe(), err)
+		}
+		return w, false, nil
+	}
+	err := r.Client.Create(ctx, want)
+	switch {
+	case apierrors.IsAlreadyExists(err):
+		return nil, true, nil
+	case err != nil:
+		return nil, false, fmt.Errorf("creating the shard for %s: %w", s.describe(), err)
+	}
+	return want, false, nil
+}
+
+// announceSpreadChange records an event when the shards' replicas changed.
+func (r *Reconciler) announceSpreadChange(fj *musterv1.FleetJob, ws *musterv1.WorkloadSpread, current []shardState, want []shard) {
+	change := spreadChanges(current, want)
+	if change == "" {
+		return
+	}
+	reason := ReasonSpreadChanged
+	if len(current) == 0 {
+		reason = ReasonPlacedBySpread
+	}
+	r.Recorder.Eventf(fj, ws, corev1.EventTypeNormal, reason, "Spread", "WorkloadSpread %s: %s", ws.Name, change)
+}
+
+// spreadScheduled is the FleetJob's Scheduled condition once the spread's shards are
+// written: placed are the shards in force, in key order; placedAny is false when the
+// spread wants no shard at all.
+func spreadScheduled(fj *musterv1.FleetJob, ws *musterv1.WorkloadSpread, placed []shardState, placedAny bool) metav1.Condition {
+	if !placedAny && ptr.Deref(fj.Spec.Template.Spec.Parallelism, 1) > 0 {
+		return metav1.Condition{
+			Type: musterv1.FleetJobScheduled, Status: metav1.ConditionFalse, Reason: ReasonNoEligibleClusters, ObservedGeneration: fj.Generation,
+			Message: fmt.Sprintf("WorkloadSpread %s: no subset has a member cluster that can take the job", ws.Name),
+		}
+	}
+	described := make([]string, len(placed))
+	for i, s := range placed {
 		described[i] = s.describe()
 	}
-	res.scheduled.Message = spreadPlacedMessage(ws.Name, described)
-	if len(d.shards) == 0 && ptr.Deref(fj.Spec.Template.Spec.Parallelism, 1) > 0 {
-		res.scheduled.Status, res.scheduled.Reason = metav1.ConditionFalse, ReasonNoEligibleClusters
-		res.scheduled.Message = fmt.Sprintf("WorkloadSpread %s: no subset has a member cluster that can take the job", ws.Name)
+	return metav1.Condition{
+		Type: musterv1.FleetJobScheduled, Status: metav1.ConditionTrue, Reason: ReasonPlacedBySpread, ObservedGeneration: fj.Generation,
+		Message: spreadPlacedMessage(ws.Name, described),
 	}
-	return res, nil
 }
 
 // subsetTemplate is the pod template of a new shard of the named subset.

@@ -17,7 +17,6 @@ import (
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/hub/shards"
-	"github.com/musterhq/muster/placement/division"
 	"github.com/musterhq/muster/placement/subsets"
 )
 
@@ -66,122 +65,206 @@ type spreadDecision struct {
 // divided once, on its first placement, and keeps its shards afterwards; so does any
 // FleetJob once a shard finished, which means the job is winding down.
 func decideSpread(fj *musterv1.FleetJob, ws *musterv1.WorkloadSpread, subs []spreadSubset, current []shardState, window time.Duration, now time.Time) spreadDecision {
-	var d spreadDecision
 	total := max(ptr.Deref(fj.Spec.Template.Spec.Parallelism, 1), 0)
-	bySubset := map[string][]shardState{}
+	plans, gone := groupBySubset(subs, current)
+	var d spreadDecision
+	strategy := strategyOf(ws, window)
+	for i := range plans {
+		d.requeue = soonest(d.requeue, plans[i].judge(ws, strategy, total, now))
+	}
+	if spreadFrozen(fj, current) {
+		d.shards = keepShards(plans, current)
+	} else {
+		d.shards, d.remove = rebalanceShards(plans, total)
+		d.remove = append(gone, d.remove...)
+		if completions := fj.Spec.Template.Spec.Completions; len(current) == 0 && completions != nil {
+			d.shards = shareCompletions(&fj.Spec.Template.Spec, d.shards, parallelisms(d.shards))
+		}
+	}
+	d.status = spreadStatus(ws, plans, d.shards, total)
+	return d
+}
+
+// subsetPlan is one subset's part of a spread decision, filled in step by step: its
+// shards now, its Schedulable condition, what each of its clusters keeps, what the fill
+// order needs of it, and the replicas it ends with.
+type subsetPlan struct {
+	spreadSubset
+	current   []shardState
+	condition metav1.Condition
+	kept      map[string]int32
+	input     subsets.Subset
+	replicas  int32
+}
+
+// groupBySubset gives each subset its current shards; the keys of shards whose subset
+// left the spread are returned apart, as their replicas are placed anew.
+func groupBySubset(subs []spreadSubset, current []shardState) ([]subsetPlan, []string) {
+	plans := make([]subsetPlan, len(subs))
+	index := map[string]int{}
+	for i, sub := range subs {
+		plans[i].spreadSubset = sub
+		index[sub.spec.Name] = i
+	}
+	var gone []string
 	for _, s := range current {
-		if !slices.ContainsFunc(subs, func(sub spreadSubset) bool { return sub.spec.Name == s.subset }) {
-			// The subset left the spread: its replicas are placed anew.
-			d.remove = append(d.remove, s.key())
+		i, ok := index[s.subset]
+		if !ok {
+			gone = append(gone, s.key())
 			continue
 		}
-		bySubset[s.subset] = append(bySubset[s.subset], s)
+		plans[i].current = append(plans[i].current, s)
 	}
+	return plans, gone
+}
 
-	adaptive := ws.Spec.ScheduleStrategy.Type == musterv1.ScheduleAdaptive
-	critical := 30 * time.Second
+// spreadStrategy is how a spread treats pods that wait for a node.
+type spreadStrategy struct {
+	adaptive         bool
+	critical, window time.Duration
+}
+
+func strategyOf(ws *musterv1.WorkloadSpread, window time.Duration) spreadStrategy {
+	st := spreadStrategy{adaptive: ws.Spec.ScheduleStrategy.Type == musterv1.ScheduleAdaptive, critical: 30 * time.Second, window: window}
 	if a := ws.Spec.ScheduleStrategy.Adaptive; a != nil && a.RescheduleCriticalSeconds != nil {
-		critical = time.Duration(*a.RescheduleCriticalSeconds) * time.Second
+		st.critical = time.Duration(*a.RescheduleCriticalSeconds) * time.Second
 	}
-	conditions := make([]metav1.Condition, len(subs))
-	in := make([]subsets.Subset, len(subs))
-	kept := make([]map[string]int32, len(subs))
-	for i, sub := range subs {
-		var prev *metav1.Condition
-		if st := subsetStatus(&ws.Status, sub.spec.Name); st != nil {
-			prev = meta.FindStatusCondition(st.Conditions, musterv1.SubsetSchedulable)
-		}
-		var wake time.Duration
-		conditions[i], wake = schedulable(prev, bySubset[sub.spec.Name], adaptive, critical, window, now)
-		d.requeue = soonest(d.requeue, wake)
-		unschedulable := adaptive && conditions[i].Status == metav1.ConditionFalse
-		kept[i] = map[string]int32{}
-		var currentReplicas, keep int32
-		for _, s := range bySubset[sub.spec.Name] {
-			p := ptr.Deref(s.parallelism, 0)
-			currentReplicas += p
-			if unschedulable && podsWaiting(s.status) {
-				// Only the pods that run stay; the waiting ones go to other subsets.
-				p = min(p, ptr.Deref(s.status.Ready, 0))
-			}
-			kept[i][s.cluster] = p
-			keep += p
-		}
-		in[i] = subsets.Subset{Max: sub.spec.MaxReplicas, Current: currentReplicas, Unschedulable: unschedulable, Keep: keep}
-		if len(sub.clusters) == 0 {
-			// No cluster takes new replicas: the subset keeps what it holds, nothing more.
-			var held int32
-			for _, c := range sub.holding {
-				held += kept[i][c]
-			}
-			if c := subsets.Cap(sub.spec.MaxReplicas, total); c >= 0 {
-				held = min(held, c)
-			}
-			in[i].Max = ptr.To(intstr.FromInt32(held))
-		}
-	}
+	return st
+}
 
-	replicas := make([]int32, len(subs))
-	if frozen := len(current) > 0 && (fj.Spec.Template.Spec.Completions != nil || slices.ContainsFunc(current, shardFinished)); frozen {
-		d.remove = nil
-		for _, s := range current {
-			d.shards = append(d.shards, s.shard)
+// judge decides the subset's Schedulable condition and what the fill order needs of it,
+// and returns when the condition may change (zero for never).
+func (p *subsetPlan) judge(ws *musterv1.WorkloadSpread, strategy spreadStrategy, total int32, now time.Time) time.Duration {
+	var prev *metav1.Condition
+	if st := subsetStatus(&ws.Status, p.spec.Name); st != nil {
+		prev = meta.FindStatusCondition(st.Conditions, musterv1.SubsetSchedulable)
+	}
+	var wake time.Duration
+	p.condition, wake = schedulable(prev, p.current, strategy.adaptive, strategy.critical, strategy.window, now)
+	unschedulable := strategy.adaptive && p.condition.Status == metav1.ConditionFalse
+	p.kept = map[string]int32{}
+	p.input = subsets.Subset{Max: p.spec.MaxReplicas, Unschedulable: unschedulable}
+	for _, s := range p.current {
+		n := ptr.Deref(s.parallelism, 0)
+		p.input.Current += n
+		if unschedulable && podsWaiting(s.status) {
+			// Only the pods that run stay; the waiting ones go to other subsets.
+			n = min(n, ptr.Deref(s.status.Ready, 0))
 		}
-		for i := range subs {
-			replicas[i] = in[i].Current
-		}
-	} else {
-		replicas = subsets.Rebalance(total, in)
-		for i, sub := range subs {
-			byCluster := divideSubset(replicas[i], kept[i], sub.clusters, sub.holding, sub.fit)
-			existing := map[string]shard{}
-			for _, s := range bySubset[sub.spec.Name] {
-				existing[s.cluster] = s.shard
-			}
-			for _, c := range slices.Sorted(maps.Keys(existing)) {
-				if byCluster[c] == 0 {
-					d.remove = append(d.remove, existing[c].key())
-				}
-			}
-			for _, c := range sub.holding {
-				n := byCluster[c]
-				if n == 0 {
-					continue
-				}
-				s, ok := existing[c]
-				if !ok {
-					s = shard{cluster: c, subset: sub.spec.Name}
-				}
-				s.parallelism = ptr.To(n)
-				d.shards = append(d.shards, s)
-			}
-		}
-		if tmpl := &fj.Spec.Template.Spec; len(current) == 0 && tmpl.Completions != nil {
-			weights := make([]int32, len(d.shards))
-			for i, s := range d.shards {
-				weights[i] = ptr.Deref(s.parallelism, 0)
-			}
-			d.shards = shareCompletions(tmpl, d.shards, weights)
+		p.kept[s.cluster] = n
+		p.input.Keep += n
+	}
+	if len(p.clusters) == 0 {
+		// No cluster takes new replicas: the subset keeps what it holds, nothing more.
+		p.input.Max = ptr.To(intstr.FromInt32(p.held(total)))
+	}
+	return wake
+}
+
+// held is what the subset's holding clusters keep, within its cap.
+func (p *subsetPlan) held(total int32) int32 {
+	var held int32
+	for _, c := range p.holding {
+		held += p.kept[c]
+	}
+	if c := subsets.Cap(p.spec.MaxReplicas, total); c >= 0 {
+		held = min(held, c)
+	}
+	return held
+}
+
+// spreadFrozen says the shards stay as they are: their completions were fixed when their
+// Jobs were made, or a finished shard means the job winds down.
+func spreadFrozen(fj *musterv1.FleetJob, current []shardState) bool {
+	return len(current) > 0 && (fj.Spec.Template.Spec.Completions != nil || slices.ContainsFunc(current, shardFinished))
+}
+
+// keepShards keeps every current shard and reports each subset's replicas as they are.
+func keepShards(plans []subsetPlan, current []shardState) []shard {
+	for i := range plans {
+		plans[i].replicas = plans[i].input.Current
+	}
+	out := make([]shard, 0, len(current))
+	for _, s := range current {
+		out = append(out, s.shard)
+	}
+	return out
+}
+
+// rebalanceShards gives each subset its replicas in fill order and divides them among
+// its clusters; it returns the shards to keep or create and the keys of those to remove.
+func rebalanceShards(plans []subsetPlan, total int32) ([]shard, []string) {
+	in := make([]subsets.Subset, len(plans))
+	for i := range plans {
+		in[i] = plans[i].input
+	}
+	var want []shard
+	var remove []string
+	for i, n := range subsets.Rebalance(total, in) {
+		plans[i].replicas = n
+		w, r := plans[i].shards()
+		want, remove = append(want, w...), append(remove, r...)
+	}
+	return want, remove
+}
+
+// shards divides the subset's replicas among its clusters: the shards to keep or create
+// (in holding order) and the keys of its shards left with none (in cluster order).
+func (p *subsetPlan) shards() ([]shard, []string) {
+	byCluster := subsets.Divide(p.replicas, p.kept, p.clusters, p.holding, p.fit)
+	existing := map[string]shard{}
+	for _, s := range p.current {
+		existing[s.cluster] = s.shard
+	}
+	var remove []string
+	for _, c := range slices.Sorted(maps.Keys(existing)) {
+		if byCluster[c] == 0 {
+			remove = append(remove, existing[c].key())
 		}
 	}
-
-	d.status = musterv1.WorkloadSpreadStatus{ObservedGeneration: ws.Generation}
-	for i, sub := range subs {
-		st := musterv1.WorkloadSpreadSubsetStatus{Name: sub.spec.Name, Replicas: replicas[i], MissingReplicas: -1}
-		if c := subsets.Cap(sub.spec.MaxReplicas, total); c >= 0 {
-			st.MissingReplicas = max(c-replicas[i], 0)
+	var want []shard
+	for _, c := range p.holding {
+		if byCluster[c] == 0 {
+			continue
 		}
-		meta.SetStatusCondition(&st.Conditions, conditions[i])
-		for _, s := range d.shards {
-			if s.subset == sub.spec.Name {
+		s, ok := existing[c]
+		if !ok {
+			s = shard{cluster: c, subset: p.spec.Name}
+		}
+		s.parallelism = ptr.To(byCluster[c])
+		want = append(want, s)
+	}
+	return want, remove
+}
+
+// parallelisms are the shards' parallelism, as weights for sharing completions.
+func parallelisms(shards []shard) []int32 {
+	out := make([]int32, len(shards))
+	for i, s := range shards {
+		out[i] = ptr.Deref(s.parallelism, 0)
+	}
+	return out
+}
+
+// spreadStatus reports each subset's replicas, room and clusters on the spread.
+func spreadStatus(ws *musterv1.WorkloadSpread, plans []subsetPlan, want []shard, total int32) musterv1.WorkloadSpreadStatus {
+	status := musterv1.WorkloadSpreadStatus{ObservedGeneration: ws.Generation}
+	for _, p := range plans {
+		st := musterv1.WorkloadSpreadSubsetStatus{Name: p.spec.Name, Replicas: p.replicas, MissingReplicas: -1}
+		if c := subsets.Cap(p.spec.MaxReplicas, total); c >= 0 {
+			st.MissingReplicas = max(c-p.replicas, 0)
+		}
+		meta.SetStatusCondition(&st.Conditions, p.condition)
+		for _, s := range want {
+			if s.subset == p.spec.Name {
 				st.Clusters = append(st.Clusters, musterv1.SubsetClusterStatus{ClusterName: s.cluster, Replicas: ptr.Deref(s.parallelism, 0)})
 			}
 		}
-		d.status.Subsets = append(d.status.Subsets, st)
-		d.status.Replicas += st.Replicas
+		status.Subsets = append(status.Subsets, st)
+		status.Replicas += st.Replicas
 	}
-	d.status.SubsetReplicas = subsetSummary(d.status.Subsets)
-	return d
+	status.SubsetReplicas = subsetSummary(status.Subsets)
+	return status
 }
 
 // schedulable decides a subset's Schedulable condition and how long until it may change.
@@ -242,30 +325,6 @@ func podsWaiting(status *batchv1.JobStatus) bool { return waitingCondition(statu
 func shardFinished(s shardState) bool {
 	p := shardPhase(s)
 	return p == musterv1.JobComplete || p == musterv1.JobFailed
-}
-
-// divideSubset divides a subset's n replicas among its clusters, starting from what each
-// keeps now: clusters the subset no longer holds give theirs up, a smaller n takes from
-// the last clusters first, and a larger n goes to the clusters that take new replicas, in
-// proportion to the nodes that fit (evenly when none is known to fit).
-func divideSubset(n int32, kept map[string]int32, clusters, holding []string, fit map[string]int) map[string]int32 {
-	out := map[string]int32{}
-	var sum int32
-	for _, c := range holding {
-		out[c] = kept[c]
-		sum += kept[c]
-	}
-	for i := len(holding) - 1; i >= 0 && sum > n; i-- {
-		take := min(out[holding[i]], sum-n)
-		out[holding[i]] -= take
-		sum -= take
-	}
-	if sum < n && len(clusters) > 0 {
-		for i, add := range division.Split(n-sum, fitWeights(clusters, fit)) {
-			out[clusters[i]] += add
-		}
-	}
-	return out
 }
 
 func subsetStatus(status *musterv1.WorkloadSpreadStatus, name string) *musterv1.WorkloadSpreadSubsetStatus {

@@ -35,6 +35,21 @@ func Split(total int32, weights []int32) []int32 {
 	return out
 }
 
+// FitWeights weighs clusters by the nodes that fit their pods (fit, by cluster name),
+// evenly when none is known to fit.
+func FitWeights(clusters []string, fit map[string]int) []int32 {
+	weights := make([]int32, len(clusters))
+	for i, c := range clusters {
+		weights[i] = int32(fit[c])
+	}
+	if !slices.ContainsFunc(weights, func(w int32) bool { return w > 0 }) {
+		for i := range weights {
+			weights[i] = 1
+		}
+	}
+	return weights
+}
+
 // Range is a contiguous range of completion indexes, [Start, End).
 type Range struct{ Start, End int32 }
 

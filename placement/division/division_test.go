@@ -44,3 +44,22 @@ func TestRanges(t *testing.T) {
 		t.Errorf("Ranges = %v, want %v", got, want)
 	}
 }
+
+func TestFitWeights(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		fit  map[string]int
+		want []int32
+	}{
+		{"by the nodes that fit", map[string]int{"a": 2, "c": 5}, []int32{2, 0, 5}},
+		{"evenly when none is known to fit", nil, []int32{1, 1, 1}},
+		{"evenly when every count is zero", map[string]int{"a": 0}, []int32{1, 1, 1}},
+		{"clusters outside the list are ignored", map[string]int{"x": 4, "b": 1}, []int32{0, 1, 0}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := FitWeights([]string{"a", "b", "c"}, tc.fit); !slices.Equal(got, tc.want) {
+				t.Errorf("FitWeights = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

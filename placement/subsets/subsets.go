@@ -1,6 +1,7 @@
 // Package subsets decides how many of a workload's replicas each WorkloadSpread subset
 // gets: subsets fill in order up to their caps, what is left goes to the last one, and a
-// change of the total moves as few replicas as it can.
+// change of the total moves as few replicas as it can; within a subset, its replicas are
+// divided among its clusters (Divide).
 package subsets
 
 import (
