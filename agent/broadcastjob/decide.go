@@ -85,150 +85,241 @@ func PodNode(pod *corev1.Pod) string {
 	return pod.Spec.NodeName
 }
 
-// decide computes a reconcile's plan for a job that has not finished.
+// decide computes a reconcile's plan for a job that has not finished: count the pods and
+// the nodes, decide whether the job ends, and otherwise plan the round and its conditions.
 func decide(o observed) plan {
-	job := o.job
-	var p plan
-	status := *job.Status.DeepCopy()
-	status.ObservedGeneration = job.Generation
+	fit := nodefit.NewTemplate(&o.job.Spec.Template.Spec)
+	pods := countPods(o, fit)
+	want := wantNodes(o.nodes, fit, pods.withPod)
+	status := startStatus(o)
+	status.BroadcastCounts = pods.counts
+	status.Desired = want.eligible + int32(len(want.missing))
+	status.Parallelism = parallelism.Resolve(o.job.Spec.Parallelism, status.Desired)
+
+	p := plan{restartsExceeded: pods.restartsExceeded}
+	end, requeueAfter := decideEnd(o, status, pods.firstFailed, len(want.missing))
+	p.requeueAfter = requeueAfter
+	if end != nil {
+		return finish(p, status, *end, pods.active, o.now)
+	}
+	p = planRound(p, o.job, &status, pods, want.missing)
+	setNodesEligible(&status, want.unfit, len(o.nodes))
+	status.Phase = bcj.Phase(&status)
+	p.status = status
+	return p
+}
+
+// startStatus is the job's status as this round starts from it: the per-cluster list is
+// the hub's, and the first round stamps the start time.
+func startStatus(o observed) musterv1.BroadcastJobStatus {
+	status := *o.job.Status.DeepCopy()
+	status.ObservedGeneration = o.job.Generation
 	status.Clusters = nil
 	if status.StartTime == nil {
 		status.StartTime = &metav1.Time{Time: o.now}
 	}
+	return status
+}
 
-	fit := nodefit.NewTemplate(&job.Spec.Template.Spec)
+// podTally is what the job's pods say, walked once.
+type podTally struct {
+	// counts has every pod as active, succeeded or failed; Desired is left to wantNodes.
+	counts musterv1.BroadcastCounts
+	// active are the active pods not already being deleted; misplaced are those of them
+	// whose node is gone or no longer keeps them.
+	active, misplaced []*corev1.Pod
+	// firstFailed is the failed pod with the smallest name, so messages do not flap.
+	firstFailed *corev1.Pod
+	// restartsExceeded are running pods past the restart limit.
+	restartsExceeded []*corev1.Pod
+	// withPod are the nodes that have a pod of the job, in any phase.
+	withPod map[string]bool
+}
+
+// countPods classifies the job's pods against the nodes that exist now.
+func countPods(o observed, fit *nodefit.Template) podTally {
 	nodes := make(map[string]*corev1.Node, len(o.nodes))
 	for _, n := range o.nodes {
 		nodes[n.Name] = n
 	}
-	counts := musterv1.BroadcastCounts{}
-	var active, misplaced []*corev1.Pod
-	var firstFailed *corev1.Pod
-	withPod := make(map[string]bool, len(o.pods))
+	t := podTally{withPod: make(map[string]bool, len(o.pods))}
 	for _, pod := range o.pods {
 		name := PodNode(pod)
-		withPod[name] = true
-		result, exceeded := outcome(pod, job.Spec.FailurePolicy.RestartLimit)
+		t.withPod[name] = true
+		result, exceeded := outcome(pod, o.job.Spec.FailurePolicy.RestartLimit)
 		switch result {
 		case podSucceeded:
-			counts.Succeeded++
+			t.counts.Succeeded++
 		case podFailed:
-			counts.Failed++
-			if firstFailed == nil || pod.Name < firstFailed.Name {
-				firstFailed = pod
+			t.counts.Failed++
+			if t.firstFailed == nil || pod.Name < t.firstFailed.Name {
+				t.firstFailed = pod
 			}
 			if exceeded {
-				p.restartsExceeded = append(p.restartsExceeded, pod)
+				t.restartsExceeded = append(t.restartsExceeded, pod)
 			}
 		case podActive:
-			counts.Active++
+			t.counts.Active++
 			if pod.DeletionTimestamp != nil {
 				continue
 			}
-			active = append(active, pod)
+			t.active = append(t.active, pod)
 			if node, ok := nodes[name]; !ok || !fit.Keeps(node) {
-				misplaced = append(misplaced, pod)
+				t.misplaced = append(t.misplaced, pod)
 			}
 		}
 	}
-	// desired counts the nodes that exist and are eligible, as upstream does: those
-	// that keep the job's pod and those that fit one still to come. A pod whose node is
-	// gone or no longer keeps it counts as active, succeeded or failed, but not as a
-	// node the job wants.
-	var eligible int32
-	var missing []string
-	unfit := map[nodefit.Reason]int{}
-	for _, n := range o.nodes {
+	return t
+}
+
+// nodeDemand is which nodes the job wants. desired counts the nodes that exist and are
+// eligible, as upstream does: those that keep the job's pod and those that fit one still
+// to come. A pod whose node is gone or no longer keeps it counts as active, succeeded or
+// failed, but not as a node the job wants.
+type nodeDemand struct {
+	// eligible counts the nodes with a pod that still keep it.
+	eligible int32
+	// missing are the nodes that fit a pod and have none yet, sorted.
+	missing []string
+	// unfit counts the nodes without a pod that do not fit one, by reason.
+	unfit map[nodefit.Reason]int
+}
+
+// wantNodes sorts the nodes into those the job wants and those it cannot use.
+func wantNodes(nodes []*corev1.Node, fit *nodefit.Template, withPod map[string]bool) nodeDemand {
+	d := nodeDemand{unfit: map[nodefit.Reason]int{}}
+	for _, n := range nodes {
 		if withPod[n.Name] {
 			if fit.Keeps(n) {
-				eligible++
+				d.eligible++
 			}
 			continue
 		}
 		if reason := fit.Check(n); reason != nodefit.Fits {
-			unfit[reason]++
+			d.unfit[reason]++
 			continue
 		}
-		missing = append(missing, n.Name)
+		d.missing = append(d.missing, n.Name)
 	}
-	slices.Sort(missing)
-	counts.Desired = eligible + int32(len(missing))
-	status.BroadcastCounts = counts
-	status.Parallelism = parallelism.Resolve(job.Spec.Parallelism, counts.Desired)
+	slices.Sort(d.missing)
+	return d
+}
 
-	finish := func(condition, reason, message string, stopActive bool) plan {
-		if stopActive {
-			// The job's status is final from here: the pods being stopped no longer count.
-			p.stop = active
-			status.Active = 0
-		}
-		p.create = nil
-		status.CompletionTime = &metav1.Time{Time: o.now}
-		bcj.SetCondition(&status, condition, metav1.ConditionTrue, reason, message)
-		bcj.SetCondition(&status, musterv1.BroadcastJobPaused, metav1.ConditionFalse, reason, "the job finished")
-		status.Phase = bcj.Phase(&status)
-		p.status = status
-		return p
-	}
-	policy := bcj.FailurePolicy(&job.Spec)
+// ending is how a job ends: the condition it gets, why, and whether its running pods stop.
+type ending struct {
+	condition, reason, message string
+	stopActive                 bool
+}
+
+// decideEnd says whether the job ends in this round, in order of precedence: terminated by
+// the hub, a failure under FailFast, the deadline, every wanted node done. requeueAfter is
+// when the deadline will pass, for a job that goes on or completes before it.
+func decideEnd(o observed, status musterv1.BroadcastJobStatus, firstFailed *corev1.Pod, missing int) (end *ending, requeueAfter time.Duration) {
+	job := o.job
 	if msg, ok := job.Annotations[musterv1.TerminateAnnotation]; ok {
-		return finish(musterv1.BroadcastJobFailed, bcj.ReasonTerminated, msg, true)
+		return &ending{musterv1.BroadcastJobFailed, bcj.ReasonTerminated, msg, true}, 0
 	}
-	if policy == musterv1.FailureFailFast && firstFailed != nil {
-		return finish(musterv1.BroadcastJobFailed, bcj.ReasonPodFailed,
-			fmt.Sprintf("pod %s on node %s failed (failurePolicy FailFast)", firstFailed.Name, PodNode(firstFailed)), true)
+	if bcj.FailurePolicy(&job.Spec) == musterv1.FailureFailFast && firstFailed != nil {
+		return &ending{musterv1.BroadcastJobFailed, bcj.ReasonPodFailed,
+			fmt.Sprintf("pod %s on node %s failed (failurePolicy FailFast)", firstFailed.Name, PodNode(firstFailed)), true}, 0
 	}
-	// A deadline beyond what a Duration holds is never reached: converting it would
-	// wrap into the past and fail the job at once.
-	if d := job.Spec.CompletionPolicy.ActiveDeadlineSeconds; d != nil && *d <= maxDeadlineSeconds {
-		deadline := status.StartTime.Add(time.Duration(*d) * time.Second)
-		if !o.now.Before(deadline) {
-			return finish(musterv1.BroadcastJobFailed, bcj.ReasonDeadlineExceeded,
-				fmt.Sprintf("the job ran longer than activeDeadlineSeconds (%ds)", *d), true)
+	if d, ok := deadline(job, status.StartTime.Time); ok {
+		if !o.now.Before(d) {
+			return &ending{musterv1.BroadcastJobFailed, bcj.ReasonDeadlineExceeded,
+				fmt.Sprintf("the job ran longer than activeDeadlineSeconds (%ds)", *job.Spec.CompletionPolicy.ActiveDeadlineSeconds), true}, 0
 		}
-		p.requeueAfter = deadline.Sub(o.now)
+		requeueAfter = d.Sub(o.now)
 	}
-	always := job.Spec.CompletionPolicy.Type != musterv1.CompletionNever
-	if always && counts.Desired > 0 && len(missing) == 0 && counts.Active == 0 {
-		if counts.Failed > 0 {
-			return finish(musterv1.BroadcastJobFailed, bcj.ReasonPodsFailed,
-				fmt.Sprintf("%d of %d pods failed", counts.Failed, counts.Succeeded+counts.Failed), false)
-		}
-		return finish(musterv1.BroadcastJobComplete, bcj.ReasonCompleted,
-			fmt.Sprintf("%d pods succeeded", counts.Succeeded), false)
-	}
-	paused := job.Spec.Paused
-	if policy == musterv1.FailurePause && !paused && counts.Failed > bcj.PausedAt(job) {
-		p.pause = true
-		paused = true
-	}
+	return completion(job, status.BroadcastCounts, missing), requeueAfter
+}
 
-	if paused {
-		// A paused job creates and deletes nothing: even a pod whose node is gone stays
-		// until the job resumes, as upstream. Only the job's end (above) stops pods.
-		p.held = misplaced
-		failure := ""
-		if p.pause {
-			failure = fmt.Sprintf("pod %s on node %s failed (failurePolicy Pause)", firstFailed.Name, PodNode(firstFailed))
-		}
-		reason, msg := bcj.PausedReason(&job.Status, p.pause, failure)
-		bcj.SetCondition(&status, musterv1.BroadcastJobPaused, metav1.ConditionTrue, reason, msg)
-	} else {
-		bcj.SetCondition(&status, musterv1.BroadcastJobPaused, metav1.ConditionFalse, bcj.ReasonNotPaused, "the job creates pods")
-		p.stop = misplaced
-		p.create = missing
-		if status.Parallelism != nil {
-			room := max(*status.Parallelism-counts.Active, 0)
-			p.create = missing[:min(int(room), len(missing))]
-		}
+// deadline is when the job's activeDeadlineSeconds passes, if it has one that can pass: a
+// deadline beyond what a Duration holds is never reached, since converting it would wrap
+// into the past and fail the job at once.
+func deadline(job *musterv1.BroadcastJob, start time.Time) (time.Time, bool) {
+	d := job.Spec.CompletionPolicy.ActiveDeadlineSeconds
+	if d == nil || *d > maxDeadlineSeconds {
+		return time.Time{}, false
 	}
-	if counts.Desired == 0 {
-		bcj.SetCondition(&status, musterv1.BroadcastJobNodesEligible, metav1.ConditionFalse, bcj.ReasonNoEligibleNodes, nodefit.DescribeUnfit(len(o.nodes), unfit))
-	} else {
-		bcj.SetCondition(&status, musterv1.BroadcastJobNodesEligible, metav1.ConditionTrue, bcj.ReasonNodesEligible,
-			fmt.Sprintf("%d of %d nodes are eligible", counts.Desired, len(o.nodes)))
+	return start.Add(time.Duration(*d) * time.Second), true
+}
+
+// completion ends a job of completionPolicy Always once every wanted node has a finished
+// pod: Failed if any failed, Complete otherwise. Finished pods keep running nowhere, so
+// nothing is stopped.
+func completion(job *musterv1.BroadcastJob, counts musterv1.BroadcastCounts, missing int) *ending {
+	if job.Spec.CompletionPolicy.Type == musterv1.CompletionNever || counts.Desired == 0 || missing > 0 || counts.Active > 0 {
+		return nil
 	}
+	if counts.Failed > 0 {
+		return &ending{musterv1.BroadcastJobFailed, bcj.ReasonPodsFailed,
+			fmt.Sprintf("%d of %d pods failed", counts.Failed, counts.Succeeded+counts.Failed), false}
+	}
+	return &ending{musterv1.BroadcastJobComplete, bcj.ReasonCompleted,
+		fmt.Sprintf("%d pods succeeded", counts.Succeeded), false}
+}
+
+// finish makes p the job's last plan: it creates nothing and, unless its pods all finished,
+// stops the running ones; the job's status is final from here.
+func finish(p plan, status musterv1.BroadcastJobStatus, end ending, active []*corev1.Pod, now time.Time) plan {
+	if end.stopActive {
+		// The pods being stopped no longer count.
+		p.stop = active
+		status.Active = 0
+	}
+	p.create = nil
+	status.CompletionTime = &metav1.Time{Time: now}
+	bcj.SetCondition(&status, end.condition, metav1.ConditionTrue, end.reason, end.message)
+	bcj.SetCondition(&status, musterv1.BroadcastJobPaused, metav1.ConditionFalse, end.reason, "the job finished")
 	status.Phase = bcj.Phase(&status)
 	p.status = status
 	return p
+}
+
+// planRound decides whether a running job is paused and sets its Paused condition. A
+// paused job creates and deletes nothing: even a pod whose node is gone stays until the
+// job resumes, as upstream; only the job's end stops pods. A running job stops its
+// misplaced pods and creates what its parallelism allows on the missing nodes.
+func planRound(p plan, job *musterv1.BroadcastJob, status *musterv1.BroadcastJobStatus, pods podTally, missing []string) plan {
+	p.pause = pausesNow(job, pods.counts.Failed)
+	if !job.Spec.Paused && !p.pause {
+		bcj.SetCondition(status, musterv1.BroadcastJobPaused, metav1.ConditionFalse, bcj.ReasonNotPaused, "the job creates pods")
+		p.stop = pods.misplaced
+		p.create = creatable(missing, status.Parallelism, status.Active)
+		return p
+	}
+	p.held = pods.misplaced
+	failure := ""
+	if p.pause {
+		failure = fmt.Sprintf("pod %s on node %s failed (failurePolicy Pause)", pods.firstFailed.Name, PodNode(pods.firstFailed))
+	}
+	reason, msg := bcj.PausedReason(&job.Status, p.pause, failure)
+	bcj.SetCondition(status, musterv1.BroadcastJobPaused, metav1.ConditionTrue, reason, msg)
+	return p
+}
+
+// pausesNow: under failurePolicy Pause, a running job pauses once more pods failed than
+// when it last paused.
+func pausesNow(job *musterv1.BroadcastJob, failed int32) bool {
+	return bcj.FailurePolicy(&job.Spec) == musterv1.FailurePause && !job.Spec.Paused && failed > bcj.PausedAt(job)
+}
+
+// creatable are the missing nodes that get a pod now: all of them, or as many as the
+// parallelism leaves room for beside the active pods, in order.
+func creatable(missing []string, par *int32, active int32) []string {
+	if par == nil {
+		return missing
+	}
+	room := max(*par-active, 0)
+	return missing[:min(int(room), len(missing))]
+}
+
+// setNodesEligible says whether any node wants the job's pod, and if none, why not.
+func setNodesEligible(status *musterv1.BroadcastJobStatus, unfit map[nodefit.Reason]int, nodes int) {
+	if status.Desired == 0 {
+		bcj.SetCondition(status, musterv1.BroadcastJobNodesEligible, metav1.ConditionFalse, bcj.ReasonNoEligibleNodes, nodefit.DescribeUnfit(nodes, unfit))
+		return
+	}
+	bcj.SetCondition(status, musterv1.BroadcastJobNodesEligible, metav1.ConditionTrue, bcj.ReasonNodesEligible,
+		fmt.Sprintf("%d of %d nodes are eligible", status.Desired, nodes))
 }

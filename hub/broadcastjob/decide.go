@@ -85,24 +85,66 @@ type fleetPlan struct {
 	requeueAfter time.Duration
 }
 
-// decideFleet computes the fleet-wide plan for a hub job that has not finished.
+// decideFleet computes the fleet-wide plan for a hub job that has not finished: count the
+// clusters' reports, decide whether the job ends, and otherwise plan each cluster's shard
+// and the job's conditions.
 func decideFleet(o fleetObserved) fleetPlan {
 	job := o.job
-	status := *job.Status.DeepCopy()
-	status.ObservedGeneration = job.Generation
+	fleet := countFleet(o.clusters)
+	status := startFleetStatus(o)
+	status.Clusters = fleet.entries
+	status.BroadcastCounts = fleet.totals
+	status.Parallelism = parallelism.Resolve(job.Spec.Parallelism, fleet.totals.Desired)
+
+	p := fleetPlan{shards: map[string]shardSpec{}, news: appliedCondition(&status, job, fleet.running)}
+	end, requeueAfter := decideFleetEnd(o, status, fleet)
+	p.requeueAfter = requeueAfter
+	if end != nil {
+		return finishFleet(p, status, *end, fleet.running, o.now)
+	}
+	p.pause = pausesNow(job, fleet.totals.Failed)
+	p.shards = planShards(fleet.running, status.Parallelism, job.Spec.Paused || p.pause)
+	setShardParallelism(status.Clusters, p.shards)
+	setPaused(&status, job, p.pause, fleet.firstFailed)
+	setFleetNodesEligible(&status, fleet.running, o.excluded)
+	status.Phase = bcj.Phase(&status)
+	p.status = status
+	return p
+}
+
+// startFleetStatus is the job's status as this round starts from it; the first round
+// stamps the start time.
+func startFleetStatus(o fleetObserved) musterv1.BroadcastJobStatus {
+	status := *o.job.Status.DeepCopy()
+	status.ObservedGeneration = o.job.Generation
 	if status.StartTime == nil {
 		status.StartTime = &metav1.Time{Time: o.now}
 	}
-	var totals musterv1.BroadcastCounts
-	status.Clusters = nil
-	var firstFailed *cluster
-	var running []*cluster
-	for i := range o.clusters {
-		c := &o.clusters[i]
+	return status
+}
+
+// fleetTally is what the clusters that run the job say, walked once.
+type fleetTally struct {
+	// running are the clusters with a shard or eligible for one, in the observed order.
+	running []*cluster
+	// entries is status.clusters: one entry per running cluster.
+	entries []musterv1.ClusterBroadcastStatus
+	// totals adds up the running clusters' counts.
+	totals musterv1.BroadcastCounts
+	// firstFailed is the first running cluster with a failed pod.
+	firstFailed *cluster
+}
+
+// countFleet adds up the clusters that run the job. A cluster's counts are its agent's
+// report, or until the first report, the nodes the hub's inventory says fit.
+func countFleet(clusters []cluster) fleetTally {
+	var t fleetTally
+	for i := range clusters {
+		c := &clusters[i]
 		if !c.hasShard && !c.eligible {
 			continue
 		}
-		running = append(running, c)
+		t.running = append(t.running, c)
 		counts := musterv1.BroadcastCounts{Desired: c.inventoryDesired}
 		entry := musterv1.ClusterBroadcastStatus{ClusterName: c.name, Parallelism: c.shard.parallelism, Phase: musterv1.BroadcastJobPending}
 		if c.reported != nil {
@@ -110,105 +152,155 @@ func decideFleet(o fleetObserved) fleetPlan {
 			entry.Phase = c.reported.Phase
 		}
 		entry.BroadcastCounts = counts
-		status.Clusters = append(status.Clusters, entry)
-		totals.Desired += counts.Desired
-		totals.Active += counts.Active
-		totals.Succeeded += counts.Succeeded
-		totals.Failed += counts.Failed
-		if counts.Failed > 0 && firstFailed == nil {
-			firstFailed = c
+		t.entries = append(t.entries, entry)
+		t.totals.Desired += counts.Desired
+		t.totals.Active += counts.Active
+		t.totals.Succeeded += counts.Succeeded
+		t.totals.Failed += counts.Failed
+		if counts.Failed > 0 && t.firstFailed == nil {
+			t.firstFailed = c
 		}
 	}
-	status.BroadcastCounts = totals
-	budget := parallelism.Resolve(job.Spec.Parallelism, totals.Desired)
-	status.Parallelism = budget
+	return t
+}
 
-	p := fleetPlan{shards: map[string]shardSpec{}, news: appliedCondition(&status, job, running)}
-	finish := func(condition, reason, message string) fleetPlan {
-		for _, c := range running {
-			s := c.shard
-			if c.hasShard && !(c.reported != nil && bcj.Finished(c.reported)) {
-				s.terminate = message
-			}
-			if c.hasShard {
-				p.shards[c.name] = s
-			}
-		}
-		if reason != bcj.ReasonCompleted {
-			status.Active = 0
-		}
-		status.CompletionTime = &metav1.Time{Time: o.now}
-		bcj.SetCondition(&status, condition, metav1.ConditionTrue, reason, message)
-		bcj.SetCondition(&status, musterv1.BroadcastJobPaused, metav1.ConditionFalse, reason, "the job finished")
-		status.Phase = bcj.Phase(&status)
-		p.status = status
-		return p
-	}
-	policy := bcj.FailurePolicy(&job.Spec)
-	if policy == musterv1.FailureFailFast && firstFailed != nil {
-		return finish(musterv1.BroadcastJobFailed, bcj.ReasonPodFailed, fmt.Sprintf("a pod failed in cluster %s (failurePolicy FailFast)%s", firstFailed.name, failedDetail(firstFailed.reported)))
-	}
-	// A deadline beyond what a Duration holds is never reached: converting it would
-	// wrap into the past and fail the job at once.
-	if d := job.Spec.CompletionPolicy.ActiveDeadlineSeconds; d != nil && *d <= maxDeadlineSeconds {
-		deadline := status.StartTime.Add(time.Duration(*d) * time.Second)
-		if !o.now.Before(deadline) {
-			return finish(musterv1.BroadcastJobFailed, bcj.ReasonDeadlineExceeded, fmt.Sprintf("the job ran longer than activeDeadlineSeconds (%ds)", *d))
-		}
-		p.requeueAfter = deadline.Sub(o.now)
-	}
-	if job.Spec.CompletionPolicy.Type != musterv1.CompletionNever && fleetDone(running, totals) {
-		if totals.Failed > 0 {
-			return finish(musterv1.BroadcastJobFailed, bcj.ReasonPodsFailed, fmt.Sprintf("%d of %d pods failed across %d clusters", totals.Failed, totals.Succeeded+totals.Failed, len(running)))
-		}
-		return finish(musterv1.BroadcastJobComplete, bcj.ReasonCompleted, fmt.Sprintf("%d pods succeeded across %d clusters", totals.Succeeded, len(running)))
-	}
+// fleetEnding is how a hub job ends: the condition it gets, why, and the message each
+// unfinished shard is terminated with.
+type fleetEnding struct {
+	condition, reason, message string
+}
 
-	paused := job.Spec.Paused
-	if policy == musterv1.FailurePause && !paused && totals.Failed > bcj.PausedAt(job) {
-		p.pause = true
-		paused = true
+// decideFleetEnd says whether the job ends in this round, in order of precedence: a
+// failure under FailFast, the deadline, every cluster done. requeueAfter is when the
+// deadline will pass, for a job that goes on or completes before it.
+func decideFleetEnd(o fleetObserved, status musterv1.BroadcastJobStatus, fleet fleetTally) (end *fleetEnding, requeueAfter time.Duration) {
+	job := o.job
+	if bcj.FailurePolicy(&job.Spec) == musterv1.FailureFailFast && fleet.firstFailed != nil {
+		return &fleetEnding{musterv1.BroadcastJobFailed, bcj.ReasonPodFailed, fmt.Sprintf("a pod failed in cluster %s (failurePolicy FailFast)%s",
+			fleet.firstFailed.name, failedDetail(fleet.firstFailed.reported))}, 0
 	}
+	if d, ok := deadline(job, status.StartTime.Time); ok {
+		if !o.now.Before(d) {
+			return &fleetEnding{musterv1.BroadcastJobFailed, bcj.ReasonDeadlineExceeded,
+				fmt.Sprintf("the job ran longer than activeDeadlineSeconds (%ds)", *job.Spec.CompletionPolicy.ActiveDeadlineSeconds)}, 0
+		}
+		requeueAfter = d.Sub(o.now)
+	}
+	return fleetCompletion(job, fleet), requeueAfter
+}
+
+// deadline is when the job's activeDeadlineSeconds passes, if it has one that can pass: a
+// deadline beyond what a Duration holds is never reached, since converting it would wrap
+// into the past and fail the job at once.
+func deadline(job *musterv1.BroadcastJob, start time.Time) (time.Time, bool) {
+	d := job.Spec.CompletionPolicy.ActiveDeadlineSeconds
+	if d == nil || *d > maxDeadlineSeconds {
+		return time.Time{}, false
+	}
+	return start.Add(time.Duration(*d) * time.Second), true
+}
+
+// fleetCompletion ends a job of completionPolicy Always once the fleet is done (see
+// fleetDone): Failed if any pod failed, Complete otherwise.
+func fleetCompletion(job *musterv1.BroadcastJob, fleet fleetTally) *fleetEnding {
+	if job.Spec.CompletionPolicy.Type == musterv1.CompletionNever || !fleetDone(fleet.running, fleet.totals) {
+		return nil
+	}
+	totals, clusters := fleet.totals, len(fleet.running)
+	if totals.Failed > 0 {
+		return &fleetEnding{musterv1.BroadcastJobFailed, bcj.ReasonPodsFailed,
+			fmt.Sprintf("%d of %d pods failed across %d clusters", totals.Failed, totals.Succeeded+totals.Failed, clusters)}
+	}
+	return &fleetEnding{musterv1.BroadcastJobComplete, bcj.ReasonCompleted, fmt.Sprintf("%d pods succeeded across %d clusters", totals.Succeeded, clusters)}
+}
+
+// finishFleet makes p the job's last plan: every existing shard stays, and those not yet
+// finished are terminated with the job's message; the job's status is final from here.
+func finishFleet(p fleetPlan, status musterv1.BroadcastJobStatus, end fleetEnding, running []*cluster, now time.Time) fleetPlan {
+	for _, c := range running {
+		if !c.hasShard {
+			continue
+		}
+		s := c.shard
+		if !(c.reported != nil && bcj.Finished(c.reported)) {
+			s.terminate = end.message
+		}
+		p.shards[c.name] = s
+	}
+	if end.reason != bcj.ReasonCompleted {
+		// The pods being stopped no longer count.
+		status.Active = 0
+	}
+	status.CompletionTime = &metav1.Time{Time: now}
+	bcj.SetCondition(&status, end.condition, metav1.ConditionTrue, end.reason, end.message)
+	bcj.SetCondition(&status, musterv1.BroadcastJobPaused, metav1.ConditionFalse, end.reason, "the job finished")
+	status.Phase = bcj.Phase(&status)
+	p.status = status
+	return p
+}
+
+// pausesNow: under failurePolicy Pause, a running job pauses once more pods failed than
+// when it last paused.
+func pausesNow(job *musterv1.BroadcastJob, failed int32) bool {
+	return bcj.FailurePolicy(&job.Spec) == musterv1.FailurePause && !job.Spec.Paused && failed > bcj.PausedAt(job)
+}
+
+// planShards gives every running cluster its shard: paused or not, and its share of the
+// job's parallelism, if it has one.
+func planShards(running []*cluster, budget *int32, paused bool) map[string]shardSpec {
 	var shares map[string]int32
 	if budget != nil {
 		shares = parallelism.Divide(*budget, budgetClusters(running))
 	}
+	planned := make(map[string]shardSpec, len(running))
 	for _, c := range running {
 		s := shardSpec{paused: paused}
 		if shares != nil {
 			v := shares[c.name]
 			s.parallelism = &v
 		}
-		p.shards[c.name] = s
+		planned[c.name] = s
 	}
-	for i := range status.Clusters {
-		if s, ok := p.shards[status.Clusters[i].ClusterName]; ok {
-			status.Clusters[i].Parallelism = s.parallelism
+	return planned
+}
+
+// setShardParallelism shows each cluster's planned share in status.clusters.
+func setShardParallelism(entries []musterv1.ClusterBroadcastStatus, planned map[string]shardSpec) {
+	for i := range entries {
+		if s, ok := planned[entries[i].ClusterName]; ok {
+			entries[i].Parallelism = s.parallelism
 		}
 	}
-	if paused {
-		failure := ""
-		if p.pause {
-			failure = fmt.Sprintf("a pod failed in cluster %s (failurePolicy Pause)", firstFailed.name)
-		}
-		reason, msg := bcj.PausedReason(&job.Status, p.pause, failure)
-		bcj.SetCondition(&status, musterv1.BroadcastJobPaused, metav1.ConditionTrue, reason, msg)
-	} else {
-		bcj.SetCondition(&status, musterv1.BroadcastJobPaused, metav1.ConditionFalse, bcj.ReasonNotPaused, "the job creates pods")
+}
+
+// setPaused sets the Paused condition of a running job: True while spec.paused is set or
+// the job pauses in this round (pausedNow, on firstFailed's failure), False otherwise.
+func setPaused(status *musterv1.BroadcastJobStatus, job *musterv1.BroadcastJob, pausedNow bool, firstFailed *cluster) {
+	if !job.Spec.Paused && !pausedNow {
+		bcj.SetCondition(status, musterv1.BroadcastJobPaused, metav1.ConditionFalse, bcj.ReasonNotPaused, "the job creates pods")
+		return
 	}
+	failure := ""
+	if pausedNow {
+		failure = fmt.Sprintf("a pod failed in cluster %s (failurePolicy Pause)", firstFailed.name)
+	}
+	reason, msg := bcj.PausedReason(&job.Status, pausedNow, failure)
+	bcj.SetCondition(status, musterv1.BroadcastJobPaused, metav1.ConditionTrue, reason, msg)
+}
+
+// setFleetNodesEligible says whether any cluster has a node for the job's pod, and if
+// none, whether the placement left no cluster or no cluster's node fits.
+func setFleetNodesEligible(status *musterv1.BroadcastJobStatus, running []*cluster, excluded map[string]int) {
 	switch {
 	case len(running) == 0:
-		bcj.SetCondition(&status, musterv1.BroadcastJobNodesEligible, metav1.ConditionFalse, bcj.ReasonNoEligibleClusters, noEligibleClusters(o.excluded))
-	case totals.Desired == 0:
-		bcj.SetCondition(&status, musterv1.BroadcastJobNodesEligible, metav1.ConditionFalse, bcj.ReasonNoEligibleNodes,
+		bcj.SetCondition(status, musterv1.BroadcastJobNodesEligible, metav1.ConditionFalse, bcj.ReasonNoEligibleClusters, noEligibleClusters(excluded))
+	case status.Desired == 0:
+		bcj.SetCondition(status, musterv1.BroadcastJobNodesEligible, metav1.ConditionFalse, bcj.ReasonNoEligibleNodes,
 			"no node fits the pod template in "+clusterNames(running))
 	default:
-		bcj.SetCondition(&status, musterv1.BroadcastJobNodesEligible, metav1.ConditionTrue, bcj.ReasonNodesEligible,
-			nodesEligibleMessage(totals.Desired, len(running)))
+		bcj.SetCondition(status, musterv1.BroadcastJobNodesEligible, metav1.ConditionTrue, bcj.ReasonNodesEligible,
+			nodesEligibleMessage(status.Desired, len(running)))
 	}
-	status.Phase = bcj.Phase(&status)
-	p.status = status
-	return p
 }
 
 // fleetDone: every cluster with work has reported its shard finished, or has neither a
