@@ -6,6 +6,7 @@ SHELL := /usr/bin/env bash -o pipefail
 
 GO              ?= go
 CONTROLLER_GEN  ?= $(GO) run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0
+GOLANGCI_LINT   ?= $(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.6.2
 # crdgen is controller-gen's CRD generator with documented template metadata (hack/crdgen);
 # it stamps the CRDs with the controller-tools version its go.mod pins.
 CRDGEN_LDFLAGS  := -X sigs.k8s.io/controller-tools/pkg/version.version=$$($(GO) list -C hack/crdgen -m -f '{{.Version}}' sigs.k8s.io/controller-tools)
@@ -68,6 +69,10 @@ verify: generate ## Check formatting, vet, go.mod tidiness and that generated fi
 	@if [ -n "$$(git status --porcelain -- api deploy go.mod go.sum)" ]; then \
 		echo "generated files or go.mod drifted; run 'make generate' and 'go mod tidy' and commit:"; \
 		git status --porcelain -- api deploy go.mod go.sum; git diff --stat -- api deploy go.mod go.sum; exit 1; fi
+
+.PHONY: lint
+lint: ## golangci-lint with .golangci.yml (the default set, errorlint, funlen 80, gocyclo, unparam) on every package and build tag.
+	$(GOLANGCI_LINT) run ./...
 
 .PHONY: build
 build: ## Build muster-hub, muster-agent and musterctl (and its kubectl plugin name kubectl-muster) into bin/.

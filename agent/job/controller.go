@@ -255,7 +255,7 @@ func (r *Reconciler) sync(ctx context.Context, job *batchv1.Job, pods []*corev1.
 
 	// 4. Only now that the status holds them, release the recorded pods; the next round
 	// counts them. One status write per round, like one round per batch of pod events.
-	if _, err := r.release(ctx, job, release); err != nil {
+	if err := r.release(ctx, job, release); err != nil {
 		return ctrl.Result{}, err
 	}
 	if jobFinished(&job.Status) {
@@ -491,21 +491,9 @@ func (r *Reconciler) writeStatus(ctx context.Context, job *batchv1.Job, status *
 	return nil
 }
 
-// release removes the tracking finalizer from pods whose finish the status holds, and
-// returns the UIDs it removed it from.
-func (r *Reconciler) release(ctx context.Context, job *batchv1.Job, pods []*corev1.Pod) (map[types.UID]bool, error) {
-	released := map[types.UID]bool{}
-	var mu sync.Mutex
-	errs := forEach(pods, func(p *corev1.Pod) error {
-		if err := r.removeFinalizer(ctx, job, p); err != nil {
-			return err
-		}
-		mu.Lock()
-		released[p.UID] = true
-		mu.Unlock()
-		return nil
-	})
-	return released, errs
+// release removes the tracking finalizer from pods whose finish the status holds.
+func (r *Reconciler) release(ctx context.Context, job *batchv1.Job, pods []*corev1.Pod) error {
+	return forEach(pods, func(p *corev1.Pod) error { return r.removeFinalizer(ctx, job, p) })
 }
 
 func (r *Reconciler) removeFinalizer(ctx context.Context, job *batchv1.Job, p *corev1.Pod) error {
@@ -594,7 +582,7 @@ func (r *Reconciler) afterFinish(ctx context.Context, job *batchv1.Job, pods []*
 			held = append(held, p)
 		}
 	}
-	if _, err := r.release(ctx, job, held); err != nil {
+	if err := r.release(ctx, job, held); err != nil {
 		return ctrl.Result{}, err
 	}
 	ttl := job.Spec.TTLSecondsAfterFinished

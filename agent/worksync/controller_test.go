@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/musterhq/muster/agent/worksync"
@@ -123,12 +124,8 @@ func TestUpdatedManifestIsReappliedAndDroppedOneDeleted(t *testing.T) {
 func TestConflictsAreReportedUnlessForced(t *testing.T) {
 	ctx := t.Context()
 	contested := unique("contested")
-	theirs := &corev1.ConfigMap{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: contested},
-		Data:       map[string]string{"key": "theirs"},
-	}
-	if err := env.Client.Patch(ctx, theirs, client.Apply, client.FieldOwner("someone-else")); err != nil {
+	theirs := corev1ac.ConfigMap(contested, "default").WithData(map[string]string{"key": "theirs"})
+	if err := env.Client.Apply(ctx, theirs, client.FieldOwner("someone-else")); err != nil {
 		t.Fatal(err)
 	}
 	key := createWork(t, unique("contest"), nil, cmManifest(t, "default", contested, "ours"))

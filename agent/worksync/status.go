@@ -113,8 +113,8 @@ func (d duplicateManifest) Error() string {
 }
 
 func errorsIsInvalidManifest(err error) bool {
-	_, ok := err.(invalidManifest)
-	return ok
+	var invalid invalidManifest
+	return errors.As(err, &invalid)
 }
 
 // feedback extracts what the rule asks for: the whole .status by default, capped at

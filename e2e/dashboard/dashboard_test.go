@@ -81,7 +81,9 @@ func TestDashboardFollowsTheDemoJobs(t *testing.T) {
 
 	shot := chromium.Screenshot(t)
 	if dir := os.Getenv("MUSTER_SCREENSHOT_DIR"); dir != "" {
-		os.WriteFile(filepath.Join(dir, "dashboard-fleet.png"), shot, 0o644)
+		if err := os.WriteFile(filepath.Join(dir, "dashboard-fleet.png"), shot, 0o644); err != nil {
+			t.Errorf("saving the screenshot: %v", err)
+		}
 	}
 	_, _, colours, badges := browser.Colours(t, shot, color.RGBA{0xdc, 0xff, 0xe4, 0xff})
 	t.Logf("screenshot: %d colours, %d pixels of the green badge", colours, badges[0])
@@ -106,7 +108,9 @@ func startDashboard(t *testing.T) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGINT)
+		if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+			t.Errorf("interrupting musterctl dashboard: %v", err)
+		}
 		if err := cmd.Wait(); err != nil {
 			t.Errorf("musterctl dashboard did not stop cleanly on SIGINT: %v\n%s", err, stderr.String())
 		}
@@ -120,7 +124,7 @@ func startDashboard(t *testing.T) string {
 		t.Fatalf("musterctl dashboard printed %q, no address", line)
 	}
 	// Keep reading, so that nothing it prints later blocks it.
-	go io.Copy(io.Discard, stdout)
+	go func() { _, _ = io.Copy(io.Discard, stdout) }()
 	return url
 }
 

@@ -161,7 +161,7 @@ func TestForbidSkipsTheNextSlotFleetWide(t *testing.T) {
 	for slot := range first {
 		s0 = time.Unix(slot, 0)
 	}
-	got := waitRuns(t, cj.Name, s0.Add(150*time.Second).Sub(time.Now()), "the run two slots later", func(rs runSet) bool {
+	got := waitRuns(t, cj.Name, time.Until(s0.Add(150*time.Second)), "the run two slots later", func(rs runSet) bool {
 		return rs.at(s0.Add(2*time.Minute)) != nil
 	})
 	if got.at(s0.Add(time.Minute)) != nil || len(got) != 2 {
@@ -200,7 +200,7 @@ func TestReplaceStopsTheOldRunInEveryMember(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := waitRuns(t, cj.Name, s0.Add(90*time.Second).Sub(time.Now()), "the old run replaced", func(rs runSet) bool {
+	got := waitRuns(t, cj.Name, time.Until(s0.Add(90*time.Second)), "the old run replaced", func(rs runSet) bool {
 		return len(rs) == 1 && rs.at(s0.Add(time.Minute)) != nil
 	})
 	replacement := got.at(s0.Add(time.Minute)).Name

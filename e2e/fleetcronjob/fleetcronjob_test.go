@@ -100,13 +100,11 @@ func TestEveryMinuteARunCompletesInBothMembers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var slots []time.Time
 	for name, fj := range done {
 		slot, err := time.Parse(time.RFC3339, fj.Annotations[musterv1.ScheduledTimeAnnotation])
 		if err != nil || fmt.Sprintf("minutely-%d", slot.Unix()/60) != name {
 			t.Errorf("run %s: scheduled-time %q does not match its name", name, fj.Annotations[musterv1.ScheduledTimeAnnotation])
 		}
-		slots = append(slots, slot)
 		if len(fj.Status.Clusters) != 2 || fj.Status.Succeeded != 4 {
 			t.Errorf("run %s: %d clusters, %d succeeded; want both members and 4", name, len(fj.Status.Clusters), fj.Status.Succeeded)
 		}

@@ -171,7 +171,7 @@ func TestBootstrapTokenOnlyRegisters(t *testing.T) {
 	t.Run("cannot register a cluster as accepted", func(t *testing.T) {
 		mc := &musterv1.MemberCluster{ObjectMeta: metav1.ObjectMeta{Name: "self-accepted"}, Spec: musterv1.MemberClusterSpec{Accepted: true}}
 		err := boot.Create(t.Context(), mc)
-		if err == nil || !(apierrors.IsInvalid(err) || apierrors.IsForbidden(err)) {
+		if err == nil || !apierrors.IsInvalid(err) && !apierrors.IsForbidden(err) {
 			t.Fatalf("create accepted MemberCluster with a bootstrap token: got %v, want rejection", err)
 		}
 	})

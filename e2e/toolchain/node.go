@@ -43,9 +43,10 @@ var nodeComponents = []component{
 			var pkgs []string
 			for _, p := range CNIPlugins {
 				kind := "main"
-				if p == "host-local" {
+				switch p {
+				case "host-local":
 					kind = "ipam"
-				} else if p == "portmap" {
+				case "portmap":
 					kind = "meta"
 				}
 				pkgs = append(pkgs, fmt.Sprintf("github.com/containernetworking/plugins/plugins/%s/%s", kind, p))

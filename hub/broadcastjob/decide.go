@@ -222,7 +222,7 @@ func finishFleet(p fleetPlan, status musterv1.BroadcastJobStatus, end fleetEndin
 			continue
 		}
 		s := c.shard
-		if !(c.reported != nil && bcj.Finished(c.reported)) {
+		if c.reported == nil || !bcj.Finished(c.reported) {
 			s.terminate = end.message
 		}
 		p.shards[c.name] = s

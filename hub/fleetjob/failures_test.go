@@ -31,7 +31,7 @@ func (f *fixture) agentApplies(cluster, refusal string, status batchv1.JobStatus
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		var list musterv1.WorkList
 		if err := env.Client.List(f.t.Context(), &list, client.InNamespace(musterv1.MemberNamespace(cluster)), client.MatchingLabels{musterv1.FleetJobNamespaceLabel: f.ns}); err != nil || len(list.Items) != 1 {
-			return fmt.Errorf("the Work in %s: %d found, %v", cluster, len(list.Items), err)
+			return fmt.Errorf("the Work in %s: %d found: %w", cluster, len(list.Items), err)
 		}
 		w := &list.Items[0]
 		ms := musterv1.ManifestStatus{Resource: musterv1.ResourceIdentifier{Group: "batch", Version: "v1", Kind: "Job", Namespace: f.ns, Name: "workers"}}

@@ -64,37 +64,37 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 // A conflict means another writer (the agent, the other hub controller) changed the
 // MemberCluster first: it is read again shortly rather than reported as an error.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	result, err := r.reconcile(ctx, req)
+	err := r.reconcile(ctx, req)
 	if apierrors.IsConflict(err) {
 		return ctrl.Result{RequeueAfter: conflictRetry}, nil
 	}
-	return result, err
+	return ctrl.Result{}, err
 }
 
-func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) error {
 	var mc musterv1.MemberCluster
 	err := r.Client.Get(ctx, req.NamespacedName, &mc)
 	if apierrors.IsNotFound(err) {
-		return ctrl.Result{}, r.releaseWorks(ctx, req.Name)
+		return r.releaseWorks(ctx, req.Name)
 	}
 	if err != nil {
-		return ctrl.Result{}, err
+		return err
 	}
 	if !mc.DeletionTimestamp.IsZero() {
 		// Owner references let the garbage collector remove namespace and RBAC.
-		return ctrl.Result{}, r.releaseWorks(ctx, mc.Name)
+		return r.releaseWorks(ctx, mc.Name)
 	}
 	if r.AutoAccept && !mc.Spec.Accepted {
 		patch := client.MergeFrom(mc.DeepCopy())
 		mc.Spec.Accepted = true
 		if err := r.Client.Patch(ctx, &mc, patch); err != nil {
-			return ctrl.Result{}, fmt.Errorf("auto-accepting %s: %w", mc.Name, err)
+			return fmt.Errorf("auto-accepting %s: %w", mc.Name, err)
 		}
 	}
 	if mc.Spec.Accepted {
-		return ctrl.Result{}, r.admit(ctx, &mc)
+		return r.admit(ctx, &mc)
 	}
-	return ctrl.Result{}, r.revoke(ctx, &mc)
+	return r.revoke(ctx, &mc)
 }
 
 // admit creates or updates the cluster's namespace and RBAC, then records acceptance.

@@ -462,7 +462,7 @@ func TestRotationWhoseKeyIsAlreadyBoundIsApproved(t *testing.T) {
 	setAccepted(t, "kappa", true)
 	eventually(t, "the rotation to be approved", func(ctx context.Context) (bool, error) {
 		if reason, err := deniedFor(ctx, renewal.Name); err != nil || reason != "" {
-			return false, fmt.Errorf("the rotation was denied: %s (%v)", reason, err)
+			return false, fmt.Errorf("the rotation was denied: %s: %w", reason, err)
 		}
 		return approved(ctx, renewal.Name)
 	})

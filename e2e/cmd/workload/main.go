@@ -10,6 +10,7 @@ package main
 
 import (
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -27,7 +28,7 @@ func main() {
 
 func run(args []string) error {
 	if len(args) == 0 {
-		return fmt.Errorf("usage: workload sleep DURATION | exit CODE | get URL | env NAME...")
+		return errors.New("usage: workload sleep DURATION | exit CODE | get URL | env NAME…")
 	}
 	switch cmd, rest := args[0], args[1:]; cmd {
 	case "sleep":

@@ -62,7 +62,7 @@ func (p *Provider) CreateCluster(ctx context.Context, spec provider.ClusterSpec,
 	}
 	args := append([]string{"create", "cluster", "--name", spec.Name, "--config", stagesPath, "--kubeconfig", kubeconfigPath},
 		p.createArgs(spec)...)
-	if _, err := p.kwokctl(ctx, args...); err != nil {
+	if err := p.kwokctl(ctx, args...); err != nil {
 		// Leave nothing half-started behind.
 		_ = p.DeleteCluster(context.WithoutCancel(ctx), spec.Name, kubeconfigPath)
 		return fmt.Errorf("creating cluster %s: %w", spec.Name, err)
@@ -110,7 +110,7 @@ func (p *Provider) DeleteCluster(ctx context.Context, name, kubeconfigPath strin
 		return nil
 	}
 	pids := p.clusterPIDs(name)
-	_, deleteErr := p.kwokctl(ctx, "delete", "cluster", "--name", name, "--kubeconfig", kubeconfigPath)
+	deleteErr := p.kwokctl(ctx, "delete", "cluster", "--name", name, "--kubeconfig", kubeconfigPath)
 	if err := reapProcesses(ctx, pids); err != nil {
 		return errors.Join(deleteErr, err)
 	}
@@ -184,10 +184,12 @@ func (p *Provider) ClusterPIDs(name string) []int { return p.clusterPIDs(name) }
 // ProcessesAlive reports which of pids still run.
 func ProcessesAlive(pids []int) []int { return alivePIDs(pids) }
 
-func (p *Provider) kwokctl(ctx context.Context, args ...string) ([]byte, error) {
+// kwokctl runs kwokctl with args, appending its output to logs/kwokctl.log; a failure
+// carries the output's tail.
+func (p *Provider) kwokctl(ctx context.Context, args ...string) error {
 	logDir := filepath.Join(p.dir, "logs")
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
-		return nil, err
+		return err
 	}
 	cmd := exec.CommandContext(ctx, p.tc.Path(toolchain.Kwokctl), args...)
 	cmd.Env = append(os.Environ(), "KWOK_WORKDIR="+p.workDir())
@@ -201,9 +203,9 @@ func (p *Provider) kwokctl(ctx context.Context, args ...string) ([]byte, error) 
 		f.Close()
 	}
 	if err != nil {
-		return out.Bytes(), fmt.Errorf("kwokctl %s: %w\n%s", args[0]+" "+args[1], err, tail(out.String(), 2000))
+		return fmt.Errorf("kwokctl %s: %w\n%s", args[0]+" "+args[1], err, tail(out.String(), 2000))
 	}
-	return out.Bytes(), nil
+	return nil
 }
 
 func tail(s string, n int) string {
@@ -217,7 +219,7 @@ func tail(s string, n int) string {
 // as if its machines lost power.
 func (p *Provider) StopCluster(ctx context.Context, name string) error {
 	pids := p.clusterPIDs(name)
-	if _, err := p.kwokctl(ctx, "stop", "cluster", "--name", name); err != nil {
+	if err := p.kwokctl(ctx, "stop", "cluster", "--name", name); err != nil {
 		return err
 	}
 	return reapProcesses(ctx, pids)
@@ -225,6 +227,5 @@ func (p *Provider) StopCluster(ctx context.Context, name string) error {
 
 // StartCluster starts a stopped cluster again and waits until it serves.
 func (p *Provider) StartCluster(ctx context.Context, name string) error {
-	_, err := p.kwokctl(ctx, "start", "cluster", "--name", name, "--wait", "2m")
-	return err
+	return p.kwokctl(ctx, "start", "cluster", "--name", name, "--wait", "2m")
 }

@@ -146,7 +146,8 @@ func (s *Server) servePage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Write(buf.Bytes())
+	// A failed write means the browser went away: there is no one to tell.
+	_, _ = w.Write(buf.Bytes())
 }
 
 func (s *Server) serveJSON(w http.ResponseWriter, r *http.Request) {
@@ -156,7 +157,8 @@ func (s *Server) serveJSON(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(f)
+	// The view always encodes; a failed write means the client went away.
+	_ = json.NewEncoder(w).Encode(f)
 }
 
 // fail logs a request's failure and answers it with the error.

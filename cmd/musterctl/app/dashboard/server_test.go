@@ -137,7 +137,7 @@ func TestRequestsAreServedFromTheCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	go srv.Serve(ctx, ln)
+	go func() { _ = srv.Serve(ctx, ln) }() // ends with ctx; startDashboard checks that Serve stops cleanly
 	base := "http://" + ln.Addr().String()
 	get(t, base+"/")
 	before := reads.Load()

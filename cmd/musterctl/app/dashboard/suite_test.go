@@ -140,7 +140,11 @@ func (d *demo) cluster(t *testing.T, name string, taints []corev1.Taint) {
 		mc.Status = musterv1.MemberClusterStatus{Version: "v1.36.3", Nodes: &musterv1.NodeCounts{Total: 3, Ready: 3, Schedulable: 3},
 			Conditions: []metav1.Condition{{Type: musterv1.MemberClusterAvailable, Status: metav1.ConditionTrue, Reason: "HeartbeatReceived", Message: "the agent renewed its lease", LastTransitionTime: metav1.Now()}}}
 	})
-	t.Cleanup(func() { env.Client.Delete(context.Background(), mc) })
+	t.Cleanup(func() {
+		if err := env.Client.Delete(context.Background(), mc); err != nil {
+			t.Errorf("deleting cluster %s: %v", name, err)
+		}
+	})
 }
 
 // create creates obj, then sets its status with setStatus and writes it, as a controller
