@@ -101,11 +101,15 @@ func TestLeaderKilledAtATickFiresTheSlotOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	first := waitLeader(t, "")
-	// The second replica serves no webhook: both would listen on this host, and the API
-	// server calls the one registered last.
-	if _, err := muster.StartHub("hub-b", "--leader-elect=true", "--webhook-port=0"); err != nil {
+	// The second replica serves the admission webhook too, on its own port, and registers
+	// it last, so the API server calls it: admission keeps answering when the leader dies,
+	// as a Service in front of every ready replica does in a cluster. (Served by the
+	// leader alone, the survivor's first run after the failover was refused whenever the
+	// leader died before it created the slot's run.)
+	if _, err := muster.StartHub("hub-b", "--leader-elect=true"); err != nil {
 		t.Fatal(err)
 	}
+	waitForWebhook(t)
 
 	slot := nextSlot(25 * time.Second)
 	cj := newCron("failover", "*/1 * * * *")
@@ -169,6 +173,12 @@ func restartHub(t *testing.T) {
 	if err := muster.StartHubProcess("--leader-elect=false"); err != nil {
 		t.Fatal(err)
 	}
+	waitForWebhook(t)
+}
+
+// waitForWebhook waits until the hub registered last admits a FleetCronJob (dry run).
+func waitForWebhook(t *testing.T) {
+	t.Helper()
 	probe := newCron("webhook-probe", "0 0 * * *")
 	err := framework.Until(context.Background(), 30*time.Second, "the hub's admission webhook", func(ctx context.Context) (bool, string, error) {
 		err := fleet.Hub.Client.Create(ctx, probe.DeepCopy(), client.DryRunAll)
