@@ -2,7 +2,6 @@ package broadcastjob
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"time"
 
@@ -14,9 +13,6 @@ import (
 	"github.com/musterhq/muster/placement/nodefit"
 	"github.com/musterhq/muster/placement/parallelism"
 )
-
-// maxDeadlineSeconds is the longest activeDeadlineSeconds a time.Duration can hold.
-const maxDeadlineSeconds = int64(math.MaxInt64 / time.Second)
 
 // observed is what one reconcile sees.
 type observed struct {
@@ -223,7 +219,7 @@ func decideEnd(o observed, status musterv1.BroadcastJobStatus, firstFailed *core
 		return &ending{musterv1.BroadcastJobFailed, bcj.ReasonPodFailed,
 			fmt.Sprintf("pod %s on node %s failed (failurePolicy FailFast)", firstFailed.Name, PodNode(firstFailed)), true}, 0
 	}
-	if d, ok := deadline(job, status.StartTime.Time); ok {
+	if d, ok := bcj.Deadline(job, status.StartTime.Time); ok {
 		if !o.now.Before(d) {
 			return &ending{musterv1.BroadcastJobFailed, bcj.ReasonDeadlineExceeded,
 				fmt.Sprintf("the job ran longer than activeDeadlineSeconds (%ds)", *job.Spec.CompletionPolicy.ActiveDeadlineSeconds), true}, 0
@@ -231,17 +227,6 @@ func decideEnd(o observed, status musterv1.BroadcastJobStatus, firstFailed *core
 		requeueAfter = d.Sub(o.now)
 	}
 	return completion(job, status.BroadcastCounts, missing), requeueAfter
-}
-
-// deadline is when the job's activeDeadlineSeconds passes, if it has one that can pass: a
-// deadline beyond what a Duration holds is never reached, since converting it would wrap
-// into the past and fail the job at once.
-func deadline(job *musterv1.BroadcastJob, start time.Time) (time.Time, bool) {
-	d := job.Spec.CompletionPolicy.ActiveDeadlineSeconds
-	if d == nil || *d > maxDeadlineSeconds {
-		return time.Time{}, false
-	}
-	return start.Add(time.Duration(*d) * time.Second), true
 }
 
 // completion ends a job of completionPolicy Always once every wanted node has a finished
@@ -281,7 +266,7 @@ func finish(p plan, status musterv1.BroadcastJobStatus, end ending, active []*co
 // job resumes, as upstream; only the job's end stops pods. A running job stops its
 // misplaced pods and creates what its parallelism allows on the missing nodes.
 func planRound(p plan, job *musterv1.BroadcastJob, status *musterv1.BroadcastJobStatus, pods podTally, missing []string) plan {
-	p.pause = pausesNow(job, pods.counts.Failed)
+	p.pause = bcj.PausesNow(job, pods.counts.Failed)
 	if !job.Spec.Paused && !p.pause {
 		bcj.SetCondition(status, musterv1.BroadcastJobPaused, metav1.ConditionFalse, bcj.ReasonNotPaused, "the job creates pods")
 		p.stop = pods.misplaced
@@ -296,12 +281,6 @@ func planRound(p plan, job *musterv1.BroadcastJob, status *musterv1.BroadcastJob
 	reason, msg := bcj.PausedReason(&job.Status, p.pause, failure)
 	bcj.SetCondition(status, musterv1.BroadcastJobPaused, metav1.ConditionTrue, reason, msg)
 	return p
-}
-
-// pausesNow: under failurePolicy Pause, a running job pauses once more pods failed than
-// when it last paused.
-func pausesNow(job *musterv1.BroadcastJob, failed int32) bool {
-	return bcj.FailurePolicy(&job.Spec) == musterv1.FailurePause && !job.Spec.Paused && failed > bcj.PausedAt(job)
 }
 
 // creatable are the missing nodes that get a pod now: all of them, or as many as the

@@ -186,9 +186,9 @@ func TestDecide(t *testing.T) {
 		{
 			name: "the longest deadline a Duration holds is kept",
 			job: testJob(started(20*time.Second), func(j *musterv1.BroadcastJob) {
-				j.Spec.CompletionPolicy.ActiveDeadlineSeconds = new(int64(maxDeadlineSeconds))
+				j.Spec.CompletionPolicy.ActiveDeadlineSeconds = new(int64(bcj.MaxDeadlineSeconds))
 			}),
-			nodes: nodes("n1"), wantCreate: []string{"n1"}, wantRequeue: time.Duration(maxDeadlineSeconds)*time.Second - 20*time.Second,
+			nodes: nodes("n1"), wantCreate: []string{"n1"}, wantRequeue: time.Duration(bcj.MaxDeadlineSeconds)*time.Second - 20*time.Second,
 			wantPhase: musterv1.BroadcastJobRunning, wantCounts: musterv1.BroadcastCounts{Desired: 1},
 		},
 		{

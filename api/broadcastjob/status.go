@@ -4,6 +4,7 @@
 package broadcastjob
 
 import (
+	"math"
 	"strconv"
 	"time"
 
@@ -132,4 +133,23 @@ func PausedReason(before *musterv1.BroadcastJobStatus, pausingNow bool, failureM
 		return c.Reason, c.Message
 	}
 	return ReasonPaused, "spec.paused is true: no new pods are created"
+}
+
+// MaxDeadlineSeconds is the longest activeDeadlineSeconds a time.Duration can hold.
+const MaxDeadlineSeconds = int64(math.MaxInt64 / time.Second)
+
+// Deadline is when a job started at start reaches its activeDeadlineSeconds; false when it
+// has none, or one too long for a time.Duration (it never passes).
+func Deadline(job *musterv1.BroadcastJob, start time.Time) (time.Time, bool) {
+	d := job.Spec.CompletionPolicy.ActiveDeadlineSeconds
+	if d == nil || *d > MaxDeadlineSeconds {
+		return time.Time{}, false
+	}
+	return start.Add(time.Duration(*d) * time.Second), true
+}
+
+// PausesNow reports whether failurePolicy Pause pauses the job at failed failed pods: it
+// is not paused yet and more pods failed than when it last paused.
+func PausesNow(job *musterv1.BroadcastJob, failed int32) bool {
+	return FailurePolicy(&job.Spec) == musterv1.FailurePause && !job.Spec.Paused && failed > PausedAt(job)
 }

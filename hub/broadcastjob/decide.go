@@ -2,7 +2,6 @@ package broadcastjob
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"time"
 
@@ -14,9 +13,6 @@ import (
 	"github.com/musterhq/muster/hub/shards"
 	"github.com/musterhq/muster/placement/parallelism"
 )
-
-// maxDeadlineSeconds is the longest activeDeadlineSeconds a time.Duration can hold.
-const maxDeadlineSeconds = int64(math.MaxInt64 / time.Second)
 
 // ReasonNoPlacement is the NodesEligible reason of a hub BroadcastJob without placement.
 const ReasonNoPlacement = "NoPlacement"
@@ -102,7 +98,7 @@ func decideFleet(o fleetObserved) fleetPlan {
 	if end != nil {
 		return finishFleet(p, status, *end, fleet.running, o.now)
 	}
-	p.pause = pausesNow(job, fleet.totals.Failed)
+	p.pause = bcj.PausesNow(job, fleet.totals.Failed)
 	p.shards = planShards(fleet.running, status.Parallelism, job.Spec.Paused || p.pause)
 	setShardParallelism(status.Clusters, p.shards)
 	setPaused(&status, job, p.pause, fleet.firstFailed)
@@ -179,7 +175,7 @@ func decideFleetEnd(o fleetObserved, status musterv1.BroadcastJobStatus, fleet f
 		return &fleetEnding{musterv1.BroadcastJobFailed, bcj.ReasonPodFailed, fmt.Sprintf("a pod failed in cluster %s (failurePolicy FailFast)%s",
 			fleet.firstFailed.name, failedDetail(fleet.firstFailed.reported))}, 0
 	}
-	if d, ok := deadline(job, status.StartTime.Time); ok {
+	if d, ok := bcj.Deadline(job, status.StartTime.Time); ok {
 		if !o.now.Before(d) {
 			return &fleetEnding{musterv1.BroadcastJobFailed, bcj.ReasonDeadlineExceeded,
 				fmt.Sprintf("the job ran longer than activeDeadlineSeconds (%ds)", *job.Spec.CompletionPolicy.ActiveDeadlineSeconds)}, 0
@@ -187,17 +183,6 @@ func decideFleetEnd(o fleetObserved, status musterv1.BroadcastJobStatus, fleet f
 		requeueAfter = d.Sub(o.now)
 	}
 	return fleetCompletion(job, fleet), requeueAfter
-}
-
-// deadline is when the job's activeDeadlineSeconds passes, if it has one that can pass: a
-// deadline beyond what a Duration holds is never reached, since converting it would wrap
-// into the past and fail the job at once.
-func deadline(job *musterv1.BroadcastJob, start time.Time) (time.Time, bool) {
-	d := job.Spec.CompletionPolicy.ActiveDeadlineSeconds
-	if d == nil || *d > maxDeadlineSeconds {
-		return time.Time{}, false
-	}
-	return start.Add(time.Duration(*d) * time.Second), true
 }
 
 // fleetCompletion ends a job of completionPolicy Always once the fleet is done (see
@@ -237,12 +222,6 @@ func finishFleet(p fleetPlan, status musterv1.BroadcastJobStatus, end fleetEndin
 	status.Phase = bcj.Phase(&status)
 	p.status = status
 	return p
-}
-
-// pausesNow: under failurePolicy Pause, a running job pauses once more pods failed than
-// when it last paused.
-func pausesNow(job *musterv1.BroadcastJob, failed int32) bool {
-	return bcj.FailurePolicy(&job.Spec) == musterv1.FailurePause && !job.Spec.Paused && failed > bcj.PausedAt(job)
 }
 
 // planShards gives every running cluster its shard: paused or not, and its share of the
