@@ -2,7 +2,6 @@ package eventrelay_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -30,27 +29,11 @@ var env *envtest.Environment
 
 // TestMain runs the relay against one real API server that plays both parts: the hub
 // (its Works in muster-member-c1) and the member (the objects and events elsewhere).
-func TestMain(m *testing.M) { os.Exit(run(m)) }
-
-func run(m *testing.M) int {
-	var err error
-	if env, err = envtest.Start(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer env.Stop()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	if err := startRelay(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	return m.Run()
-}
+func TestMain(m *testing.M) { os.Exit(envtest.MainWith(m, &env, startRelay)) }
 
 // startRelay starts the relay with the caches the agent gives it: the member's Warning
 // events and its controllers' pods, the hub's member namespace.
-func startRelay(ctx context.Context) error {
+func startRelay(ctx context.Context, env *envtest.Environment) error {
 	hub, err := env.HubOf(ctx, clusterName)
 	if err != nil {
 		return err

@@ -1,7 +1,6 @@
 package heartbeat_test
 
 import (
-	"fmt"
 	"os"
 	"testing"
 
@@ -12,14 +11,4 @@ import (
 // impersonating an agent is refused what its Role does not grant.
 var env *envtest.Environment
 
-func TestMain(m *testing.M) { os.Exit(run(m)) }
-
-func run(m *testing.M) int {
-	var err error
-	if env, err = envtest.Start(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer env.Stop()
-	return m.Run()
-}
+func TestMain(m *testing.M) { os.Exit(envtest.MainWith(m, &env, nil)) }

@@ -2,7 +2,6 @@ package worksync_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"testing"
 
@@ -22,25 +21,9 @@ var env *envtest.Environment
 
 // TestMain runs the work syncer against one real API server that plays both parts: the
 // hub (engaged as "hub", restricted to muster-member-c1) and the member (the local cluster).
-func TestMain(m *testing.M) { os.Exit(run(m)) }
+func TestMain(m *testing.M) { os.Exit(envtest.MainWith(m, &env, startAgent)) }
 
-func run(m *testing.M) int {
-	var err error
-	if env, err = envtest.Start(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer env.Stop()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	if err := startAgent(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	return m.Run()
-}
-
-func startAgent(ctx context.Context) error {
+func startAgent(ctx context.Context, env *envtest.Environment) error {
 	hub, err := env.HubOf(ctx, clusterName)
 	if err != nil {
 		return err

@@ -102,6 +102,16 @@ func RepoRoot() (string, error) { return framework.RepoRoot() }
 // everything. It returns the exit code for os.Exit. Controller logs below errors are
 // dropped: the tests say what went wrong.
 func Main(m *testing.M, env **Environment, setup func(ctrl.Manager) error) int {
+	return MainWith(m, env, func(ctx context.Context, e *Environment) error {
+		return e.StartManager(ctx, setup)
+	})
+}
+
+// MainWith is Main for a package that starts what it tests itself (a multicluster
+// manager, a webhook server, objects the tests share): start runs once the control plane
+// is up, with a context that ends after the last test. A nil start runs the tests against
+// the bare control plane.
+func MainWith(m *testing.M, env **Environment, start func(context.Context, *Environment) error) int {
 	if fuzzing() {
 		// Fuzz targets are pure, and every fuzz worker is a process of its own that passes
 		// through TestMain: none of them needs a control plane.
@@ -117,9 +127,11 @@ func Main(m *testing.M, env **Environment, setup func(ctrl.Manager) error) int {
 	*env = e
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	if err := e.StartManager(ctx, setup); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+	if start != nil {
+		if err := start(ctx, e); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
 	}
 	return m.Run()
 }

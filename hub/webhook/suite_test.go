@@ -2,14 +2,12 @@ package webhook_test
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
-	"go.uber.org/zap/zapcore"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -18,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	crwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 
@@ -36,31 +33,11 @@ const hubNamespace = "muster-system"
 // as a process: at https://127.0.0.1:<port>, with the certificate the hub made itself.
 var env *envtest.Environment
 
-func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.ErrorLevel)))
-	e, err := envtest.Start()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer e.Stop()
-	env = e
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	if err := startHub(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	return m.Run()
-}
+func TestMain(m *testing.M) { os.Exit(envtest.MainWith(m, &env, startHub)) }
 
 // startHub serves and registers the webhook the way hub.Run does, and waits until the API
 // server sends it requests.
-func startHub(ctx context.Context) error {
+func startHub(ctx context.Context, env *envtest.Environment) error {
 	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: hubNamespace}}); err != nil {
 		return err
 	}
