@@ -148,7 +148,11 @@ func TestSatisfied(t *testing.T) {
 			check(cache(), true),
 		}},
 		{name: "refusals for an owner with nothing recorded change nothing", steps: []step{
-			{record: func(e *expectations.Expectations) { e.CreateFailed(job, "a"); e.DeleteFailed(job, "a"); e.ReleaseFailed(job, "a") }},
+			{record: func(e *expectations.Expectations) {
+				e.CreateFailed(job, "a")
+				e.DeleteFailed(job, "a")
+				e.ReleaseFailed(job, "a")
+			}},
 			check(cache(), true),
 		}},
 	}
