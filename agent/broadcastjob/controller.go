@@ -13,7 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -28,7 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/musterhq/muster/agent/expectations"
-	agentmetrics "github.com/musterhq/muster/agent/metrics"
+	"github.com/musterhq/muster/agent/podcontrol"
 	bcj "github.com/musterhq/muster/api/broadcastjob"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 )
@@ -214,18 +214,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return ctrl.Result{RequeueAfter: p.requeueAfter}, nil
 }
 
+// pods lists the pods the job controls, found by its UID label. A BroadcastJob adopts no
+// orphans.
 func (r *Reconciler) pods(ctx context.Context, job *musterv1.BroadcastJob) ([]*corev1.Pod, error) {
-	var list corev1.PodList
-	if err := r.Client.List(ctx, &list, client.InNamespace(job.Namespace), client.MatchingLabels{musterv1.BroadcastJobUIDLabel: string(job.UID)}); err != nil {
-		return nil, fmt.Errorf("listing pods: %w", err)
-	}
-	pods := make([]*corev1.Pod, 0, len(list.Items))
-	for i := range list.Items {
-		if metav1.IsControlledBy(&list.Items[i], job) {
-			pods = append(pods, &list.Items[i])
-		}
-	}
-	return pods, nil
+	selector := labels.SelectorFromSet(labels.Set{musterv1.BroadcastJobUIDLabel: string(job.UID)})
+	return r.podControl().List(ctx, job, selector, nil)
+}
+
+// podControl writes the job's pods and records the writes in its expectations.
+func (r *Reconciler) podControl() podcontrol.Control {
+	return podcontrol.Control{Client: r.Client, Expectations: r.expectations, Kind: "BroadcastJob"}
 }
 
 // stopForRestarts ends a pod that restarted more often than restartLimit. The pod is not
@@ -249,62 +247,27 @@ func (r *Reconciler) stopForRestarts(ctx context.Context, job *musterv1.Broadcas
 	return nil
 }
 
+// deletePods deletes the pods of nodes the job no longer runs on.
 func (r *Reconciler) deletePods(ctx context.Context, job *musterv1.BroadcastJob, pods []*corev1.Pod) error {
-	key := client.ObjectKeyFromObject(job)
-	for _, pod := range pods {
-		r.expectations.ExpectDelete(key, pod.Name)
-		if err := r.Client.Delete(ctx, pod, client.Preconditions{UID: &pod.UID}); client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("deleting pod %s: %w", pod.Name, err)
-		}
-		agentmetrics.PodsDeleted.WithLabelValues("BroadcastJob").Inc()
+	deleted, err := r.podControl().Delete(ctx, job, pods, "")
+	for _, pod := range deleted {
 		r.Recorder.Eventf(job, pod, corev1.EventTypeNormal, ReasonSuccessfulDelete, "Delete", "deleted pod %s on node %s", pod.Name, PodNode(pod))
 	}
-	return nil
+	return err
 }
 
-// createPods creates pods on nodes in slow-start batches of 1, 2, 4, …: a template that
-// cannot be created fails once, not once per node. It returns how many it created; a pod
-// the API server refused is not counted.
+// createPods creates the pods for nodes in slow-start batches: a template that cannot be
+// created fails once, not once per node. It returns how many it created; a pod the API
+// server refused is not counted.
 func (r *Reconciler) createPods(ctx context.Context, job *musterv1.BroadcastJob, nodes []string) (int32, error) {
-	key := client.ObjectKeyFromObject(job)
-	var created int32
-	for batch, rest := 1, nodes; len(rest) > 0; batch *= 2 {
-		n := min(batch, len(rest))
-		chunk := rest[:n]
-		rest = rest[n:]
-		errs := make([]error, n)
-		var wg sync.WaitGroup
-		for i, node := range chunk {
-			pod := newPod(job, node)
-			r.expectations.ExpectCreate(key, pod.Name)
-			wg.Go(func() {
-				err := r.Client.Create(ctx, pod)
-				if apierrors.IsAlreadyExists(err) {
-					// Created before, not yet in the cache: the expectation waits for it.
-					return
-				}
-				if err != nil {
-					r.expectations.CreateFailed(key, pod.Name)
-					errs[i] = err
-				}
-			})
-		}
-		wg.Wait()
-		var firstErr error
-		for i, err := range errs {
-			if err == nil {
-				created++
-				agentmetrics.PodsCreated.WithLabelValues("BroadcastJob").Inc()
-				continue
-			}
-			if firstErr == nil {
-				firstErr = fmt.Errorf("creating the pod for node %s: %w", chunk[i], err)
-				r.Recorder.Eventf(job, nil, corev1.EventTypeWarning, ReasonFailedCreate, "Create", "%v", firstErr)
-			}
-		}
-		if firstErr != nil {
-			return created, firstErr
-		}
+	pods := make([]*corev1.Pod, len(nodes))
+	for i, node := range nodes {
+		pods[i] = newPod(job, node)
+	}
+	created, err := r.podControl().Create(ctx, job, pods)
+	if err != nil {
+		r.Recorder.Eventf(job, nil, corev1.EventTypeWarning, ReasonFailedCreate, "Create", "%v", err)
+		return created, err
 	}
 	if created > 0 {
 		r.Recorder.Eventf(job, nil, corev1.EventTypeNormal, ReasonSuccessfulCreate, "Create", "created %d pods", created)

@@ -74,6 +74,16 @@ func (e *Expectations) ReleaseFailed(job types.NamespacedName, pod string) {
 	}
 }
 
+// DeleteFailed drops the expectation of a pod whose deletion the API server refused: the
+// pod stays alive, and waiting for it to go would only delay the retry.
+func (e *Expectations) DeleteFailed(job types.NamespacedName, pod string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if x, ok := e.byJob[job]; ok {
+		delete(x.deletes, pod)
+	}
+}
+
 // CreateFailed drops the expectation of a pod whose creation the API server refused.
 func (e *Expectations) CreateFailed(job types.NamespacedName, pod string) {
 	e.mu.Lock()

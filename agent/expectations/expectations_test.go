@@ -84,6 +84,10 @@ func TestSatisfied(t *testing.T) {
 			check(cache(pod("a")), false),
 			check(cache(pod("a", terminating)), true),
 		}},
+		{name: "a delete the API server refused is not awaited", steps: []step{
+			{record: func(e *expectations.Expectations) { e.ExpectDelete(job, "a"); e.DeleteFailed(job, "a") }},
+			check(cache(pod("a")), true),
+		}},
 		{name: "a delete is satisfied by the pod being gone", steps: []step{
 			{record: func(e *expectations.Expectations) { e.ExpectDelete(job, "a") }},
 			check(cache(pod("b")), true),
@@ -144,7 +148,11 @@ func TestSatisfied(t *testing.T) {
 			check(cache(), true),
 		}},
 		{name: "refusals for an owner with nothing recorded change nothing", steps: []step{
-			{record: func(e *expectations.Expectations) { e.CreateFailed(job, "a"); e.ReleaseFailed(job, "a") }},
+			{record: func(e *expectations.Expectations) {
+				e.CreateFailed(job, "a")
+				e.DeleteFailed(job, "a")
+				e.ReleaseFailed(job, "a")
+			}},
 			check(cache(), true),
 		}},
 	}

@@ -34,7 +34,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/musterhq/muster/agent/expectations"
-	agentmetrics "github.com/musterhq/muster/agent/metrics"
+	"github.com/musterhq/muster/agent/podcontrol"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 )
 
@@ -398,38 +398,12 @@ func (r *Reconciler) pods(ctx context.Context, job *batchv1.Job) ([]*corev1.Pod,
 	if err != nil {
 		return nil, err
 	}
-	var list corev1.PodList
-	if err := r.Client.List(ctx, &list, client.InNamespace(job.Namespace), client.MatchingLabelsSelector{Selector: selector}); err != nil {
-		return nil, fmt.Errorf("listing pods: %w", err)
-	}
-	pods := make([]*corev1.Pod, 0, len(list.Items))
-	var orphans []*corev1.Pod
-	for i := range list.Items {
-		p := &list.Items[i]
-		switch {
-		case metav1.IsControlledBy(p, job):
-			pods = append(pods, p)
-		case !selector.Empty() && adoptable(job, p):
-			// An empty selector matches every pod: upstream refuses it for Jobs, and
-			// adopting the namespace's pods on it would be worse than adopting none.
-			orphans = append(orphans, p)
-		}
-	}
-	if len(orphans) == 0 {
-		return pods, nil
-	}
-	var mu sync.Mutex
-	err = forEach(orphans, func(p *corev1.Pod) error {
-		adopted, err := r.adopt(ctx, job, p)
-		if err != nil || adopted == nil {
-			return err
-		}
-		mu.Lock()
-		pods = append(pods, adopted)
-		mu.Unlock()
-		return nil
-	})
-	return pods, err
+	return r.podControl().List(ctx, job, selector, adopter{r: r, job: job})
+}
+
+// podControl writes the job's pods and records the writes in its expectations.
+func (r *Reconciler) podControl() podcontrol.Control {
+	return podcontrol.Control{Client: r.Client, Expectations: r.expectations, Kind: "Job"}
 }
 
 // jobSelector is the job's pod selector; a Job the API server stored always has one, and
@@ -443,6 +417,18 @@ func jobSelector(job *batchv1.Job) (labels.Selector, error) {
 		return nil, fmt.Errorf("the job's selector: %w", err)
 	}
 	return selector, nil
+}
+
+// adopter takes over the orphans that match a running job's selector.
+type adopter struct {
+	r   *Reconciler
+	job *batchv1.Job
+}
+
+func (a adopter) Adoptable(p *corev1.Pod) bool { return adoptable(a.job, p) }
+
+func (a adopter) Adopt(ctx context.Context, p *corev1.Pod) (*corev1.Pod, error) {
+	return a.r.adopt(ctx, a.job, p)
 }
 
 // adoptable: a pod matching the job's selector that no controller owns, while the job
@@ -493,84 +479,38 @@ func (r *Reconciler) writeStatus(ctx context.Context, job *batchv1.Job, status *
 
 // release removes the tracking finalizer from pods whose finish the status holds.
 func (r *Reconciler) release(ctx context.Context, job *batchv1.Job, pods []*corev1.Pod) error {
-	return forEach(pods, func(p *corev1.Pod) error { return r.removeFinalizer(ctx, job, p) })
+	return r.podControl().Release(ctx, job, pods, trackingFinalizer)
 }
-
-func (r *Reconciler) removeFinalizer(ctx context.Context, job *batchv1.Job, p *corev1.Pod) error {
-	key := client.ObjectKeyFromObject(job)
-	r.expectations.ExpectRelease(key, p.Name, trackingFinalizer)
-	// A strategic-merge delete of the one entry: no conflict with other writers of the
-	// pod, and the cached pod is left as it is.
-	if err := r.Client.Patch(ctx, p.DeepCopy(), client.RawPatch(types.StrategicMergePatchType, releasePatch)); client.IgnoreNotFound(err) != nil {
-		r.expectations.ReleaseFailed(key, p.Name)
-		return fmt.Errorf("removing the tracking finalizer of pod %s: %w", p.Name, err)
-	}
-	return nil
-}
-
-var releasePatch = []byte(fmt.Sprintf(`{"metadata":{"$deleteFromPrimitiveList/finalizers":[%q]}}`, trackingFinalizer))
 
 // deletePods deletes pods; with release, it removes their tracking finalizer first, so
 // that they are not counted as failed.
 func (r *Reconciler) deletePods(ctx context.Context, job *batchv1.Job, pods []*corev1.Pod, release bool) (int32, error) {
-	var mu sync.Mutex
-	var deleted int32
-	key := client.ObjectKeyFromObject(job)
-	err := forEach(pods, func(p *corev1.Pod) error {
-		if release && hasFinalizer(p) {
-			if err := r.removeFinalizer(ctx, job, p); err != nil {
-				return err
-			}
-		}
-		r.expectations.ExpectDelete(key, p.Name)
-		if err := r.Client.Delete(ctx, p, client.Preconditions{UID: &p.UID}); client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("deleting pod %s: %w", p.Name, err)
-		}
-		agentmetrics.PodsDeleted.WithLabelValues("Job").Inc()
-		mu.Lock()
-		deleted++
-		mu.Unlock()
-		return nil
-	})
-	if deleted > 0 {
-		r.Recorder.Eventf(job, nil, corev1.EventTypeNormal, "SuccessfulDelete", "Delete", "Deleted %d pods", deleted)
+	var releaseFirst string
+	if release {
+		releaseFirst = trackingFinalizer
 	}
-	return deleted, err
+	deleted, err := r.podControl().Delete(ctx, job, pods, releaseFirst)
+	if len(deleted) > 0 {
+		r.Recorder.Eventf(job, nil, corev1.EventTypeNormal, "SuccessfulDelete", "Delete", "Deleted %d pods", len(deleted))
+	}
+	return int32(len(deleted)), err
 }
 
-// createPods creates pods in slow-start batches of 1, 2, 4, …: a template that cannot be
+// createPods creates the pods of indexes in slow-start batches: a template that cannot be
 // created fails once, not once per pod. A pod the API server refused is not counted.
 func (r *Reconciler) createPods(ctx context.Context, job *batchv1.Job, indexes []int, retry map[int]indexRetry) (int32, error) {
-	key := client.ObjectKeyFromObject(job)
-	var created int32
-	for batch, rest := 1, indexes; len(rest) > 0; batch *= 2 {
-		chunk := rest[:min(batch, len(rest))]
-		rest = rest[len(chunk):]
-		var mu sync.Mutex
-		err := forEach(chunk, func(i int) error {
-			pod := newPod(job, i, retry[i])
-			if err := r.Client.Create(ctx, pod); err != nil {
-				return fmt.Errorf("creating a pod: %w", err)
-			}
-			r.expectations.ExpectCreate(key, pod.Name)
-			agentmetrics.PodsCreated.WithLabelValues("Job").Inc()
-			mu.Lock()
-			created++
-			mu.Unlock()
-			return nil
-		})
-		if err != nil {
-			r.Recorder.Eventf(job, nil, corev1.EventTypeWarning, "FailedCreate", "Create", "%v", err)
-			if created > 0 {
-				r.Recorder.Eventf(job, nil, corev1.EventTypeNormal, "SuccessfulCreate", "Create", "Created %d pods", created)
-			}
-			return created, err
-		}
+	pods := make([]*corev1.Pod, len(indexes))
+	for k, i := range indexes {
+		pods[k] = newPod(job, i, retry[i])
+	}
+	created, err := r.podControl().Create(ctx, job, pods)
+	if err != nil {
+		r.Recorder.Eventf(job, nil, corev1.EventTypeWarning, "FailedCreate", "Create", "%v", err)
 	}
 	if created > 0 {
 		r.Recorder.Eventf(job, nil, corev1.EventTypeNormal, "SuccessfulCreate", "Create", "Created %d pods", created)
 	}
-	return created, nil
+	return created, err
 }
 
 // afterFinish releases any pod a finished job still holds and deletes the job once its
@@ -604,20 +544,4 @@ func (r *Reconciler) afterFinish(ctx context.Context, job *batchv1.Job, pods []*
 	}
 	log.FromContext(ctx).Info("deleted Job after ttlSecondsAfterFinished")
 	return ctrl.Result{}, nil
-}
-
-// forEach runs fn on every item concurrently and returns the first error.
-func forEach[T any](items []T, fn func(T) error) error {
-	errs := make([]error, len(items))
-	var wg sync.WaitGroup
-	for i, item := range items {
-		wg.Go(func() { errs[i] = fn(item) })
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
 }
