@@ -33,14 +33,6 @@ import (
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 )
 
-// Event reasons beyond the condition reasons.
-const (
-	ReasonSuccessfulCreate = "SuccessfulCreate"
-	ReasonFailedCreate     = "FailedCreate"
-	ReasonSuccessfulDelete = "SuccessfulDelete"
-	ReasonRestartLimit     = "RestartLimitExceeded"
-)
-
 // conflictRetry is how soon a job whose write conflicted is looked at again.
 const conflictRetry = 100 * time.Millisecond
 
@@ -244,7 +236,7 @@ func (r *Reconciler) stopForRestarts(ctx context.Context, job *musterv1.Broadcas
 	if err := r.Client.Patch(ctx, pod, patch); err != nil {
 		return fmt.Errorf("stopping pod %s after %d restarts: %w", pod.Name, restarts(pod), err)
 	}
-	r.Recorder.Eventf(job, pod, corev1.EventTypeWarning, ReasonRestartLimit, "Stop",
+	r.Recorder.Eventf(job, pod, corev1.EventTypeWarning, musterv1.BroadcastJobReasonRestartLimitExceeded, "Stop",
 		"pod %s restarted %d times, more than restartLimit %d: counted as failed", pod.Name, restarts(pod), job.Spec.FailurePolicy.RestartLimit)
 	return nil
 }
@@ -257,7 +249,7 @@ func (r *Reconciler) deletePods(ctx context.Context, job *musterv1.BroadcastJob,
 			return fmt.Errorf("deleting pod %s: %w", pod.Name, err)
 		}
 		agentmetrics.PodsDeleted.WithLabelValues("BroadcastJob").Inc()
-		r.Recorder.Eventf(job, pod, corev1.EventTypeNormal, ReasonSuccessfulDelete, "Delete", "deleted pod %s on node %s", pod.Name, PodNode(pod))
+		r.Recorder.Eventf(job, pod, corev1.EventTypeNormal, musterv1.ReasonSuccessfulDelete, "Delete", "deleted pod %s on node %s", pod.Name, PodNode(pod))
 	}
 	return nil
 }
@@ -299,7 +291,7 @@ func (r *Reconciler) createPods(ctx context.Context, job *musterv1.BroadcastJob,
 			}
 			if firstErr == nil {
 				firstErr = fmt.Errorf("creating the pod for node %s: %w", chunk[i], err)
-				r.Recorder.Eventf(job, nil, corev1.EventTypeWarning, ReasonFailedCreate, "Create", "%v", firstErr)
+				r.Recorder.Eventf(job, nil, corev1.EventTypeWarning, musterv1.ReasonFailedCreate, "Create", "%v", firstErr)
 			}
 		}
 		if firstErr != nil {
@@ -307,7 +299,7 @@ func (r *Reconciler) createPods(ctx context.Context, job *musterv1.BroadcastJob,
 		}
 	}
 	if created > 0 {
-		r.Recorder.Eventf(job, nil, corev1.EventTypeNormal, ReasonSuccessfulCreate, "Create", "created %d pods", created)
+		r.Recorder.Eventf(job, nil, corev1.EventTypeNormal, musterv1.ReasonSuccessfulCreate, "Create", "created %d pods", created)
 	}
 	return created, nil
 }
