@@ -33,14 +33,6 @@ import (
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 )
 
-// Event reasons beyond the condition reasons.
-const (
-	ReasonSuccessfulCreate = "SuccessfulCreate"
-	ReasonFailedCreate     = "FailedCreate"
-	ReasonSuccessfulDelete = "SuccessfulDelete"
-	ReasonRestartLimit     = "RestartLimitExceeded"
-)
-
 // conflictRetry is how soon a job whose write conflicted is looked at again.
 const conflictRetry = 100 * time.Millisecond
 
@@ -242,7 +234,7 @@ func (r *Reconciler) stopForRestarts(ctx context.Context, job *musterv1.Broadcas
 	if err := r.Client.Patch(ctx, pod, patch); err != nil {
 		return fmt.Errorf("stopping pod %s after %d restarts: %w", pod.Name, restarts(pod), err)
 	}
-	r.Recorder.Eventf(job, pod, corev1.EventTypeWarning, ReasonRestartLimit, "Stop",
+	r.Recorder.Eventf(job, pod, corev1.EventTypeWarning, musterv1.BroadcastJobReasonRestartLimitExceeded, "Stop",
 		"pod %s restarted %d times, more than restartLimit %d: counted as failed", pod.Name, restarts(pod), job.Spec.FailurePolicy.RestartLimit)
 	return nil
 }
@@ -251,7 +243,7 @@ func (r *Reconciler) stopForRestarts(ctx context.Context, job *musterv1.Broadcas
 func (r *Reconciler) deletePods(ctx context.Context, job *musterv1.BroadcastJob, pods []*corev1.Pod) error {
 	deleted, err := r.podControl().Delete(ctx, job, pods, "")
 	for _, pod := range deleted {
-		r.Recorder.Eventf(job, pod, corev1.EventTypeNormal, ReasonSuccessfulDelete, "Delete", "deleted pod %s on node %s", pod.Name, PodNode(pod))
+		r.Recorder.Eventf(job, pod, corev1.EventTypeNormal, musterv1.ReasonSuccessfulDelete, "Delete", "deleted pod %s on node %s", pod.Name, PodNode(pod))
 	}
 	return err
 }
@@ -266,11 +258,11 @@ func (r *Reconciler) createPods(ctx context.Context, job *musterv1.BroadcastJob,
 	}
 	created, err := r.podControl().Create(ctx, job, pods)
 	if err != nil {
-		r.Recorder.Eventf(job, nil, corev1.EventTypeWarning, ReasonFailedCreate, "Create", "%v", err)
+		r.Recorder.Eventf(job, nil, corev1.EventTypeWarning, musterv1.ReasonFailedCreate, "Create", "%v", err)
 		return created, err
 	}
 	if created > 0 {
-		r.Recorder.Eventf(job, nil, corev1.EventTypeNormal, ReasonSuccessfulCreate, "Create", "created %d pods", created)
+		r.Recorder.Eventf(job, nil, corev1.EventTypeNormal, musterv1.ReasonSuccessfulCreate, "Create", "created %d pods", created)
 	}
 	return created, nil
 }

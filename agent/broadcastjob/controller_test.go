@@ -16,7 +16,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/musterhq/muster/agent/broadcastjob"
-	bcj "github.com/musterhq/muster/api/broadcastjob"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 )
 
@@ -57,7 +56,7 @@ func TestOnePodPerEligibleNodeThenComplete(t *testing.T) {
 	if pods := f.pods(); len(pods) != 2 {
 		t.Errorf("a completed job created pods on a new node: %v", keys(pods))
 	}
-	f.expectEvent(j, bcj.ReasonCompleted)
+	f.expectEvent(j, musterv1.BroadcastJobReasonCompleted)
 }
 
 func TestParallelismPercentIsNeverExceeded(t *testing.T) {
@@ -118,7 +117,7 @@ func TestFailFastStopsRunningPods(t *testing.T) {
 	got := f.waitForStatus(j, musterv1.BroadcastJobFailedPh, musterv1.BroadcastCounts{Desired: 3, Succeeded: 1, Failed: 1})
 	f.waitForPods("a", "b")
 	c := meta.FindStatusCondition(got.Status.Conditions, musterv1.BroadcastJobFailed)
-	if c.Reason != bcj.ReasonPodFailed || !strings.Contains(c.Message, f.pool+"-b") {
+	if c.Reason != musterv1.BroadcastJobReasonPodFailed || !strings.Contains(c.Message, f.pool+"-b") {
 		t.Errorf("Failed condition %+v: want reason PodFailed naming node b", c)
 	}
 }
@@ -133,7 +132,7 @@ func TestContinueRunsEveryNodeAndEndsFailed(t *testing.T) {
 	f.waitForStatus(j, musterv1.BroadcastJobRunning, musterv1.BroadcastCounts{Desired: 2, Active: 1, Failed: 1})
 	f.finish("b", corev1.PodSucceeded)
 	got := f.waitForStatus(j, musterv1.BroadcastJobFailedPh, musterv1.BroadcastCounts{Desired: 2, Succeeded: 1, Failed: 1})
-	if c := meta.FindStatusCondition(got.Status.Conditions, musterv1.BroadcastJobFailed); c.Reason != bcj.ReasonPodsFailed {
+	if c := meta.FindStatusCondition(got.Status.Conditions, musterv1.BroadcastJobFailed); c.Reason != musterv1.BroadcastJobReasonPodsFailed {
 		t.Errorf("Failed reason %s, want PodsFailed", c.Reason)
 	}
 }
@@ -152,7 +151,7 @@ func TestPauseOnFailureIsPersistedAndResumes(t *testing.T) {
 	f.eventually("spec.paused set by the failure, and said so", func() (bool, string) {
 		got := f.get(j)
 		c := meta.FindStatusCondition(got.Status.Conditions, musterv1.BroadcastJobPaused)
-		return got.Spec.Paused && got.Status.Phase == musterv1.BroadcastJobPausedPh && c.Reason == bcj.ReasonPausedOnFailure,
+		return got.Spec.Paused && got.Status.Phase == musterv1.BroadcastJobPausedPh && c.Reason == musterv1.BroadcastJobReasonPausedOnFailure,
 			fmt.Sprintf("paused %v phase %s condition %+v", got.Spec.Paused, got.Status.Phase, c)
 	})
 	time.Sleep(300 * time.Millisecond)
@@ -169,7 +168,7 @@ func TestPauseOnFailureIsPersistedAndResumes(t *testing.T) {
 	}
 	f.finish("c", corev1.PodSucceeded)
 	f.waitForStatus(j, musterv1.BroadcastJobFailedPh, musterv1.BroadcastCounts{Desired: 3, Succeeded: 2, Failed: 1})
-	f.expectEvent(j, bcj.ReasonPausedOnFailure)
+	f.expectEvent(j, musterv1.BroadcastJobReasonPausedOnFailure)
 }
 
 func TestPausedCreatesNothingUntilUnpaused(t *testing.T) {
@@ -207,7 +206,7 @@ func TestPausedDeletesNothingUntilResumed(t *testing.T) {
 	f.waitForPods("a")
 	f.finish("a", corev1.PodSucceeded)
 	f.waitForStatus(j, musterv1.BroadcastJobCompleted, musterv1.BroadcastCounts{Desired: 1, Succeeded: 1})
-	f.expectEvent(j, broadcastjob.ReasonSuccessfulDelete)
+	f.expectEvent(j, musterv1.ReasonSuccessfulDelete)
 }
 
 func TestNeverServesNewNodesAndNeverCompletes(t *testing.T) {
@@ -238,10 +237,10 @@ func TestNoEligibleNodesIsPendingWithReasons(t *testing.T) {
 	j := f.job()
 	got := f.waitForStatus(j, musterv1.BroadcastJobPending, musterv1.BroadcastCounts{})
 	c := meta.FindStatusCondition(got.Status.Conditions, musterv1.BroadcastJobNodesEligible)
-	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != bcj.ReasonNoEligibleNodes || !strings.Contains(c.Message, "the pod does not tolerate") {
+	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != musterv1.BroadcastJobReasonNoEligibleNodes || !strings.Contains(c.Message, "the pod does not tolerate") {
 		t.Errorf("NodesEligible = %+v: want False/NoEligibleNodes naming the taint", c)
 	}
-	f.expectEvent(j, bcj.ReasonNoEligibleNodes)
+	f.expectEvent(j, musterv1.BroadcastJobReasonNoEligibleNodes)
 	// Tolerating the taint through a new node appearing is not needed: a fitting node
 	// turns the job into a running one.
 	f.node("ok")
@@ -262,7 +261,7 @@ func TestPodOnANodeThatNoLongerFitsIsDeleted(t *testing.T) {
 	f.waitForPods("a")
 	f.finish("a", corev1.PodSucceeded)
 	f.waitForStatus(j, musterv1.BroadcastJobCompleted, musterv1.BroadcastCounts{Desired: 1, Succeeded: 1})
-	f.expectEvent(j, broadcastjob.ReasonSuccessfulDelete)
+	f.expectEvent(j, musterv1.ReasonSuccessfulDelete)
 }
 
 func TestCordonKeepsTheRunningPod(t *testing.T) {
@@ -292,7 +291,7 @@ func TestActiveDeadlineFailsAndStopsPods(t *testing.T) {
 	f.touch(j)
 	got := f.waitForStatus(j, musterv1.BroadcastJobFailedPh, musterv1.BroadcastCounts{Desired: 2, Succeeded: 1})
 	f.waitForPods("a")
-	if c := meta.FindStatusCondition(got.Status.Conditions, musterv1.BroadcastJobFailed); c.Reason != bcj.ReasonDeadlineExceeded {
+	if c := meta.FindStatusCondition(got.Status.Conditions, musterv1.BroadcastJobFailed); c.Reason != musterv1.BroadcastJobReasonDeadlineExceeded {
 		t.Errorf("Failed reason %s, want DeadlineExceeded", c.Reason)
 	}
 }
@@ -336,7 +335,7 @@ func TestRestartLimitFailsThePodWithoutFreeingItsNode(t *testing.T) {
 	if stopped == nil || stopped.Annotations[musterv1.RestartLimitExceededAnnotation] != "2" || stopped.Spec.ActiveDeadlineSeconds == nil {
 		t.Fatalf("the pod was not marked and given a deadline: %+v", stopped)
 	}
-	f.expectEvent(j, broadcastjob.ReasonRestartLimit)
+	f.expectEvent(j, musterv1.BroadcastJobReasonRestartLimitExceeded)
 }
 
 func TestAPodTheControllerDidNotCreateForANodeIsNotDuplicated(t *testing.T) {

@@ -213,15 +213,15 @@ type ending struct {
 func decideEnd(o observed, status musterv1.BroadcastJobStatus, firstFailed *corev1.Pod, missing int) (end *ending, requeueAfter time.Duration) {
 	job := o.job
 	if msg, ok := job.Annotations[musterv1.TerminateAnnotation]; ok {
-		return &ending{musterv1.BroadcastJobFailed, bcj.ReasonTerminated, msg, true}, 0
+		return &ending{musterv1.BroadcastJobFailed, musterv1.BroadcastJobReasonTerminated, msg, true}, 0
 	}
 	if bcj.FailurePolicy(&job.Spec) == musterv1.FailureFailFast && firstFailed != nil {
-		return &ending{musterv1.BroadcastJobFailed, bcj.ReasonPodFailed,
+		return &ending{musterv1.BroadcastJobFailed, musterv1.BroadcastJobReasonPodFailed,
 			fmt.Sprintf("pod %s on node %s failed (failurePolicy FailFast)", firstFailed.Name, PodNode(firstFailed)), true}, 0
 	}
 	if d, ok := bcj.Deadline(job, status.StartTime.Time); ok {
 		if !o.now.Before(d) {
-			return &ending{musterv1.BroadcastJobFailed, bcj.ReasonDeadlineExceeded,
+			return &ending{musterv1.BroadcastJobFailed, musterv1.BroadcastJobReasonDeadlineExceeded,
 				fmt.Sprintf("the job ran longer than activeDeadlineSeconds (%ds)", *job.Spec.CompletionPolicy.ActiveDeadlineSeconds), true}, 0
 		}
 		requeueAfter = d.Sub(o.now)
@@ -237,10 +237,10 @@ func completion(job *musterv1.BroadcastJob, counts musterv1.BroadcastCounts, mis
 		return nil
 	}
 	if counts.Failed > 0 {
-		return &ending{musterv1.BroadcastJobFailed, bcj.ReasonPodsFailed,
+		return &ending{musterv1.BroadcastJobFailed, musterv1.BroadcastJobReasonPodsFailed,
 			fmt.Sprintf("%d of %d pods failed", counts.Failed, counts.Succeeded+counts.Failed), false}
 	}
-	return &ending{musterv1.BroadcastJobComplete, bcj.ReasonCompleted,
+	return &ending{musterv1.BroadcastJobComplete, musterv1.BroadcastJobReasonCompleted,
 		fmt.Sprintf("%d pods succeeded", counts.Succeeded), false}
 }
 
@@ -268,7 +268,7 @@ func finish(p plan, status musterv1.BroadcastJobStatus, end ending, active []*co
 func planRound(p plan, job *musterv1.BroadcastJob, status *musterv1.BroadcastJobStatus, pods podTally, missing []string) plan {
 	p.pause = bcj.PausesNow(job, pods.counts.Failed)
 	if !job.Spec.Paused && !p.pause {
-		bcj.SetCondition(status, musterv1.BroadcastJobPaused, metav1.ConditionFalse, bcj.ReasonNotPaused, "the job creates pods")
+		bcj.SetCondition(status, musterv1.BroadcastJobPaused, metav1.ConditionFalse, musterv1.BroadcastJobReasonNotPaused, "the job creates pods")
 		p.stop = pods.misplaced
 		p.create = creatable(missing, status.Parallelism, status.Active)
 		return p
@@ -296,9 +296,9 @@ func creatable(missing []string, par *int32, active int32) []string {
 // setNodesEligible says whether any node wants the job's pod, and if none, why not.
 func setNodesEligible(status *musterv1.BroadcastJobStatus, unfit map[nodefit.Reason]int, nodes int) {
 	if status.Desired == 0 {
-		bcj.SetCondition(status, musterv1.BroadcastJobNodesEligible, metav1.ConditionFalse, bcj.ReasonNoEligibleNodes, nodefit.DescribeUnfit(nodes, unfit))
+		bcj.SetCondition(status, musterv1.BroadcastJobNodesEligible, metav1.ConditionFalse, musterv1.BroadcastJobReasonNoEligibleNodes, nodefit.DescribeUnfit(nodes, unfit))
 		return
 	}
-	bcj.SetCondition(status, musterv1.BroadcastJobNodesEligible, metav1.ConditionTrue, bcj.ReasonNodesEligible,
+	bcj.SetCondition(status, musterv1.BroadcastJobNodesEligible, metav1.ConditionTrue, musterv1.BroadcastJobReasonNodesEligible,
 		fmt.Sprintf("%d of %d nodes are eligible", status.Desired, nodes))
 }

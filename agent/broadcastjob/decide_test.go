@@ -116,12 +116,12 @@ func TestDecide(t *testing.T) {
 		{
 			name: "every node done: Complete", job: testJob(), nodes: nodes("n1", "n2"),
 			pods:      []*corev1.Pod{podOn("n1", corev1.PodSucceeded), podOn("n2", corev1.PodSucceeded)},
-			wantPhase: musterv1.BroadcastJobCompleted, wantReason: bcj.ReasonCompleted, wantCounts: musterv1.BroadcastCounts{Desired: 2, Succeeded: 2},
+			wantPhase: musterv1.BroadcastJobCompleted, wantReason: musterv1.BroadcastJobReasonCompleted, wantCounts: musterv1.BroadcastCounts{Desired: 2, Succeeded: 2},
 		},
 		{
 			name: "Continue: every node done with a failure ends Failed", job: testJob(continuePolicy), nodes: nodes("n1", "n2"),
 			pods:      []*corev1.Pod{podOn("n1", corev1.PodFailed), podOn("n2", corev1.PodSucceeded)},
-			wantPhase: musterv1.BroadcastJobFailedPh, wantReason: bcj.ReasonPodsFailed, wantCounts: musterv1.BroadcastCounts{Desired: 2, Succeeded: 1, Failed: 1},
+			wantPhase: musterv1.BroadcastJobFailedPh, wantReason: musterv1.BroadcastJobReasonPodsFailed, wantCounts: musterv1.BroadcastCounts{Desired: 2, Succeeded: 1, Failed: 1},
 		},
 		{
 			name: "Continue keeps creating after a failure", job: testJob(continuePolicy), nodes: nodes("n1", "n2"),
@@ -132,13 +132,13 @@ func TestDecide(t *testing.T) {
 			name: "no failurePolicy type: FailFast, the default", job: testJob(), nodes: nodes("n1", "n2", "n3"),
 			pods:      []*corev1.Pod{podOn("n1", corev1.PodFailed), podOn("n2", corev1.PodRunning)},
 			wantStop:  []string{"n2"},
-			wantPhase: musterv1.BroadcastJobFailedPh, wantReason: bcj.ReasonPodFailed, wantCounts: musterv1.BroadcastCounts{Desired: 3, Failed: 1},
+			wantPhase: musterv1.BroadcastJobFailedPh, wantReason: musterv1.BroadcastJobReasonPodFailed, wantCounts: musterv1.BroadcastCounts{Desired: 3, Failed: 1},
 		},
 		{
 			name: "FailFast stops every running pod at the first failure", job: testJob(failFast), nodes: nodes("n1", "n2", "n3"),
 			pods:      []*corev1.Pod{podOn("n1", corev1.PodFailed), podOn("n2", corev1.PodRunning)},
 			wantStop:  []string{"n2"},
-			wantPhase: musterv1.BroadcastJobFailedPh, wantReason: bcj.ReasonPodFailed, wantCounts: musterv1.BroadcastCounts{Desired: 3, Failed: 1},
+			wantPhase: musterv1.BroadcastJobFailedPh, wantReason: musterv1.BroadcastJobReasonPodFailed, wantCounts: musterv1.BroadcastCounts{Desired: 3, Failed: 1},
 		},
 		{
 			name: "Pause pauses at a new failure and creates nothing", job: testJob(pausePolicy), nodes: nodes("n1", "n2"),
@@ -165,7 +165,7 @@ func TestDecide(t *testing.T) {
 			}),
 			nodes: nodes("n1", "n2"), pods: []*corev1.Pod{podOn("n1", corev1.PodRunning)},
 			wantStop:  []string{"n1"},
-			wantPhase: musterv1.BroadcastJobFailedPh, wantReason: bcj.ReasonDeadlineExceeded, wantCounts: musterv1.BroadcastCounts{Desired: 2},
+			wantPhase: musterv1.BroadcastJobFailedPh, wantReason: musterv1.BroadcastJobReasonDeadlineExceeded, wantCounts: musterv1.BroadcastCounts{Desired: 2},
 		},
 		{
 			name: "deadline ahead: requeue at it",
@@ -204,14 +204,14 @@ func TestDecide(t *testing.T) {
 		{
 			name: "no eligible node: Pending with the reasons, not Running", job: testJob(selector),
 			nodes:     []*corev1.Node{testNode("n1", func(n *corev1.Node) { n.Labels["pool"] = "b" })},
-			wantPhase: musterv1.BroadcastJobPending, wantReason: bcj.ReasonNoEligibleNodes,
+			wantPhase: musterv1.BroadcastJobPending, wantReason: musterv1.BroadcastJobReasonNoEligibleNodes,
 		},
 		{
 			name: "a running pod whose node was relabelled away is stopped, and its node is not desired", job: testJob(selector),
 			nodes:     []*corev1.Node{testNode("n1", func(n *corev1.Node) { n.Labels["pool"] = "b" })},
 			pods:      []*corev1.Pod{podOn("n1", corev1.PodRunning)},
 			wantStop:  []string{"n1"},
-			wantPhase: musterv1.BroadcastJobPending, wantReason: bcj.ReasonNoEligibleNodes, wantCounts: musterv1.BroadcastCounts{Active: 1},
+			wantPhase: musterv1.BroadcastJobPending, wantReason: musterv1.BroadcastJobReasonNoEligibleNodes, wantCounts: musterv1.BroadcastCounts{Active: 1},
 		},
 		{
 			name: "a running pod whose node was deleted is stopped, and its node is not desired", job: testJob(), nodes: nodes("n2"),
@@ -246,7 +246,7 @@ func TestDecide(t *testing.T) {
 			job:  testJob(failFast, func(j *musterv1.BroadcastJob) { j.Spec.Paused = true }), nodes: nodes("n2"),
 			pods:      []*corev1.Pod{podOn("n1", corev1.PodRunning), podOn("n2", corev1.PodFailed)},
 			wantStop:  []string{"n1"},
-			wantPhase: musterv1.BroadcastJobFailedPh, wantReason: bcj.ReasonPodFailed, wantCounts: musterv1.BroadcastCounts{Desired: 1, Failed: 1},
+			wantPhase: musterv1.BroadcastJobFailedPh, wantReason: musterv1.BroadcastJobReasonPodFailed, wantCounts: musterv1.BroadcastCounts{Desired: 1, Failed: 1},
 		},
 		{
 			name: "a cordoned node keeps its running pod", job: testJob(),
@@ -261,7 +261,7 @@ func TestDecide(t *testing.T) {
 			}),
 			nodes: nodes("n1", "n2"), pods: []*corev1.Pod{podOn("n1", corev1.PodRunning)},
 			wantStop:  []string{"n1"},
-			wantPhase: musterv1.BroadcastJobFailedPh, wantReason: bcj.ReasonTerminated, wantCounts: musterv1.BroadcastCounts{Desired: 2},
+			wantPhase: musterv1.BroadcastJobFailedPh, wantReason: musterv1.BroadcastJobReasonTerminated, wantCounts: musterv1.BroadcastCounts{Desired: 2},
 		},
 		{
 			name: "a pod past restartLimit counts as failed and is stopped",
@@ -275,7 +275,7 @@ func TestDecide(t *testing.T) {
 				p.Status.ContainerStatuses = []corev1.ContainerStatus{{RestartCount: 3}}
 				return p
 			}()},
-			wantPhase: musterv1.BroadcastJobFailedPh, wantReason: bcj.ReasonPodFailed, wantCounts: musterv1.BroadcastCounts{Desired: 2, Failed: 1},
+			wantPhase: musterv1.BroadcastJobFailedPh, wantReason: musterv1.BroadcastJobReasonPodFailed, wantCounts: musterv1.BroadcastCounts{Desired: 2, Failed: 1},
 		},
 	}
 	for _, tc := range cases {

@@ -9,7 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	bcj "github.com/musterhq/muster/api/broadcastjob"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 )
 
@@ -39,21 +38,21 @@ func TestDecideEnd(t *testing.T) {
 		wantRequeue time.Duration
 	}{
 		{name: "terminated on the hub wins over a FailFast failure, and stops the pods", job: testJob(terminated, failFast),
-			counts: running, firstFailed: failed, wantReason: bcj.ReasonTerminated, wantStop: true},
+			counts: running, firstFailed: failed, wantReason: musterv1.BroadcastJobReasonTerminated, wantStop: true},
 		{name: "a failure under FailFast fails the job and stops the pods", job: testJob(failFast),
-			counts: running, firstFailed: failed, wantReason: bcj.ReasonPodFailed, wantStop: true},
+			counts: running, firstFailed: failed, wantReason: musterv1.BroadcastJobReasonPodFailed, wantStop: true},
 		{name: "a failure under Continue does not end a job with pods running", job: testJob(continuePolicy),
 			counts: running, firstFailed: failed},
 		{name: "past the deadline the job fails even with every node done", job: testJob(deadlineSeconds(60)), started: 2 * time.Minute,
-			counts: allDone, wantReason: bcj.ReasonDeadlineExceeded, wantStop: true},
+			counts: allDone, wantReason: musterv1.BroadcastJobReasonDeadlineExceeded, wantStop: true},
 		{name: "every node done before the deadline completes, and the deadline still requeues", job: testJob(deadlineSeconds(60)), started: 20 * time.Second,
-			counts: allDone, wantReason: bcj.ReasonCompleted, wantRequeue: 40 * time.Second},
+			counts: allDone, wantReason: musterv1.BroadcastJobReasonCompleted, wantRequeue: 40 * time.Second},
 		{name: "a job before its deadline goes on and looks again when it passes", job: testJob(deadlineSeconds(60)),
 			counts: running, wantRequeue: time.Minute},
 		{name: "a deadline too long for a Duration never passes", job: testJob(deadlineSeconds(math.MaxInt64)), started: 1000 * time.Hour,
 			counts: running},
 		{name: "every node done with a failure under Continue fails without stopping anything", job: testJob(continuePolicy),
-			counts: musterv1.BroadcastCounts{Desired: 2, Succeeded: 1, Failed: 1}, firstFailed: failed, wantReason: bcj.ReasonPodsFailed},
+			counts: musterv1.BroadcastCounts{Desired: 2, Succeeded: 1, Failed: 1}, firstFailed: failed, wantReason: musterv1.BroadcastJobReasonPodsFailed},
 		{name: "a node still waiting for its pod holds up completion", job: testJob(), counts: allDone, missing: 1},
 		{name: "no eligible node: the job waits for one rather than completing", job: testJob(), counts: musterv1.BroadcastCounts{}},
 		{name: "completionPolicy Never goes on after every node is done", job: testJob(never), counts: allDone},

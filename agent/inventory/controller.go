@@ -134,7 +134,7 @@ func (r *Reporter) writeStatus(ctx context.Context, nodes []corev1.Node) error {
 	mc.Status.Nodes = &counts
 	mc.Status.Allocatable = allocatable
 	meta.SetStatusCondition(&mc.Status.Conditions, metav1.Condition{
-		Type: musterv1.MemberClusterJoined, Status: metav1.ConditionTrue, Reason: "AgentConnected",
+		Type: musterv1.MemberClusterJoined, Status: metav1.ConditionTrue, Reason: musterv1.MemberClusterReasonAgentConnected,
 		Message: "the agent holds a hub certificate and reports", ObservedGeneration: mc.Generation,
 	})
 	if equality.Semantic.DeepEqual(before.Status, mc.Status) {

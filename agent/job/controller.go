@@ -369,18 +369,18 @@ func (r *Reconciler) reportSuspension(job *batchv1.Job, status *batchv1.JobStatu
 			status.Conditions = append(status.Conditions, batchv1.JobCondition{Type: batchv1.JobSuspended})
 			cond = &status.Conditions[len(status.Conditions)-1]
 		}
-		cond.Status, cond.Reason, cond.Message, cond.LastProbeTime, cond.LastTransitionTime = corev1.ConditionTrue, "JobSuspended", "Job suspended", ts, ts
-		r.Recorder.Eventf(job, nil, corev1.EventTypeNormal, "Suspended", "Suspend", "Job suspended")
+		cond.Status, cond.Reason, cond.Message, cond.LastProbeTime, cond.LastTransitionTime = corev1.ConditionTrue, musterv1.JobReasonSuspended, "Job suspended", ts, ts
+		r.Recorder.Eventf(job, nil, corev1.EventTypeNormal, musterv1.JobEventReasonSuspended, "Suspend", "Job suspended")
 	case !suspended(job) && cond != nil && cond.Status == corev1.ConditionTrue:
-		cond.Status, cond.Reason, cond.Message, cond.LastProbeTime, cond.LastTransitionTime = corev1.ConditionFalse, "JobResumed", "Job resumed", ts, ts
+		cond.Status, cond.Reason, cond.Message, cond.LastProbeTime, cond.LastTransitionTime = corev1.ConditionFalse, musterv1.JobReasonResumed, "Job resumed", ts, ts
 		status.StartTime = &ts
-		r.Recorder.Eventf(job, nil, corev1.EventTypeNormal, "Resumed", "Resume", "Job resumed")
+		r.Recorder.Eventf(job, nil, corev1.EventTypeNormal, musterv1.JobEventReasonResumed, "Resume", "Job resumed")
 	}
 }
 
 func (r *Reconciler) reportFinished(job *batchv1.Job) {
 	if c := findCondition(&job.Status, batchv1.JobComplete); c != nil {
-		r.Recorder.Eventf(job, nil, corev1.EventTypeNormal, "Completed", "Complete", "Job completed")
+		r.Recorder.Eventf(job, nil, corev1.EventTypeNormal, musterv1.JobEventReasonCompleted, "Complete", "Job completed")
 		return
 	}
 	if c := findCondition(&job.Status, batchv1.JobFailed); c != nil {
@@ -491,7 +491,7 @@ func (r *Reconciler) deletePods(ctx context.Context, job *batchv1.Job, pods []*c
 	}
 	deleted, err := r.podControl().Delete(ctx, job, pods, releaseFirst)
 	if len(deleted) > 0 {
-		r.Recorder.Eventf(job, nil, corev1.EventTypeNormal, "SuccessfulDelete", "Delete", "Deleted %d pods", len(deleted))
+		r.Recorder.Eventf(job, nil, corev1.EventTypeNormal, musterv1.ReasonSuccessfulDelete, "Delete", "Deleted %d pods", len(deleted))
 	}
 	return int32(len(deleted)), err
 }
@@ -505,10 +505,10 @@ func (r *Reconciler) createPods(ctx context.Context, job *batchv1.Job, indexes [
 	}
 	created, err := r.podControl().Create(ctx, job, pods)
 	if err != nil {
-		r.Recorder.Eventf(job, nil, corev1.EventTypeWarning, "FailedCreate", "Create", "%v", err)
+		r.Recorder.Eventf(job, nil, corev1.EventTypeWarning, musterv1.ReasonFailedCreate, "Create", "%v", err)
 	}
 	if created > 0 {
-		r.Recorder.Eventf(job, nil, corev1.EventTypeNormal, "SuccessfulCreate", "Create", "Created %d pods", created)
+		r.Recorder.Eventf(job, nil, corev1.EventTypeNormal, musterv1.ReasonSuccessfulCreate, "Create", "Created %d pods", created)
 	}
 	return created, err
 }

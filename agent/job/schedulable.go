@@ -10,12 +10,6 @@ import (
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 )
 
-// Reasons of the PodsUnschedulable condition.
-const (
-	reasonUnschedulable = "Unschedulable"
-	reasonScheduled     = "Scheduled"
-)
-
 // unschedulableSince returns, of the active pods the scheduler could not place, how many
 // there are, since when the longest-waiting one waits, and the scheduler's word on it.
 func unschedulableSince(pods []*corev1.Pod) (count int, since metav1.Time, message string) {
@@ -54,10 +48,10 @@ func reportUnschedulable(status *batchv1.JobStatus, pods []*corev1.Pod, now meta
 			status.Conditions = append(status.Conditions, batchv1.JobCondition{Type: musterv1.JobPodsUnschedulable})
 			cond = &status.Conditions[len(status.Conditions)-1]
 		}
-		cond.Status, cond.Reason, cond.LastTransitionTime = corev1.ConditionTrue, reasonUnschedulable, since
+		cond.Status, cond.Reason, cond.LastTransitionTime = corev1.ConditionTrue, musterv1.ReasonUnschedulable, since
 		cond.Message, cond.LastProbeTime = unschedulableMessage(count, message), since
 	case cond != nil && cond.Status == corev1.ConditionTrue:
-		cond.Status, cond.Reason, cond.Message = corev1.ConditionFalse, reasonScheduled, "every active pod is scheduled"
+		cond.Status, cond.Reason, cond.Message = corev1.ConditionFalse, musterv1.JobReasonScheduled, "every active pod is scheduled"
 		cond.LastTransitionTime, cond.LastProbeTime = now, now
 	}
 }

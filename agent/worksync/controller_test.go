@@ -131,8 +131,8 @@ func TestConflictsAreReportedUnlessForced(t *testing.T) {
 	key := createWork(t, unique("contest"), nil, cmManifest(t, "default", contested, "ours"))
 	w := waitForWork(t, key, reported)
 	c := meta.FindStatusCondition(w.Status.Manifests[0].Conditions, musterv1.WorkApplied)
-	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != worksync.ReasonConflict {
-		t.Fatalf("Applied = %+v, want False/%s", c, worksync.ReasonConflict)
+	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != musterv1.WorkReasonFieldManagerConflict {
+		t.Fatalf("Applied = %+v, want False/%s", c, musterv1.WorkReasonFieldManagerConflict)
 	}
 	w.Spec.ApplyOption = &musterv1.ApplyOption{ForceConflicts: true}
 	if err := env.Client.Update(ctx, w); err != nil {
@@ -218,8 +218,8 @@ func TestASecondManifestForOneObjectIsReportedNotApplied(t *testing.T) {
 	first := meta.FindStatusCondition(w.Status.Manifests[0].Conditions, musterv1.WorkApplied)
 	second := meta.FindStatusCondition(w.Status.Manifests[2].Conditions, musterv1.WorkApplied)
 	wantMsg := fmt.Sprintf("manifest 2 names the same object as manifest 0 (ConfigMap default/%s): only manifest 0 is applied; remove one of them", twice)
-	if first.Status != metav1.ConditionTrue || second.Status != metav1.ConditionFalse || second.Reason != worksync.ReasonDuplicate || second.Message != wantMsg {
-		t.Errorf("manifest 0 Applied = %+v\nmanifest 2 Applied = %+v, want False/%s %q", first, second, worksync.ReasonDuplicate, wantMsg)
+	if first.Status != metav1.ConditionTrue || second.Status != metav1.ConditionFalse || second.Reason != musterv1.WorkReasonDuplicateManifest || second.Message != wantMsg {
+		t.Errorf("manifest 0 Applied = %+v\nmanifest 2 Applied = %+v, want False/%s %q", first, second, musterv1.WorkReasonDuplicateManifest, wantMsg)
 	}
 	if c := meta.FindStatusCondition(w.Status.Conditions, musterv1.WorkApplied); c == nil || c.Status != metav1.ConditionFalse || c.Message != "1 of 3 manifests failed to apply" {
 		t.Errorf("Work Applied = %+v, want False: 1 of 3 manifests failed to apply", c)
@@ -250,8 +250,8 @@ func TestAJSONPathThatDoesNotParseIsReported(t *testing.T) {
 	m := w.Status.Manifests[0]
 	fb := meta.FindStatusCondition(m.Conditions, worksync.ConditionFeedbackSynced)
 	want := `jsonPaths[0] (broken) "{.data[}": not a JSONPath: unterminated array`
-	if fb == nil || fb.Status != metav1.ConditionFalse || fb.Reason != worksync.ReasonInvalidJSONPath || fb.Message != want {
-		t.Errorf("StatusFeedbackSynced = %+v, want False/%s %q", fb, worksync.ReasonInvalidJSONPath, want)
+	if fb == nil || fb.Status != metav1.ConditionFalse || fb.Reason != musterv1.WorkReasonInvalidJSONPath || fb.Message != want {
+		t.Errorf("StatusFeedbackSynced = %+v, want False/%s %q", fb, musterv1.WorkReasonInvalidJSONPath, want)
 	}
 	if !meta.IsStatusConditionTrue(m.Conditions, musterv1.WorkApplied) {
 		t.Errorf("Applied = %+v, want True: the object was applied", meta.FindStatusCondition(m.Conditions, musterv1.WorkApplied))

@@ -16,26 +16,6 @@ import (
 	workapi "github.com/musterhq/muster/api/work"
 )
 
-// Condition reasons.
-const (
-	ReasonApplied        = "Applied"
-	ReasonApplyFailed    = "ApplyFailed"
-	ReasonConflict       = "FieldManagerConflict"
-	ReasonInvalid        = "InvalidManifest"
-	ReasonObjectExists   = "ObjectExists"
-	ReasonObjectMissing  = "ObjectMissing"
-	ReasonAllApplied     = "AllManifestsApplied"
-	ReasonSomeFailed     = "ManifestsFailed"
-	ReasonAllAvailable   = "AllObjectsAvailable"
-	ReasonSomeMissing    = "ObjectsMissing"
-	ReasonStatusTooLarge = "StatusTooLarge"
-	// ReasonDuplicate is a manifest not applied because an earlier one names its object.
-	ReasonDuplicate = "DuplicateManifest"
-	// ReasonFeedbackSynced and ReasonInvalidJSONPath explain ConditionFeedbackSynced.
-	ReasonFeedbackSynced  = "StatusFeedbackSynced"
-	ReasonInvalidJSONPath = "InvalidJSONPath"
-)
-
 // ConditionFeedbackSynced is set on a manifest with a JSONPaths feedback rule: False when a
 // path does not parse, with the parser's message. As in OCM's ManifestWork, feedback is
 // reported apart from Applied: the object was applied, only its values cannot come back.
@@ -66,11 +46,11 @@ func manifestStatus(o outcome, rule *musterv1.FeedbackRule, prev *musterv1.Manif
 	}
 	if o.err != nil {
 		set(musterv1.WorkApplied, metav1.ConditionFalse, applyFailureReason(o.err), o.err.Error())
-		set(musterv1.WorkAvailable, metav1.ConditionUnknown, ReasonApplyFailed, "the manifest was not applied")
+		set(musterv1.WorkAvailable, metav1.ConditionUnknown, musterv1.ReasonApplyFailed, "the manifest was not applied")
 		return st
 	}
-	set(musterv1.WorkApplied, metav1.ConditionTrue, ReasonApplied, "applied with server-side apply")
-	set(musterv1.WorkAvailable, metav1.ConditionTrue, ReasonObjectExists, "the object exists in the member")
+	set(musterv1.WorkApplied, metav1.ConditionTrue, musterv1.ReasonApplied, "applied with server-side apply")
+	set(musterv1.WorkAvailable, metav1.ConditionTrue, musterv1.WorkReasonObjectExists, "the object exists in the member")
 	st.ObservedGeneration = o.object.GetGeneration()
 	var bad []string
 	st.Status, st.Values, bad = feedback(o.object, rule)
@@ -78,9 +58,9 @@ func manifestStatus(o outcome, rule *musterv1.FeedbackRule, prev *musterv1.Manif
 	case rule == nil || rule.Mode != musterv1.FeedbackJSONPaths:
 		meta.RemoveStatusCondition(&st.Conditions, ConditionFeedbackSynced)
 	case len(bad) > 0:
-		set(ConditionFeedbackSynced, metav1.ConditionFalse, ReasonInvalidJSONPath, strings.Join(bad, "; "))
+		set(ConditionFeedbackSynced, metav1.ConditionFalse, musterv1.WorkReasonInvalidJSONPath, strings.Join(bad, "; "))
 	default:
-		set(ConditionFeedbackSynced, metav1.ConditionTrue, ReasonFeedbackSynced, "every JSONPath parses")
+		set(ConditionFeedbackSynced, metav1.ConditionTrue, musterv1.WorkReasonStatusFeedbackSynced, "every JSONPath parses")
 	}
 	return st
 }
@@ -88,13 +68,13 @@ func manifestStatus(o outcome, rule *musterv1.FeedbackRule, prev *musterv1.Manif
 func applyFailureReason(err error) string {
 	switch {
 	case apierrors.IsConflict(err):
-		return ReasonConflict
+		return musterv1.WorkReasonFieldManagerConflict
 	case errorsIsInvalidManifest(err):
-		return ReasonInvalid
+		return musterv1.WorkReasonInvalidManifest
 	case errors.As(err, new(duplicateManifest)):
-		return ReasonDuplicate
+		return musterv1.WorkReasonDuplicateManifest
 	default:
-		return ReasonApplyFailed
+		return musterv1.ReasonApplyFailed
 	}
 }
 
@@ -138,7 +118,7 @@ func feedback(obj *unstructured.Unstructured, rule *musterv1.FeedbackRule) (*run
 	}
 	raw, err := json.Marshal(status)
 	if err != nil || len(raw) > MaxFeedbackBytes {
-		raw, _ = json.Marshal(map[string]string{"reason": ReasonStatusTooLarge, "message": fmt.Sprintf("the status is larger than %d bytes; use JSONPaths feedback", MaxFeedbackBytes)})
+		raw, _ = json.Marshal(map[string]string{"reason": musterv1.WorkReasonStatusTooLarge, "message": fmt.Sprintf("the status is larger than %d bytes; use JSONPaths feedback", MaxFeedbackBytes)})
 	}
 	return &runtime.RawExtension{Raw: raw}, nil, nil
 }
@@ -177,16 +157,16 @@ func workConditions(prev []metav1.Condition, manifests []musterv1.ManifestStatus
 			missing++
 		}
 	}
-	applied := metav1.Condition{Type: musterv1.WorkApplied, Status: metav1.ConditionTrue, Reason: ReasonAllApplied,
+	applied := metav1.Condition{Type: musterv1.WorkApplied, Status: metav1.ConditionTrue, Reason: musterv1.WorkReasonAllManifestsApplied,
 		Message: fmt.Sprintf("%d manifests applied", len(manifests)), ObservedGeneration: generation}
 	if failed > 0 {
-		applied.Status, applied.Reason = metav1.ConditionFalse, ReasonSomeFailed
+		applied.Status, applied.Reason = metav1.ConditionFalse, musterv1.WorkReasonManifestsFailed
 		applied.Message = fmt.Sprintf("%d of %d manifests failed to apply", failed, len(manifests))
 	}
-	available := metav1.Condition{Type: musterv1.WorkAvailable, Status: metav1.ConditionTrue, Reason: ReasonAllAvailable,
+	available := metav1.Condition{Type: musterv1.WorkAvailable, Status: metav1.ConditionTrue, Reason: musterv1.WorkReasonAllObjectsAvailable,
 		Message: fmt.Sprintf("%d objects exist in the member", len(manifests)), ObservedGeneration: generation}
 	if missing > 0 {
-		available.Status, available.Reason = metav1.ConditionFalse, ReasonSomeMissing
+		available.Status, available.Reason = metav1.ConditionFalse, musterv1.WorkReasonObjectsMissing
 		available.Message = fmt.Sprintf("%d of %d objects do not exist in the member", missing, len(manifests))
 	}
 	meta.SetStatusCondition(&conds, applied)

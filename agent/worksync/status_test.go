@@ -94,23 +94,23 @@ func TestManifestStatus(t *testing.T) {
 		{
 			name:        "applied, whole status fed back",
 			outcome:     outcome{id: id, object: jobObject(map[string]any{"succeeded": int64(1)})},
-			wantApplied: metav1.ConditionTrue, wantReason: ReasonApplied, wantStatus: `{"succeeded":1}`, wantGenerated: 3,
+			wantApplied: metav1.ConditionTrue, wantReason: musterv1.ReasonApplied, wantStatus: `{"succeeded":1}`, wantGenerated: 3,
 		},
 		{
 			name:        "conflict with another field manager",
 			outcome:     outcome{id: id, err: conflict},
-			wantApplied: metav1.ConditionFalse, wantReason: ReasonConflict,
+			wantApplied: metav1.ConditionFalse, wantReason: musterv1.WorkReasonFieldManagerConflict,
 		},
 		{
 			name:        "invalid manifest",
 			outcome:     outcome{id: id, err: invalidManifest{errors.New("no kind")}},
-			wantApplied: metav1.ConditionFalse, wantReason: ReasonInvalid,
+			wantApplied: metav1.ConditionFalse, wantReason: musterv1.WorkReasonInvalidManifest,
 		},
 		{
 			name:        "feedback switched off",
 			outcome:     outcome{id: id, object: jobObject(map[string]any{"succeeded": int64(1)})},
 			rule:        &musterv1.FeedbackRule{Mode: musterv1.FeedbackNone},
-			wantApplied: metav1.ConditionTrue, wantReason: ReasonApplied, wantGenerated: 3,
+			wantApplied: metav1.ConditionTrue, wantReason: musterv1.ReasonApplied, wantGenerated: 3,
 		},
 		{
 			name:    "JSONPaths feedback",
@@ -118,7 +118,7 @@ func TestManifestStatus(t *testing.T) {
 			rule: &musterv1.FeedbackRule{Mode: musterv1.FeedbackJSONPaths, JSONPaths: []musterv1.JSONPathRule{
 				{Name: "succeeded", Path: ".status.succeeded"}, {Name: "missing", Path: ".status.nothing"},
 			}},
-			wantApplied: metav1.ConditionTrue, wantReason: ReasonApplied, wantValues: 1, wantGenerated: 3,
+			wantApplied: metav1.ConditionTrue, wantReason: musterv1.ReasonApplied, wantValues: 1, wantGenerated: 3,
 			wantFeedback: "True/StatusFeedbackSynced: every JSONPath parses",
 		},
 		{
@@ -127,18 +127,18 @@ func TestManifestStatus(t *testing.T) {
 			rule: &musterv1.FeedbackRule{Mode: musterv1.FeedbackJSONPaths, JSONPaths: []musterv1.JSONPathRule{
 				{Name: "broken", Path: "{.data[}"}, {Name: "succeeded", Path: ".status.succeeded"},
 			}},
-			wantApplied: metav1.ConditionTrue, wantReason: ReasonApplied, wantValues: 1, wantGenerated: 3,
+			wantApplied: metav1.ConditionTrue, wantReason: musterv1.ReasonApplied, wantValues: 1, wantGenerated: 3,
 			wantFeedback: `False/InvalidJSONPath: jsonPaths[0] (broken) "{.data[}": not a JSONPath: unterminated array`,
 		},
 		{
 			name:        "a second manifest for one object",
 			outcome:     outcome{ordinal: 2, id: id, err: duplicateManifest{ordinal: 2, first: 0, id: id}},
-			wantApplied: metav1.ConditionFalse, wantReason: ReasonDuplicate,
+			wantApplied: metav1.ConditionFalse, wantReason: musterv1.WorkReasonDuplicateManifest,
 		},
 		{
 			name:        "oversized status is replaced by a note",
 			outcome:     outcome{id: id, object: jobObject(map[string]any{"blob": strings.Repeat("x", MaxFeedbackBytes)})},
-			wantApplied: metav1.ConditionTrue, wantReason: ReasonApplied, wantGenerated: 3,
+			wantApplied: metav1.ConditionTrue, wantReason: musterv1.ReasonApplied, wantGenerated: 3,
 			wantStatus: `{"message":"the status is larger than 16384 bytes; use JSONPaths feedback","reason":"StatusTooLarge"}`,
 		},
 	}

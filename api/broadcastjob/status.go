@@ -15,22 +15,6 @@ import (
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 )
 
-// Condition and event reasons.
-const (
-	ReasonCompleted          = "Completed"
-	ReasonPodsFailed         = "PodsFailed"
-	ReasonPodFailed          = "PodFailed"
-	ReasonDeadlineExceeded   = "DeadlineExceeded"
-	ReasonTerminated         = "Terminated"
-	ReasonPaused             = "Paused"
-	ReasonPausedOnFailure    = "PausedOnFailure"
-	ReasonNotPaused          = "NotPaused"
-	ReasonResumed            = "Resumed"
-	ReasonNoEligibleNodes    = "NoEligibleNodes"
-	ReasonNodesEligible      = "NodesEligible"
-	ReasonNoEligibleClusters = "NoEligibleClusters"
-)
-
 // SetCondition sets one condition, stamped with the status's observed generation.
 func SetCondition(status *musterv1.BroadcastJobStatus, condition string, s metav1.ConditionStatus, reason, message string) {
 	meta.SetStatusCondition(&status.Conditions, metav1.Condition{
@@ -100,11 +84,11 @@ func Transitions(before, after *musterv1.BroadcastJobStatus) []Transition {
 			continue
 		}
 		reason := now.Reason
-		if t == musterv1.BroadcastJobPaused && now.Status == metav1.ConditionFalse && now.Reason == ReasonNotPaused {
-			reason = ReasonResumed
+		if t == musterv1.BroadcastJobPaused && now.Status == metav1.ConditionFalse && now.Reason == musterv1.BroadcastJobReasonNotPaused {
+			reason = musterv1.BroadcastJobReasonResumed
 		}
 		eventType := corev1.EventTypeNormal
-		if t == musterv1.BroadcastJobFailed || (t == musterv1.BroadcastJobNodesEligible && now.Status == metav1.ConditionFalse) || reason == ReasonPausedOnFailure {
+		if t == musterv1.BroadcastJobFailed || (t == musterv1.BroadcastJobNodesEligible && now.Status == metav1.ConditionFalse) || reason == musterv1.BroadcastJobReasonPausedOnFailure {
 			eventType = corev1.EventTypeWarning
 		}
 		out = append(out, Transition{EventType: eventType, Reason: reason, Condition: t, Message: now.Message})
@@ -127,12 +111,12 @@ func TTLLeft(job *musterv1.BroadcastJob, now time.Time) (left time.Duration, ok 
 // until the job is unpaused, so users can tell it from their own.
 func PausedReason(before *musterv1.BroadcastJobStatus, pausingNow bool, failureMessage string) (string, string) {
 	if pausingNow {
-		return ReasonPausedOnFailure, failureMessage
+		return musterv1.BroadcastJobReasonPausedOnFailure, failureMessage
 	}
-	if c := meta.FindStatusCondition(before.Conditions, musterv1.BroadcastJobPaused); c != nil && c.Status == metav1.ConditionTrue && c.Reason == ReasonPausedOnFailure {
+	if c := meta.FindStatusCondition(before.Conditions, musterv1.BroadcastJobPaused); c != nil && c.Status == metav1.ConditionTrue && c.Reason == musterv1.BroadcastJobReasonPausedOnFailure {
 		return c.Reason, c.Message
 	}
-	return ReasonPaused, "spec.paused is true: no new pods are created"
+	return musterv1.BroadcastJobReasonPaused, "spec.paused is true: no new pods are created"
 }
 
 // MaxDeadlineSeconds is the longest activeDeadlineSeconds a time.Duration can hold.

@@ -12,8 +12,8 @@ import (
 
 func TestTransitions(t *testing.T) {
 	running := &musterv1.BroadcastJobStatus{}
-	meta.SetStatusCondition(&running.Conditions, metav1.Condition{Type: musterv1.BroadcastJobPaused, Status: metav1.ConditionFalse, Reason: ReasonNotPaused})
-	meta.SetStatusCondition(&running.Conditions, metav1.Condition{Type: musterv1.BroadcastJobNodesEligible, Status: metav1.ConditionTrue, Reason: ReasonNodesEligible})
+	meta.SetStatusCondition(&running.Conditions, metav1.Condition{Type: musterv1.BroadcastJobPaused, Status: metav1.ConditionFalse, Reason: musterv1.BroadcastJobReasonNotPaused})
+	meta.SetStatusCondition(&running.Conditions, metav1.Condition{Type: musterv1.BroadcastJobNodesEligible, Status: metav1.ConditionTrue, Reason: musterv1.BroadcastJobReasonNodesEligible})
 	with := func(base *musterv1.BroadcastJobStatus, c, s, reason string) *musterv1.BroadcastJobStatus {
 		out := base.DeepCopy()
 		meta.SetStatusCondition(&out.Conditions, metav1.Condition{Type: c, Status: metav1.ConditionStatus(s), Reason: reason})
@@ -25,11 +25,11 @@ func TestTransitions(t *testing.T) {
 		want          []string
 	}{
 		{"a normal first status is quiet", &musterv1.BroadcastJobStatus{}, running, nil},
-		{"no eligible node on the first status", &musterv1.BroadcastJobStatus{}, with(running, musterv1.BroadcastJobNodesEligible, "False", ReasonNoEligibleNodes), []string{"Warning/NoEligibleNodes"}},
-		{"completing", running, with(running, musterv1.BroadcastJobComplete, "True", ReasonCompleted), []string{"Normal/Completed"}},
-		{"failing", running, with(running, musterv1.BroadcastJobFailed, "True", ReasonPodFailed), []string{"Warning/PodFailed"}},
-		{"pausing on failure", running, with(running, musterv1.BroadcastJobPaused, "True", ReasonPausedOnFailure), []string{"Warning/PausedOnFailure"}},
-		{"resuming", with(running, musterv1.BroadcastJobPaused, "True", ReasonPaused), running, []string{"Normal/Resumed"}},
+		{"no eligible node on the first status", &musterv1.BroadcastJobStatus{}, with(running, musterv1.BroadcastJobNodesEligible, "False", musterv1.BroadcastJobReasonNoEligibleNodes), []string{"Warning/NoEligibleNodes"}},
+		{"completing", running, with(running, musterv1.BroadcastJobComplete, "True", musterv1.BroadcastJobReasonCompleted), []string{"Normal/Completed"}},
+		{"failing", running, with(running, musterv1.BroadcastJobFailed, "True", musterv1.BroadcastJobReasonPodFailed), []string{"Warning/PodFailed"}},
+		{"pausing on failure", running, with(running, musterv1.BroadcastJobPaused, "True", musterv1.BroadcastJobReasonPausedOnFailure), []string{"Warning/PausedOnFailure"}},
+		{"resuming", with(running, musterv1.BroadcastJobPaused, "True", musterv1.BroadcastJobReasonPaused), running, []string{"Normal/Resumed"}},
 		{"nothing changed", running, running, nil},
 	}
 	for _, tc := range cases {

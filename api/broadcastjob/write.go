@@ -31,7 +31,7 @@ func (w Writer) PauseOnFailure(ctx context.Context, job *musterv1.BroadcastJob, 
 	if err := w.Client.Patch(ctx, job, patch); err != nil {
 		return fmt.Errorf("pausing after a failed pod: %w", err)
 	}
-	w.Recorder.Eventf(job, nil, corev1.EventTypeWarning, ReasonPausedOnFailure, "Pause", "paused %s after %d failed pods (failurePolicy Pause)", scope, failed)
+	w.Recorder.Eventf(job, nil, corev1.EventTypeWarning, musterv1.BroadcastJobReasonPausedOnFailure, "Pause", "paused %s after %d failed pods (failurePolicy Pause)", scope, failed)
 	return nil
 }
 

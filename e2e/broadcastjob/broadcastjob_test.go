@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	bcj "github.com/musterhq/muster/api/broadcastjob"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/e2e/framework"
 	"github.com/musterhq/muster/e2e/framework/local"
@@ -115,7 +114,7 @@ func TestFailFastStopsEveryCluster(t *testing.T) {
 		j.Spec.FailurePolicy.Type = musterv1.FailureFailFast
 	}))
 	failed := waitForPhase(t, j, musterv1.BroadcastJobFailedPh, 90*time.Second)
-	if reason(failed, musterv1.BroadcastJobFailed) != bcj.ReasonPodFailed {
+	if reason(failed, musterv1.BroadcastJobFailed) != musterv1.BroadcastJobReasonPodFailed {
 		t.Errorf("Failed reason %q, want PodFailed: %s", reason(failed, musterv1.BroadcastJobFailed), conditions(failed))
 	}
 	// member1 had no failure: its running pods are stopped by the hub.
@@ -131,7 +130,7 @@ func TestContinueRunsEveryNodeDespiteAFailure(t *testing.T) {
 	}))
 	done := waitForPhase(t, j, musterv1.BroadcastJobFailedPh, 90*time.Second)
 	want := musterv1.BroadcastCounts{Desired: 2*batchPerMember + 1, Succeeded: 2 * batchPerMember, Failed: 1}
-	if done.Status.BroadcastCounts != want || reason(done, musterv1.BroadcastJobFailed) != bcj.ReasonPodsFailed {
+	if done.Status.BroadcastCounts != want || reason(done, musterv1.BroadcastJobFailed) != musterv1.BroadcastJobReasonPodsFailed {
 		t.Errorf("status %+v %s, want %+v and PodsFailed", done.Status.BroadcastCounts, conditions(done), want)
 	}
 }
@@ -171,7 +170,7 @@ func TestFailurePolicyPausePausesTheFleet(t *testing.T) {
 		j.Spec.FailurePolicy.Type = musterv1.FailurePause
 	}))
 	paused := waitForPhase(t, j, musterv1.BroadcastJobPausedPh, 90*time.Second)
-	if !paused.Spec.Paused || reason(paused, musterv1.BroadcastJobPaused) != bcj.ReasonPausedOnFailure {
+	if !paused.Spec.Paused || reason(paused, musterv1.BroadcastJobPaused) != musterv1.BroadcastJobReasonPausedOnFailure {
 		t.Errorf("spec.paused %v, Paused reason %q: want the hub job itself paused on the failure", paused.Spec.Paused, reason(paused, musterv1.BroadcastJobPaused))
 	}
 	// Both shards carry the pause.
@@ -234,7 +233,7 @@ func TestActiveDeadlineFailsTheFleet(t *testing.T) {
 		j.Spec.CompletionPolicy.ActiveDeadlineSeconds = new(int64(10))
 	}))
 	failed := waitForPhase(t, j, musterv1.BroadcastJobFailedPh, time.Minute)
-	if reason(failed, musterv1.BroadcastJobFailed) != bcj.ReasonDeadlineExceeded {
+	if reason(failed, musterv1.BroadcastJobFailed) != musterv1.BroadcastJobReasonDeadlineExceeded {
 		t.Errorf("Failed reason %q, want DeadlineExceeded", reason(failed, musterv1.BroadcastJobFailed))
 	}
 	if ran := failed.Status.CompletionTime.Sub(failed.Status.StartTime.Time); ran < 10*time.Second || ran > 20*time.Second {

@@ -22,7 +22,6 @@ import (
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/e2e/framework"
-	"github.com/musterhq/muster/hub/cronjob"
 )
 
 // lastingCron is a cron whose runs put one pod in each member that lasts d.
@@ -170,8 +169,8 @@ func TestForbidSkipsTheNextSlotFleetWide(t *testing.T) {
 	if fj := got.at(s0); !meta.IsStatusConditionTrue(fj.Status.Conditions, musterv1.FleetJobComplete) || len(fj.Status.Clusters) != 2 {
 		t.Errorf("the first run %s is %s over %d clusters: want Complete in both members", fj.Name, fj.Status.Phase, len(fj.Status.Clusters))
 	}
-	if !hubEvent(t, cj.Name, cronjob.ReasonAlreadyActive) {
-		t.Errorf("no %s event for the skipped slot", cronjob.ReasonAlreadyActive)
+	if !hubEvent(t, cj.Name, musterv1.FleetCronJobReasonJobAlreadyActive) {
+		t.Errorf("no %s event for the skipped slot", musterv1.FleetCronJobReasonJobAlreadyActive)
 	}
 }
 
@@ -218,7 +217,7 @@ func TestReplaceStopsTheOldRunInEveryMember(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !hubEvent(t, cj.Name, cronjob.ReasonReplaced) {
-		t.Errorf("no %s event for the replaced run", cronjob.ReasonReplaced)
+	if !hubEvent(t, cj.Name, musterv1.ReasonSuccessfulDelete) {
+		t.Errorf("no %s event for the replaced run", musterv1.ReasonSuccessfulDelete)
 	}
 }

@@ -14,13 +14,6 @@ import (
 	"github.com/musterhq/muster/placement/parallelism"
 )
 
-// ReasonNoPlacement is the NodesEligible reason of a hub BroadcastJob without placement.
-const ReasonNoPlacement = "NoPlacement"
-
-// ReasonShardNameTaken is the ShardsApplied reason of a hub BroadcastJob whose shard's
-// Work name another object's Work holds.
-const ReasonShardNameTaken = "ShardNameTaken"
-
 // takenRetry paces the check of a shard name another object's Work holds: that Work's
 // removal brings back its own owner, not this job.
 const takenRetry = 30 * time.Second
@@ -36,7 +29,7 @@ func noPlacementStatus(job *musterv1.BroadcastJob) (status musterv1.BroadcastJob
 	}
 	status = *job.Status.DeepCopy()
 	status.ObservedGeneration = job.Generation
-	bcj.SetCondition(&status, musterv1.BroadcastJobNodesEligible, metav1.ConditionFalse, ReasonNoPlacement,
+	bcj.SetCondition(&status, musterv1.BroadcastJobNodesEligible, metav1.ConditionFalse, musterv1.BroadcastJobReasonNoPlacement,
 		"spec.placement is not set: a BroadcastJob on the hub needs spec.placement to select the member clusters it runs in (without one, only a member cluster's agent runs it, on that member's nodes)")
 	status.Phase = bcj.Phase(&status)
 	return status, true
@@ -172,12 +165,12 @@ type fleetEnding struct {
 func decideFleetEnd(o fleetObserved, status musterv1.BroadcastJobStatus, fleet fleetTally) (end *fleetEnding, requeueAfter time.Duration) {
 	job := o.job
 	if bcj.FailurePolicy(&job.Spec) == musterv1.FailureFailFast && fleet.firstFailed != nil {
-		return &fleetEnding{musterv1.BroadcastJobFailed, bcj.ReasonPodFailed, fmt.Sprintf("a pod failed in cluster %s (failurePolicy FailFast)%s",
+		return &fleetEnding{musterv1.BroadcastJobFailed, musterv1.BroadcastJobReasonPodFailed, fmt.Sprintf("a pod failed in cluster %s (failurePolicy FailFast)%s",
 			fleet.firstFailed.name, failedDetail(fleet.firstFailed.reported))}, 0
 	}
 	if d, ok := bcj.Deadline(job, status.StartTime.Time); ok {
 		if !o.now.Before(d) {
-			return &fleetEnding{musterv1.BroadcastJobFailed, bcj.ReasonDeadlineExceeded,
+			return &fleetEnding{musterv1.BroadcastJobFailed, musterv1.BroadcastJobReasonDeadlineExceeded,
 				fmt.Sprintf("the job ran longer than activeDeadlineSeconds (%ds)", *job.Spec.CompletionPolicy.ActiveDeadlineSeconds)}, 0
 		}
 		requeueAfter = d.Sub(o.now)
@@ -193,10 +186,10 @@ func fleetCompletion(job *musterv1.BroadcastJob, fleet fleetTally) *fleetEnding 
 	}
 	totals, clusters := fleet.totals, len(fleet.running)
 	if totals.Failed > 0 {
-		return &fleetEnding{musterv1.BroadcastJobFailed, bcj.ReasonPodsFailed,
+		return &fleetEnding{musterv1.BroadcastJobFailed, musterv1.BroadcastJobReasonPodsFailed,
 			fmt.Sprintf("%d of %d pods failed across %d clusters", totals.Failed, totals.Succeeded+totals.Failed, clusters)}
 	}
-	return &fleetEnding{musterv1.BroadcastJobComplete, bcj.ReasonCompleted, fmt.Sprintf("%d pods succeeded across %d clusters", totals.Succeeded, clusters)}
+	return &fleetEnding{musterv1.BroadcastJobComplete, musterv1.BroadcastJobReasonCompleted, fmt.Sprintf("%d pods succeeded across %d clusters", totals.Succeeded, clusters)}
 }
 
 // finishFleet makes p the job's last plan: every existing shard stays, and those not yet
@@ -212,7 +205,7 @@ func finishFleet(p fleetPlan, status musterv1.BroadcastJobStatus, end fleetEndin
 		}
 		p.shards[c.name] = s
 	}
-	if end.reason != bcj.ReasonCompleted {
+	if end.reason != musterv1.BroadcastJobReasonCompleted {
 		// The pods being stopped no longer count.
 		status.Active = 0
 	}
@@ -256,7 +249,7 @@ func setShardParallelism(entries []musterv1.ClusterBroadcastStatus, planned map[
 // the job pauses in this round (pausedNow, on firstFailed's failure), False otherwise.
 func setPaused(status *musterv1.BroadcastJobStatus, job *musterv1.BroadcastJob, pausedNow bool, firstFailed *cluster) {
 	if !job.Spec.Paused && !pausedNow {
-		bcj.SetCondition(status, musterv1.BroadcastJobPaused, metav1.ConditionFalse, bcj.ReasonNotPaused, "the job creates pods")
+		bcj.SetCondition(status, musterv1.BroadcastJobPaused, metav1.ConditionFalse, musterv1.BroadcastJobReasonNotPaused, "the job creates pods")
 		return
 	}
 	failure := ""
@@ -272,12 +265,12 @@ func setPaused(status *musterv1.BroadcastJobStatus, job *musterv1.BroadcastJob, 
 func setFleetNodesEligible(status *musterv1.BroadcastJobStatus, running []*cluster, excluded map[string]int) {
 	switch {
 	case len(running) == 0:
-		bcj.SetCondition(status, musterv1.BroadcastJobNodesEligible, metav1.ConditionFalse, bcj.ReasonNoEligibleClusters, noEligibleClusters(excluded))
+		bcj.SetCondition(status, musterv1.BroadcastJobNodesEligible, metav1.ConditionFalse, musterv1.ReasonNoEligibleClusters, noEligibleClusters(excluded))
 	case status.Desired == 0:
-		bcj.SetCondition(status, musterv1.BroadcastJobNodesEligible, metav1.ConditionFalse, bcj.ReasonNoEligibleNodes,
+		bcj.SetCondition(status, musterv1.BroadcastJobNodesEligible, metav1.ConditionFalse, musterv1.BroadcastJobReasonNoEligibleNodes,
 			"no node fits the pod template in "+clusterNames(running))
 	default:
-		bcj.SetCondition(status, musterv1.BroadcastJobNodesEligible, metav1.ConditionTrue, bcj.ReasonNodesEligible,
+		bcj.SetCondition(status, musterv1.BroadcastJobNodesEligible, metav1.ConditionTrue, musterv1.BroadcastJobReasonNodesEligible,
 			nodesEligibleMessage(status.Desired, len(running)))
 	}
 }
@@ -373,7 +366,7 @@ func withNameTaken(p fleetPlan, job *musterv1.BroadcastJob, works map[string]*mu
 		owner = fmt.Sprintf("BroadcastJob %s/%s", l[musterv1.BroadcastJobNamespaceLabel], l[musterv1.BroadcastJobNameLabel])
 	}
 	cond := metav1.Condition{
-		Type: musterv1.BroadcastJobShardsApplied, Status: metav1.ConditionFalse, Reason: ReasonShardNameTaken, ObservedGeneration: job.Generation,
+		Type: musterv1.BroadcastJobShardsApplied, Status: metav1.ConditionFalse, Reason: musterv1.ReasonShardNameTaken, ObservedGeneration: job.Generation,
 		Message: fmt.Sprintf("Work %s/%s, which would carry the shard, belongs to %s: rename this BroadcastJob (a shard's Work is named broadcastjob-<namespace>-<name>)",
 			taken.Namespace, taken.Name, owner),
 	}
@@ -388,7 +381,7 @@ func withNameTaken(p fleetPlan, job *musterv1.BroadcastJob, works map[string]*mu
 	meta.SetStatusCondition(&p.status.Conditions, cond)
 	// The ShardsApplied decided from the shards is replaced, so it is no news either.
 	p.news = slices.DeleteFunc(slices.Clone(p.news), func(c metav1.Condition) bool { return c.Type == musterv1.BroadcastJobShardsApplied })
-	if prev == nil || prev.Reason != ReasonShardNameTaken {
+	if prev == nil || prev.Reason != musterv1.ReasonShardNameTaken {
 		p.news = append(p.news, cond)
 	}
 	if p.requeueAfter == 0 || p.requeueAfter > takenRetry {

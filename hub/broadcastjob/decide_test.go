@@ -38,9 +38,9 @@ func reported(phase musterv1.BroadcastJobPhase, desired, active, succeeded, fail
 	s := &musterv1.BroadcastJobStatus{Phase: phase, Parallelism: par, BroadcastCounts: musterv1.BroadcastCounts{Desired: desired, Active: active, Succeeded: succeeded, Failed: failed}}
 	switch phase {
 	case musterv1.BroadcastJobCompleted:
-		bcj.SetCondition(s, musterv1.BroadcastJobComplete, metav1.ConditionTrue, bcj.ReasonCompleted, "")
+		bcj.SetCondition(s, musterv1.BroadcastJobComplete, metav1.ConditionTrue, musterv1.BroadcastJobReasonCompleted, "")
 	case musterv1.BroadcastJobFailedPh:
-		bcj.SetCondition(s, musterv1.BroadcastJobFailed, metav1.ConditionTrue, bcj.ReasonPodFailed, "pod x failed")
+		bcj.SetCondition(s, musterv1.BroadcastJobFailed, metav1.ConditionTrue, musterv1.BroadcastJobReasonPodFailed, "pod x failed")
 	}
 	return s
 }
@@ -97,7 +97,7 @@ func TestDecideFleet(t *testing.T) {
 				{name: "b", eligible: true, hasShard: true, reported: reported(musterv1.BroadcastJobCompleted, 3, 0, 3, 0, nil)},
 			},
 			wantShards: map[string]shardSpec{"a": {}, "b": {}},
-			wantPhase:  musterv1.BroadcastJobCompleted, wantReason: bcj.ReasonCompleted, wantCounts: musterv1.BroadcastCounts{Desired: 5, Succeeded: 5},
+			wantPhase:  musterv1.BroadcastJobCompleted, wantReason: musterv1.BroadcastJobReasonCompleted, wantCounts: musterv1.BroadcastCounts{Desired: 5, Succeeded: 5},
 		},
 		{
 			name: "a cluster with no eligible node does not hold up completion, and is stopped",
@@ -107,7 +107,7 @@ func TestDecideFleet(t *testing.T) {
 				{name: "b", eligible: true, hasShard: true, reported: reported(musterv1.BroadcastJobPending, 0, 0, 0, 0, nil)},
 			},
 			wantShards: map[string]shardSpec{"a": {}, "b": {terminate: "2 pods succeeded across 2 clusters"}},
-			wantPhase:  musterv1.BroadcastJobCompleted, wantReason: bcj.ReasonCompleted, wantCounts: musterv1.BroadcastCounts{Desired: 2, Succeeded: 2},
+			wantPhase:  musterv1.BroadcastJobCompleted, wantReason: musterv1.BroadcastJobReasonCompleted, wantCounts: musterv1.BroadcastCounts{Desired: 2, Succeeded: 2},
 		},
 		{
 			name: "a paused cluster whose nodes are gone but whose pods still run holds up completion",
@@ -137,7 +137,7 @@ func TestDecideFleet(t *testing.T) {
 				{name: "b", eligible: true, hasShard: true, reported: reported(musterv1.BroadcastJobRunning, 3, 2, 1, 0, nil)},
 			},
 			wantShards: map[string]shardSpec{"a": {}, "b": {terminate: "a pod failed in cluster a (failurePolicy FailFast): pod x failed"}},
-			wantPhase:  musterv1.BroadcastJobFailedPh, wantReason: bcj.ReasonPodFailed, wantCounts: musterv1.BroadcastCounts{Desired: 5, Succeeded: 1, Failed: 1},
+			wantPhase:  musterv1.BroadcastJobFailedPh, wantReason: musterv1.BroadcastJobReasonPodFailed, wantCounts: musterv1.BroadcastCounts{Desired: 5, Succeeded: 1, Failed: 1},
 		},
 		{
 			name: "Pause: a new failure anywhere pauses the fleet job",
@@ -160,7 +160,7 @@ func TestDecideFleet(t *testing.T) {
 				{name: "b", eligible: true, hasShard: true, reported: reported(musterv1.BroadcastJobRunning, 3, 3, 0, 0, nil)},
 			},
 			wantShards: map[string]shardSpec{"a": {}, "b": {terminate: "the job ran longer than activeDeadlineSeconds (60s)"}},
-			wantPhase:  musterv1.BroadcastJobFailedPh, wantReason: bcj.ReasonDeadlineExceeded, wantCounts: musterv1.BroadcastCounts{Desired: 4, Succeeded: 1},
+			wantPhase:  musterv1.BroadcastJobFailedPh, wantReason: musterv1.BroadcastJobReasonDeadlineExceeded, wantCounts: musterv1.BroadcastCounts{Desired: 4, Succeeded: 1},
 		},
 		{
 			name: "a deadline beyond a Duration's range is never reached, not wrapped into the past",
@@ -179,7 +179,7 @@ func TestDecideFleet(t *testing.T) {
 			job:       hubJob(),
 			clusters:  []cluster{{name: "a", eligible: false}},
 			excluded:  map[string]int{"NotAvailable": 1},
-			wantPhase: musterv1.BroadcastJobPending, wantReason: bcj.ReasonNoEligibleClusters,
+			wantPhase: musterv1.BroadcastJobPending, wantReason: musterv1.ReasonNoEligibleClusters,
 			wantShards: map[string]shardSpec{},
 		},
 		{
@@ -278,10 +278,10 @@ func TestNoPlacementStatus(t *testing.T) {
 	}{
 		{"no status yet: the hub says why nothing runs", hubJob(noPlacement), true},
 		{"the hub said so already", hubJob(noPlacement, func(j *musterv1.BroadcastJob) {
-			bcj.SetCondition(&j.Status, musterv1.BroadcastJobNodesEligible, metav1.ConditionFalse, ReasonNoPlacement, "x")
+			bcj.SetCondition(&j.Status, musterv1.BroadcastJobNodesEligible, metav1.ConditionFalse, musterv1.BroadcastJobReasonNoPlacement, "x")
 		}), false},
 		{"an agent in this cluster runs it", hubJob(noPlacement, func(j *musterv1.BroadcastJob) {
-			bcj.SetCondition(&j.Status, musterv1.BroadcastJobNodesEligible, metav1.ConditionTrue, bcj.ReasonNodesEligible, "3 nodes")
+			bcj.SetCondition(&j.Status, musterv1.BroadcastJobNodesEligible, metav1.ConditionTrue, musterv1.BroadcastJobReasonNodesEligible, "3 nodes")
 		}), false},
 	}
 	for _, tc := range cases {
@@ -294,7 +294,7 @@ func TestNoPlacementStatus(t *testing.T) {
 				return
 			}
 			c := meta.FindStatusCondition(status.Conditions, musterv1.BroadcastJobNodesEligible)
-			if c == nil || c.Status != metav1.ConditionFalse || c.Reason != ReasonNoPlacement || status.Phase != musterv1.BroadcastJobPending || status.ObservedGeneration != 1 {
+			if c == nil || c.Status != metav1.ConditionFalse || c.Reason != musterv1.BroadcastJobReasonNoPlacement || status.Phase != musterv1.BroadcastJobPending || status.ObservedGeneration != 1 {
 				t.Errorf("status %+v", status)
 			}
 		})

@@ -9,7 +9,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	bcj "github.com/musterhq/muster/api/broadcastjob"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 )
 
@@ -37,18 +36,18 @@ func TestDecideFleetEnd(t *testing.T) {
 	}{
 		{name: "a failure under FailFast fails the job, naming the cluster and the pod's failure", job: hubJob(failFast),
 			clusters:   []cluster{done("a"), shardFailed},
-			wantReason: bcj.ReasonPodFailed, wantMessage: "a pod failed in cluster b (failurePolicy FailFast): pod x failed"},
+			wantReason: musterv1.BroadcastJobReasonPodFailed, wantMessage: "a pod failed in cluster b (failurePolicy FailFast): pod x failed"},
 		{name: "a failure under Continue waits for the other clusters", job: hubJob(continuePolicy),
 			clusters: []cluster{shardFailed, stillRunning}},
 		{name: "every cluster done with a failure under Continue fails the job", job: hubJob(continuePolicy),
 			clusters:   []cluster{done("a"), shardFailed},
-			wantReason: bcj.ReasonPodsFailed, wantMessage: "1 of 4 pods failed across 2 clusters"},
+			wantReason: musterv1.BroadcastJobReasonPodsFailed, wantMessage: "1 of 4 pods failed across 2 clusters"},
 		{name: "past the deadline the job fails even with every cluster done", job: hubJob(deadlineSeconds(60)), started: 2 * time.Minute,
 			clusters:   []cluster{done("a")},
-			wantReason: bcj.ReasonDeadlineExceeded, wantMessage: "activeDeadlineSeconds (60s)"},
+			wantReason: musterv1.BroadcastJobReasonDeadlineExceeded, wantMessage: "activeDeadlineSeconds (60s)"},
 		{name: "every cluster done before the deadline completes, and the deadline still requeues", job: hubJob(deadlineSeconds(60)), started: 20 * time.Second,
 			clusters:   []cluster{done("a"), done("b")},
-			wantReason: bcj.ReasonCompleted, wantMessage: "4 pods succeeded across 2 clusters", wantRequeue: 40 * time.Second},
+			wantReason: musterv1.BroadcastJobReasonCompleted, wantMessage: "4 pods succeeded across 2 clusters", wantRequeue: 40 * time.Second},
 		{name: "a job before its deadline goes on and looks again when it passes", job: hubJob(deadlineSeconds(60)),
 			clusters: []cluster{done("a"), stillRunning}, wantRequeue: time.Minute},
 		{name: "a deadline too long for a Duration never passes", job: hubJob(deadlineSeconds(math.MaxInt64)), started: 1000 * time.Hour,

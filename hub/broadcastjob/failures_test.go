@@ -15,7 +15,6 @@ import (
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/e2e/envtest"
 	"github.com/musterhq/muster/hub/broadcastjob"
-	"github.com/musterhq/muster/hub/shards"
 )
 
 const quota = `broadcastjobs.muster.dev "prefetch" is forbidden: exceeded quota: jobs, requested: count/broadcastjobs.muster.dev=1, used: count/broadcastjobs.muster.dev=5, limited: count/broadcastjobs.muster.dev=5`
@@ -45,16 +44,16 @@ func TestShardRefusedByItsMemberIsReportedOnTheBroadcastJob(t *testing.T) {
 	f.agentApplies("prefetch", f.c2, quota, musterv1.BroadcastJobStatus{})
 	for desired := int32(1); desired <= 3; desired++ {
 		f.agentApplies("prefetch", f.c1, "", musterv1.BroadcastJobStatus{Phase: musterv1.BroadcastJobRunning, BroadcastCounts: musterv1.BroadcastCounts{Desired: desired, Active: 1}})
-		c := f.waitCondition("prefetch", musterv1.BroadcastJobShardsApplied, metav1.ConditionFalse, shards.ReasonApplyFailed,
+		c := f.waitCondition("prefetch", musterv1.BroadcastJobShardsApplied, metav1.ConditionFalse, musterv1.ReasonApplyFailed,
 			func(j *musterv1.BroadcastJob) bool { return j.Status.Desired == desired })
 		if want := "cluster " + f.c2 + ": " + quota; c.Message != want {
 			t.Errorf("message %q, want %q", c.Message, want)
 		}
 	}
 	// Every status report brings the job back; the refusal is announced once.
-	envtest.Eventually(t, "event ApplyFailed", func() (bool, string) { return len(f.events("prefetch", shards.ReasonApplyFailed)) > 0, "" })
+	envtest.Eventually(t, "event ApplyFailed", func() (bool, string) { return len(f.events("prefetch", musterv1.ReasonApplyFailed)) > 0, "" })
 	time.Sleep(time.Second)
-	if evs := f.events("prefetch", shards.ReasonApplyFailed); len(evs) != 1 || evs[0].Series != nil || !strings.Contains(evs[0].Note, "exceeded quota") {
+	if evs := f.events("prefetch", musterv1.ReasonApplyFailed); len(evs) != 1 || evs[0].Series != nil || !strings.Contains(evs[0].Note, "exceeded quota") {
 		t.Errorf("want one ApplyFailed event, got %d: %+v", len(evs), evs)
 	}
 	if phase := f.get("prefetch").Status.Phase; phase == musterv1.BroadcastJobCompleted || phase == musterv1.BroadcastJobFailedPh {
@@ -62,7 +61,7 @@ func TestShardRefusedByItsMemberIsReportedOnTheBroadcastJob(t *testing.T) {
 	}
 
 	f.agentApplies("prefetch", f.c2, "", musterv1.BroadcastJobStatus{Phase: musterv1.BroadcastJobRunning, BroadcastCounts: musterv1.BroadcastCounts{Desired: 2, Active: 1}})
-	f.waitCondition("prefetch", musterv1.BroadcastJobShardsApplied, metav1.ConditionTrue, shards.ReasonApplied, nil)
+	f.waitCondition("prefetch", musterv1.BroadcastJobShardsApplied, metav1.ConditionTrue, musterv1.ReasonApplied, nil)
 }
 
 func TestLongNamesGetValidDistinctWorks(t *testing.T) {
@@ -104,7 +103,7 @@ func TestLongestNameGetsItsWorksAndRuns(t *testing.T) {
 		}
 		f.agentApplies(name, c, "", musterv1.BroadcastJobStatus{Phase: musterv1.BroadcastJobRunning, BroadcastCounts: musterv1.BroadcastCounts{Desired: 1, Active: 1}})
 	}
-	f.waitCondition(name, musterv1.BroadcastJobShardsApplied, metav1.ConditionTrue, shards.ReasonApplied,
+	f.waitCondition(name, musterv1.BroadcastJobShardsApplied, metav1.ConditionTrue, musterv1.ReasonApplied,
 		func(j *musterv1.BroadcastJob) bool {
 			return j.Status.Phase == musterv1.BroadcastJobRunning && j.Status.Active == 2
 		})
@@ -113,9 +112,9 @@ func TestLongestNameGetsItsWorksAndRuns(t *testing.T) {
 func TestHubJobWithoutPlacementSaysSo(t *testing.T) {
 	f := newFixture(t)
 	f.create(f.job("local"))
-	f.waitCondition("local", musterv1.BroadcastJobNodesEligible, metav1.ConditionFalse, broadcastjob.ReasonNoPlacement,
+	f.waitCondition("local", musterv1.BroadcastJobNodesEligible, metav1.ConditionFalse, musterv1.BroadcastJobReasonNoPlacement,
 		func(j *musterv1.BroadcastJob) bool { return j.Status.Phase == musterv1.BroadcastJobPending })
-	env.ExpectEvent(t, f.ns, "local", broadcastjob.ReasonNoPlacement)
+	env.ExpectEvent(t, f.ns, "local", musterv1.BroadcastJobReasonNoPlacement)
 	if ws := f.works(f.c1); len(ws) != 0 {
 		t.Errorf("a job without placement got Works: %v", ws)
 	}
@@ -137,15 +136,15 @@ func TestShardNameTakenByAnotherBroadcastJob(t *testing.T) {
 	})
 
 	f.create(f.job("b-c", f.c1, f.c2))
-	c := f.waitCondition("b-c", musterv1.BroadcastJobShardsApplied, metav1.ConditionFalse, broadcastjob.ReasonShardNameTaken, nil)
+	c := f.waitCondition("b-c", musterv1.BroadcastJobShardsApplied, metav1.ConditionFalse, musterv1.ReasonShardNameTaken, nil)
 	want := "Work " + musterv1.MemberNamespace(f.c1) + "/" + workName + ", which would carry the shard, belongs to BroadcastJob " + otherNS +
 		"/c: rename this BroadcastJob (a shard's Work is named broadcastjob-<namespace>-<name>)"
 	if c.Message != want {
 		t.Errorf("message %q, want %q", c.Message, want)
 	}
-	env.ExpectEvent(t, f.ns, "b-c", broadcastjob.ReasonShardNameTaken)
+	env.ExpectEvent(t, f.ns, "b-c", musterv1.ReasonShardNameTaken)
 	time.Sleep(time.Second)
-	if evs := f.events("b-c", broadcastjob.ReasonShardNameTaken); len(evs) != 1 {
+	if evs := f.events("b-c", musterv1.ReasonShardNameTaken); len(evs) != 1 {
 		t.Errorf("want one ShardNameTaken event, got %d: %+v", len(evs), evs)
 	}
 	if f.workOwner(f.c1, workName) != otherNS || f.workOwner(f.c2, workName) != otherNS {
@@ -170,7 +169,7 @@ func TestShardNameTakenByAnotherBroadcastJob(t *testing.T) {
 	envtest.Eventually(t, "the second job's Works", func() (bool, string) {
 		return f.workOwner(f.c1, workName) == f.ns && f.workOwner(f.c2, workName) == f.ns, ""
 	})
-	f.waitCondition("b-c", musterv1.BroadcastJobShardsApplied, metav1.ConditionUnknown, shards.ReasonApplying, nil)
+	f.waitCondition("b-c", musterv1.BroadcastJobShardsApplied, metav1.ConditionUnknown, musterv1.ReasonApplying, nil)
 }
 
 // workOwner is the namespace of the BroadcastJob whose shard Work name carries in

@@ -6,7 +6,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	bcj "github.com/musterhq/muster/api/broadcastjob"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/placement/clusters"
 )
@@ -43,7 +42,7 @@ func nodesEligibleMessage(nodes int32, inClusters int) string {
 // can run the job and before's did not: the moment the job gets stuck, logged once.
 func newlyWithoutClusters(before, after *musterv1.BroadcastJobStatus) *metav1.Condition {
 	c := meta.FindStatusCondition(after.Conditions, musterv1.BroadcastJobNodesEligible)
-	if c == nil || c.Reason != bcj.ReasonNoEligibleClusters {
+	if c == nil || c.Reason != musterv1.ReasonNoEligibleClusters {
 		return nil
 	}
 	if prev := meta.FindStatusCondition(before.Conditions, musterv1.BroadcastJobNodesEligible); prev != nil && prev.Reason == c.Reason {

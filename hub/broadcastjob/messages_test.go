@@ -7,7 +7,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	bcj "github.com/musterhq/muster/api/broadcastjob"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/placement/clusters"
 )
@@ -51,10 +50,10 @@ func TestNewlyWithoutClusters(t *testing.T) {
 		before, after string
 		want          bool
 	}{
-		{"first verdict", "", bcj.ReasonNoEligibleClusters, true},
-		{"nodes went away", bcj.ReasonNodesEligible, bcj.ReasonNoEligibleClusters, true},
-		{"still stuck", bcj.ReasonNoEligibleClusters, bcj.ReasonNoEligibleClusters, false},
-		{"not stuck", "", bcj.ReasonNodesEligible, false},
+		{"first verdict", "", musterv1.ReasonNoEligibleClusters, true},
+		{"nodes went away", musterv1.BroadcastJobReasonNodesEligible, musterv1.ReasonNoEligibleClusters, true},
+		{"still stuck", musterv1.ReasonNoEligibleClusters, musterv1.ReasonNoEligibleClusters, false},
+		{"not stuck", "", musterv1.BroadcastJobReasonNodesEligible, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := newlyWithoutClusters(status(tc.before), status(tc.after)) != nil; got != tc.want {

@@ -12,7 +12,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
-	"github.com/musterhq/muster/hub/shards"
 )
 
 // TestWithNameTakenTwiceWritesNothing: a pass that finds the name still taken leaves the
@@ -37,8 +36,8 @@ func TestWithNameTaken(t *testing.T) {
 		musterv1.BroadcastJobNamespaceLabel: "a", musterv1.BroadcastJobNameLabel: "b-c",
 	}}}
 	handMade := &musterv1.Work{ObjectMeta: metav1.ObjectMeta{Name: "broadcastjob-a-b-c", Namespace: "muster-member-c2"}}
-	applyFailed := metav1.Condition{Type: musterv1.BroadcastJobShardsApplied, Status: metav1.ConditionFalse, Reason: shards.ReasonApplyFailed, Message: "cluster c1: quota"}
-	taken := metav1.Condition{Type: musterv1.BroadcastJobShardsApplied, Status: metav1.ConditionFalse, Reason: ReasonShardNameTaken}
+	applyFailed := metav1.Condition{Type: musterv1.BroadcastJobShardsApplied, Status: metav1.ConditionFalse, Reason: musterv1.ReasonApplyFailed, Message: "cluster c1: quota"}
+	taken := metav1.Condition{Type: musterv1.BroadcastJobShardsApplied, Status: metav1.ConditionFalse, Reason: musterv1.ReasonShardNameTaken}
 	tests := []struct {
 		name string
 		// prev is the job's ShardsApplied before this round; nil for none.
@@ -51,13 +50,13 @@ func TestWithNameTaken(t *testing.T) {
 		wantMessage string
 		wantRequeue time.Duration
 	}{
-		{name: "first seen", taken: other, wantNews: []string{ReasonShardNameTaken}, wantRequeue: takenRetry,
+		{name: "first seen", taken: other, wantNews: []string{musterv1.ReasonShardNameTaken}, wantRequeue: takenRetry,
 			wantMessage: "Work muster-member-c2/broadcastjob-a-b-c, which would carry the shard, belongs to BroadcastJob a/b-c: rename this BroadcastJob (a shard's Work is named broadcastjob-<namespace>-<name>)"},
 		{name: "already reported", prev: &taken, taken: other, wantRequeue: takenRetry},
 		{name: "a refusal decided from the shards is replaced, not announced", prev: &taken, taken: other, news: []metav1.Condition{applyFailed}, wantRequeue: takenRetry},
 		{name: "a sooner deadline is kept", prev: &taken, taken: other, before: time.Second, wantRequeue: time.Second},
 		{name: "a later deadline waits for the retry", prev: &taken, taken: other, before: time.Hour, wantRequeue: takenRetry},
-		{name: "a Work made by hand", prev: &applyFailed, taken: handMade, wantNews: []string{ReasonShardNameTaken}, wantRequeue: takenRetry,
+		{name: "a Work made by hand", prev: &applyFailed, taken: handMade, wantNews: []string{musterv1.ReasonShardNameTaken}, wantRequeue: takenRetry,
 			wantMessage: "Work muster-member-c2/broadcastjob-a-b-c, which would carry the shard, belongs to another object: rename this BroadcastJob (a shard's Work is named broadcastjob-<namespace>-<name>)"},
 	}
 	for _, tc := range tests {
@@ -82,7 +81,7 @@ func TestWithNameTaken(t *testing.T) {
 				t.Errorf("the existing shard changed: %+v", got.shards["c1"])
 			}
 			c := meta.FindStatusCondition(got.status.Conditions, musterv1.BroadcastJobShardsApplied)
-			if c == nil || c.Status != metav1.ConditionFalse || c.Reason != ReasonShardNameTaken {
+			if c == nil || c.Status != metav1.ConditionFalse || c.Reason != musterv1.ReasonShardNameTaken {
 				t.Fatalf("ShardsApplied = %+v, want False ShardNameTaken", c)
 			}
 			if tc.wantMessage != "" && c.Message != tc.wantMessage {

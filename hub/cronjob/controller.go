@@ -31,21 +31,6 @@ import (
 	hubmetrics "github.com/musterhq/muster/hub/metrics"
 )
 
-// Condition and event reasons.
-const (
-	ReasonScheduleValid   = "ScheduleValid"
-	ReasonInvalidSchedule = "InvalidSchedule"
-	ReasonCreated         = "SuccessfulCreate"
-	ReasonAlreadyActive   = "JobAlreadyActive"
-	ReasonFailedCreate    = "FailedCreate"
-	ReasonReplaced        = "SuccessfulDelete"
-	ReasonHistoryDeleted  = "SuccessfulDelete"
-	ReasonFailedDelete    = "FailedDelete"
-	ReasonTooManyMissed   = "TooManyMissedTimes"
-	ReasonSawCompleted    = "SawCompletedJob"
-	ReasonMissing         = "MissingJob"
-)
-
 const (
 	conflictRetry = 100 * time.Millisecond
 	// recordRetry backs up the watch that brings a cron back once its new child is seen.
@@ -149,10 +134,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if planErr == nil {
 		// Set only once the schedule is known to have a next slot: setting True and then
 		// False in one pass would stamp a new transition time (and an event) every pass.
-		r.setValid(cj, status, metav1.ConditionTrue, ReasonScheduleValid, scheduleValidMessage)
+		r.setValid(cj, status, metav1.ConditionTrue, musterv1.FleetCronJobReasonScheduleValid, scheduleValidMessage)
 	}
 	if sl.missed > tooManyMissed {
-		r.Recorder.Eventf(cj, nil, corev1.EventTypeWarning, ReasonTooManyMissed, "Schedule",
+		r.Recorder.Eventf(cj, nil, corev1.EventTypeWarning, musterv1.FleetCronJobReasonTooManyMissedTimes, "Schedule",
 			"too many missed start times (> %d): only the latest, %s, runs; set or decrease startingDeadlineSeconds or check clock skew", tooManyMissed, sl.due.Format(time.RFC3339))
 	}
 	if sl.due != nil {
@@ -169,7 +154,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if planErr != nil {
 		// Nothing will ever be due: say so and wait for the user to edit the schedule,
 		// which brings the object back; a timer would only spin.
-		r.setValid(cj, status, metav1.ConditionFalse, ReasonInvalidSchedule, fmt.Sprintf("schedule %q: %v", cj.Spec.Schedule, planErr))
+		r.setValid(cj, status, metav1.ConditionFalse, musterv1.FleetCronJobReasonInvalidSchedule, fmt.Sprintf("schedule %q: %v", cj.Spec.Schedule, planErr))
 		status.NextScheduleTime = nil
 		return requeueOnConflict(r.writeStatus(ctx, cj, status))
 	}
@@ -188,12 +173,12 @@ const scheduleValidMessage = "the schedule and time zone are valid"
 func (r *Reconciler) schedule(cj *musterv1.FleetCronJob, status *musterv1.FleetCronJobStatus) (cron.Schedule, bool) {
 	sched, err := Parse(cj.Spec.Schedule, ptr.Deref(cj.Spec.TimeZone, ""))
 	if err != nil {
-		r.setValid(cj, status, metav1.ConditionFalse, ReasonInvalidSchedule, err.Error())
+		r.setValid(cj, status, metav1.ConditionFalse, musterv1.FleetCronJobReasonInvalidSchedule, err.Error())
 		status.NextScheduleTime = nil
 		return nil, false
 	}
 	if ptr.Deref(cj.Spec.Suspend, false) {
-		r.setValid(cj, status, metav1.ConditionTrue, ReasonScheduleValid, scheduleValidMessage)
+		r.setValid(cj, status, metav1.ConditionTrue, musterv1.FleetCronJobReasonScheduleValid, scheduleValidMessage)
 		status.NextScheduleTime = nil
 		return nil, false
 	}
@@ -248,17 +233,17 @@ func (r *Reconciler) runSlot(ctx context.Context, cj *musterv1.FleetCronJob, sta
 	switch cj.Spec.ConcurrencyPolicy {
 	case musterv1.ConcurrencyForbid:
 		if len(active) > 0 {
-			r.Recorder.Eventf(cj, nil, corev1.EventTypeNormal, ReasonAlreadyActive, "Schedule",
+			r.Recorder.Eventf(cj, nil, corev1.EventTypeNormal, musterv1.FleetCronJobReasonJobAlreadyActive, "Schedule",
 				"not starting the run for %s: concurrencyPolicy Forbid and %d runs are active", slot.Format(time.RFC3339), len(active))
 			return false, nil
 		}
 	case musterv1.ConcurrencyReplace:
 		for _, c := range active {
 			if err := r.Client.Delete(ctx, c.obj, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
-				r.Recorder.Eventf(cj, c.obj, corev1.EventTypeWarning, ReasonFailedDelete, "Replace", "deleting active run %s: %v", c.obj.GetName(), err)
+				r.Recorder.Eventf(cj, c.obj, corev1.EventTypeWarning, musterv1.FleetCronJobReasonFailedDelete, "Replace", "deleting active run %s: %v", c.obj.GetName(), err)
 				return false, fmt.Errorf("replacing %s: %w", c.obj.GetName(), err)
 			}
-			r.Recorder.Eventf(cj, c.obj, corev1.EventTypeNormal, ReasonReplaced, "Replace", "deleted active run %s (concurrencyPolicy Replace)", c.obj.GetName())
+			r.Recorder.Eventf(cj, c.obj, corev1.EventTypeNormal, musterv1.ReasonSuccessfulDelete, "Replace", "deleted active run %s (concurrencyPolicy Replace)", c.obj.GetName())
 			status.Active = slices.DeleteFunc(status.Active, func(ref corev1.ObjectReference) bool { return ref.UID == c.obj.GetUID() })
 		}
 	}
@@ -270,10 +255,10 @@ func (r *Reconciler) runSlot(ctx context.Context, cj *musterv1.FleetCronJob, sta
 		return false, nil
 	}
 	if err != nil {
-		r.Recorder.Eventf(cj, nil, corev1.EventTypeWarning, ReasonFailedCreate, "Create", "creating run %s for %s: %v", name, slot.Format(time.RFC3339), err)
+		r.Recorder.Eventf(cj, nil, corev1.EventTypeWarning, musterv1.ReasonFailedCreate, "Create", "creating run %s for %s: %v", name, slot.Format(time.RFC3339), err)
 		return false, fmt.Errorf("creating the run for %s: %w", slot.Format(time.RFC3339), err)
 	}
-	r.Recorder.Eventf(cj, obj, corev1.EventTypeNormal, ReasonCreated, "Create", "created %s for %s", name, slot.Format(time.RFC3339))
+	r.Recorder.Eventf(cj, obj, corev1.EventTypeNormal, musterv1.ReasonSuccessfulCreate, "Create", "created %s for %s", name, slot.Format(time.RFC3339))
 	lag := r.Clock.Now().Sub(slot)
 	hubmetrics.CronScheduleLag.WithLabelValues(childKind(cj)).Observe(lag.Seconds())
 	log.FromContext(ctx).V(2).Info("created the run of a slot", "run", name, "slot", slot, "lag", lag)
@@ -427,10 +412,10 @@ func (r *Reconciler) reportLeftActive(ctx context.Context, cj *musterv1.FleetCro
 		if !c.succeeded {
 			outcome = "Failed"
 		}
-		r.Recorder.Eventf(cj, c.obj, corev1.EventTypeNormal, ReasonSawCompleted, "Track", "saw run %s finish: %s", c.obj.GetName(), outcome)
+		r.Recorder.Eventf(cj, c.obj, corev1.EventTypeNormal, musterv1.FleetCronJobReasonSawCompletedJob, "Track", "saw run %s finish: %s", c.obj.GetName(), outcome)
 	}
 	for _, ref := range missing {
-		r.Recorder.Eventf(cj, nil, corev1.EventTypeNormal, ReasonMissing, "Track", "active run %s went missing", ref.Name)
+		r.Recorder.Eventf(cj, nil, corev1.EventTypeNormal, musterv1.FleetCronJobReasonMissingJob, "Track", "active run %s went missing", ref.Name)
 	}
 	return nil
 }
@@ -477,10 +462,10 @@ func (r *Reconciler) cleanHistory(ctx context.Context, cj *musterv1.FleetCronJob
 		for i := 0; i < len(group.list)-int(group.limit); i++ {
 			c := group.list[i]
 			if err := r.Client.Delete(ctx, c.obj, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
-				r.Recorder.Eventf(cj, c.obj, corev1.EventTypeWarning, ReasonFailedDelete, "Delete", "deleting finished run %s: %v", c.obj.GetName(), err)
+				r.Recorder.Eventf(cj, c.obj, corev1.EventTypeWarning, musterv1.FleetCronJobReasonFailedDelete, "Delete", "deleting finished run %s: %v", c.obj.GetName(), err)
 				return fmt.Errorf("deleting old run %s: %w", c.obj.GetName(), err)
 			}
-			r.Recorder.Eventf(cj, c.obj, corev1.EventTypeNormal, ReasonHistoryDeleted, "Delete", "deleted finished run %s beyond the history limit", c.obj.GetName())
+			r.Recorder.Eventf(cj, c.obj, corev1.EventTypeNormal, musterv1.ReasonSuccessfulDelete, "Delete", "deleted finished run %s beyond the history limit", c.obj.GetName())
 		}
 	}
 	return nil

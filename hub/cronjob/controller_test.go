@@ -37,7 +37,7 @@ func TestDueSlotCreatesItsChild(t *testing.T) {
 			got.Active[0].Name == slotName(f.m1) && got.NextScheduleTime != nil && got.NextScheduleTime.Time.Equal(f.m1.Add(time.Minute))
 		return ok, ""
 	})
-	f.expectEvent(cronjob.ReasonCreated)
+	f.expectEvent(musterv1.ReasonSuccessfulCreate)
 }
 
 func TestOnlyTheMostRecentMissedSlotRuns(t *testing.T) {
@@ -52,7 +52,7 @@ func TestMoreThanAHundredMissedSlotsIsAnEvent(t *testing.T) {
 	cj := f.cron("* * * * *")
 	f.tick(cj, 3*time.Hour)
 	f.waitChildren(slotName(f.m1.Add(179 * time.Minute)))
-	f.expectEvent(cronjob.ReasonTooManyMissed)
+	f.expectEvent(musterv1.FleetCronJobReasonTooManyMissedTimes)
 }
 
 func TestStartingDeadlineSkipsALateSlot(t *testing.T) {
@@ -94,7 +94,7 @@ func TestForbidSkipsWhileARunIsActive(t *testing.T) {
 	f.tick(cj, time.Minute)
 	time.Sleep(300 * time.Millisecond)
 	f.waitChildren(first)
-	f.expectEvent(cronjob.ReasonAlreadyActive)
+	f.expectEvent(musterv1.FleetCronJobReasonJobAlreadyActive)
 	// As upstream, the skipped slot stays due: without startingDeadlineSeconds it starts
 	// late, once the blocking run finished.
 	f.finish(first, true)
@@ -111,7 +111,7 @@ func TestForbidWithADeadlineDropsTheSkippedSlot(t *testing.T) {
 	first := slotName(f.m1)
 	f.waitChildren(first)
 	f.tick(cj, time.Minute)
-	f.expectEvent(cronjob.ReasonAlreadyActive)
+	f.expectEvent(musterv1.FleetCronJobReasonJobAlreadyActive)
 	// The run ends 35s after the skipped slot: past its 20s deadline, it never starts.
 	f.tick(cj, 30*time.Second)
 	f.finish(first, true)
@@ -246,14 +246,14 @@ func TestAScheduleThatSlippedThroughIsReported(t *testing.T) {
 			})
 			f.eventually("ScheduleValid=False", func() (bool, string) {
 				c := meta.FindStatusCondition(f.get(cj).Status.Conditions, musterv1.FleetCronJobScheduleValid)
-				return c != nil && c.Status == metav1.ConditionFalse && c.Reason == cronjob.ReasonInvalidSchedule && contains(c.Message, tc.want), ""
+				return c != nil && c.Status == metav1.ConditionFalse && c.Reason == musterv1.FleetCronJobReasonInvalidSchedule && contains(c.Message, tc.want), ""
 			})
 			f.tick(cj, 10*time.Minute)
 			time.Sleep(200 * time.Millisecond)
 			if n := len(f.fleetJobs()); n != 0 {
 				t.Fatal("an invalid schedule ran")
 			}
-			f.expectEvent(cronjob.ReasonInvalidSchedule)
+			f.expectEvent(musterv1.FleetCronJobReasonInvalidSchedule)
 		})
 	}
 }
@@ -284,7 +284,7 @@ func TestAScheduleThatNeverFiresIsReportedAndOthersStillRun(t *testing.T) {
 		f.eventually(cj.Name+" ScheduleValid=False", func() (bool, string) {
 			got := f.get(cj).Status
 			c := meta.FindStatusCondition(got.Conditions, musterv1.FleetCronJobScheduleValid)
-			ok := c != nil && c.Status == metav1.ConditionFalse && c.Reason == cronjob.ReasonInvalidSchedule &&
+			ok := c != nil && c.Status == metav1.ConditionFalse && c.Reason == musterv1.FleetCronJobReasonInvalidSchedule &&
 				c.Message == fmt.Sprintf("schedule %q never fires: no time matches it", cj.Spec.Schedule) && got.NextScheduleTime == nil
 			return ok, fmt.Sprintf("%+v", got)
 		})
@@ -293,7 +293,7 @@ func TestAScheduleThatNeverFiresIsReportedAndOthersStillRun(t *testing.T) {
 	f.waitChildren(slotName(f.m1))
 	f.tick(healthy, time.Minute)
 	f.waitChildren(slotName(f.m1), slotName(f.m1.Add(time.Minute)))
-	f.expectEvent(cronjob.ReasonInvalidSchedule)
+	f.expectEvent(musterv1.FleetCronJobReasonInvalidSchedule)
 }
 
 // A schedule can pass admission and still run out of slots: February 29th has none from
@@ -307,7 +307,7 @@ func TestAScheduleWithNoNextSlotIsReportedOnce(t *testing.T) {
 	f.eventually("ScheduleValid=False", func() (bool, string) {
 		got := f.get(cj).Status
 		c := meta.FindStatusCondition(got.Conditions, musterv1.FleetCronJobScheduleValid)
-		return c != nil && c.Status == metav1.ConditionFalse && c.Reason == cronjob.ReasonInvalidSchedule && c.Message == want && got.NextScheduleTime == nil, fmt.Sprintf("%+v", got)
+		return c != nil && c.Status == metav1.ConditionFalse && c.Reason == musterv1.FleetCronJobReasonInvalidSchedule && c.Message == want && got.NextScheduleTime == nil, fmt.Sprintf("%+v", got)
 	})
 	rv := f.get(cj).ResourceVersion
 	time.Sleep(2 * time.Second)

@@ -118,7 +118,7 @@ func TestReplaceLeavesFinishedRunsAlone(t *testing.T) {
 	f.finish(slotName(f.m1), true)
 	f.tick(cj, time.Minute)
 	f.keeps(slotName(f.m1), slotName(f.m1.Add(time.Minute)))
-	if slices.Contains(f.eventReasons(), cronjob.ReasonReplaced) {
+	if slices.Contains(f.eventReasons(), musterv1.ReasonSuccessfulDelete) {
 		t.Error("Replace deleted a finished run")
 	}
 }
@@ -133,7 +133,7 @@ func TestReplaceStopsEveryActiveRun(t *testing.T) {
 	f.update(cj, func(cj *musterv1.FleetCronJob) { cj.Spec.ConcurrencyPolicy = musterv1.ConcurrencyReplace })
 	f.tick(cj, time.Minute)
 	f.waitChildren(slotName(f.m1.Add(2 * time.Minute)))
-	f.expectEvent(cronjob.ReasonReplaced)
+	f.expectEvent(musterv1.ReasonSuccessfulDelete)
 }
 
 func TestSuspendKeepsRunsThatAlreadyStarted(t *testing.T) {
@@ -168,7 +168,7 @@ func TestAHistoryLimitOfZeroDeletesRunsAsTheyFinish(t *testing.T) {
 	f.waitChildren(slotName(f.m1.Add(time.Minute)))
 	f.finish(slotName(f.m1.Add(time.Minute)), false)
 	f.waitChildren()
-	f.expectEvent(cronjob.ReasonHistoryDeleted)
+	f.expectEvent(musterv1.ReasonSuccessfulDelete)
 }
 
 func TestJobsTheCronDoesNotOwnAreIgnored(t *testing.T) {
@@ -250,8 +250,8 @@ func TestADeadlineBoundsTheMissedSlotCount(t *testing.T) {
 	cj := f.cron("* * * * *", func(cj *musterv1.FleetCronJob) { cj.Spec.StartingDeadlineSeconds = ptr.To[int64](600) })
 	f.tick(cj, 3*time.Hour)
 	f.waitChildren(slotName(f.m1.Add(179 * time.Minute)))
-	f.expectEvent(cronjob.ReasonCreated)
-	if slices.Contains(f.eventReasons(), cronjob.ReasonTooManyMissed) {
+	f.expectEvent(musterv1.ReasonSuccessfulCreate)
+	if slices.Contains(f.eventReasons(), musterv1.FleetCronJobReasonTooManyMissedTimes) {
 		t.Error("TooManyMissedTimes reported although only 10 slots fall within the deadline")
 	}
 }

@@ -177,11 +177,11 @@ func (r *Reconciler) place(ctx context.Context, fj *musterv1.FleetJob) (ctrl.Res
 	status := fj.Status.DeepCopy()
 	if len(shards) == 0 {
 		hubmetrics.PlacementDecisions.WithLabelValues("FleetJob", hubmetrics.OutcomeNoEligibleClusters).Inc()
-		if c := meta.FindStatusCondition(fj.Status.Conditions, musterv1.FleetJobScheduled); c == nil || c.Reason != ReasonNoEligibleClusters {
+		if c := meta.FindStatusCondition(fj.Status.Conditions, musterv1.FleetJobScheduled); c == nil || c.Reason != musterv1.ReasonNoEligibleClusters {
 			log.FromContext(ctx).Info("no member cluster can take the FleetJob; it waits for one", "excluded", clusters.DescribeExcluded(excluded))
 		}
 		meta.SetStatusCondition(&status.Conditions, metav1.Condition{
-			Type: musterv1.FleetJobScheduled, Status: metav1.ConditionFalse, Reason: ReasonNoEligibleClusters,
+			Type: musterv1.FleetJobScheduled, Status: metav1.ConditionFalse, Reason: musterv1.ReasonNoEligibleClusters,
 			Message: "no member cluster can take the job; " + clusters.DescribeExcluded(excluded), ObservedGeneration: fj.Generation,
 		})
 		status.Phase = musterv1.JobPending
@@ -215,13 +215,13 @@ func (r *Reconciler) place(ctx context.Context, fj *musterv1.FleetJob) (ctrl.Res
 		return ctrl.Result{}, err
 	}
 	meta.SetStatusCondition(&status.Conditions, metav1.Condition{
-		Type: musterv1.FleetJobScheduled, Status: metav1.ConditionTrue, Reason: ReasonPlaced,
+		Type: musterv1.FleetJobScheduled, Status: metav1.ConditionTrue, Reason: musterv1.FleetJobReasonPlaced,
 		Message: placedMessage(fj.Spec.Placement.Mode, names), ObservedGeneration: fj.Generation,
 	})
 	status.Phase = musterv1.JobPending
 	hubmetrics.PlacementDecisions.WithLabelValues("FleetJob", hubmetrics.OutcomePlaced).Inc()
 	log.FromContext(ctx).V(2).Info("placed the FleetJob", "mode", fj.Spec.Placement.Mode, "clusters", clusters.Names(names))
-	r.Recorder.Eventf(fj, nil, corev1.EventTypeNormal, ReasonPlaced, "Place", "%s", placedMessage(fj.Spec.Placement.Mode, names))
+	r.Recorder.Eventf(fj, nil, corev1.EventTypeNormal, musterv1.FleetJobReasonPlaced, "Place", "%s", placedMessage(fj.Spec.Placement.Mode, names))
 	return requeueOnConflict(r.updateStatus(ctx, fj, *status))
 }
 
@@ -234,10 +234,10 @@ func (r *Reconciler) nameTaken(ctx context.Context, fj *musterv1.FleetJob, works
 	}
 	msg := fmt.Sprintf("Work %s/%s, which would carry a shard, belongs to FleetJob %s/%s: rename this FleetJob or its WorkloadSpread subset",
 		taken.Namespace, taken.Name, taken.Labels[musterv1.FleetJobNamespaceLabel], taken.Labels[musterv1.FleetJobNameLabel])
-	if c := meta.FindStatusCondition(fj.Status.Conditions, musterv1.FleetJobScheduled); c == nil || c.Reason != ReasonShardNameTaken {
-		r.Recorder.Eventf(fj, nil, corev1.EventTypeWarning, ReasonShardNameTaken, "Place", "%s", msg)
+	if c := meta.FindStatusCondition(fj.Status.Conditions, musterv1.FleetJobScheduled); c == nil || c.Reason != musterv1.ReasonShardNameTaken {
+		r.Recorder.Eventf(fj, nil, corev1.EventTypeWarning, musterv1.ReasonShardNameTaken, "Place", "%s", msg)
 	}
-	return &metav1.Condition{Type: musterv1.FleetJobScheduled, Status: metav1.ConditionFalse, Reason: ReasonShardNameTaken, Message: msg, ObservedGeneration: fj.Generation}, nil
+	return &metav1.Condition{Type: musterv1.FleetJobScheduled, Status: metav1.ConditionFalse, Reason: musterv1.ReasonShardNameTaken, Message: msg, ObservedGeneration: fj.Generation}, nil
 }
 
 // suspend stops a shard: its Job is suspended, so its pods are removed without counting
@@ -256,7 +256,7 @@ func (r *Reconciler) suspend(ctx context.Context, fj *musterv1.FleetJob, w *must
 	if err := r.Client.Update(ctx, w); err != nil {
 		return fmt.Errorf("suspending the shard in %s: %w", s.describe(), err)
 	}
-	r.Recorder.Eventf(fj, nil, corev1.EventTypeWarning, "ShardStopped", "Suspend", "suspended the shard in %s after another shard failed", s.describe())
+	r.Recorder.Eventf(fj, nil, corev1.EventTypeWarning, musterv1.FleetJobReasonShardStopped, "Suspend", "suspended the shard in %s after another shard failed", s.describe())
 	return nil
 }
 

@@ -18,16 +18,6 @@ import (
 	"github.com/musterhq/muster/placement/division"
 )
 
-// Condition reasons.
-const (
-	ReasonPlaced             = "Placed"
-	ReasonNoEligibleClusters = "NoEligibleClusters"
-	ReasonShardNameTaken     = "ShardNameTaken"
-	ReasonShardsCompleted    = "ShardsCompleted"
-	ReasonShardFailed        = "ShardFailed"
-	ReasonShardsFailed       = "ShardsFailed"
-)
-
 // place decides the shards of a FleetJob that has none yet. eligible are the clusters the
 // placement allows, sorted; fit counts each one's nodes that fit the pod template (the
 // inventory's view of free capacity). It returns no shard when nothing can run.
@@ -213,7 +203,7 @@ func summarize(fj *musterv1.FleetJob, shards []shardState, now time.Time) (muste
 	failFast := fj.Spec.ShardFailurePolicy != musterv1.ShardContinue
 	switch {
 	case len(failed) > 0 && failFast:
-		setCond(musterv1.FleetJobFailed, metav1.ConditionTrue, ReasonShardFailed, fmt.Sprintf("the shard in %s failed%s", describeKey(shards, failed[0]), shardFailure(shards, failed[0])))
+		setCond(musterv1.FleetJobFailed, metav1.ConditionTrue, musterv1.FleetJobReasonShardFailed, fmt.Sprintf("the shard in %s failed%s", describeKey(shards, failed[0]), shardFailure(shards, failed[0])))
 		for _, s := range shards {
 			if !slices.Contains(finished, s.key()) && !s.suspend {
 				stop = append(stop, s.key())
@@ -224,9 +214,9 @@ func summarize(fj *musterv1.FleetJob, shards []shardState, now time.Time) (muste
 		for i, k := range failed {
 			described[i] = describeKey(shards, k)
 		}
-		setCond(musterv1.FleetJobFailed, metav1.ConditionTrue, ReasonShardsFailed, shardsFailedMessage(described))
+		setCond(musterv1.FleetJobFailed, metav1.ConditionTrue, musterv1.FleetJobReasonShardsFailed, shardsFailedMessage(described))
 	case len(shards) > 0 && len(finished) == len(shards):
-		setCond(musterv1.FleetJobComplete, metav1.ConditionTrue, ReasonShardsCompleted, fmt.Sprintf("%d pods succeeded in %d clusters", status.Succeeded, len(shards)))
+		setCond(musterv1.FleetJobComplete, metav1.ConditionTrue, musterv1.FleetJobReasonShardsCompleted, fmt.Sprintf("%d pods succeeded in %d clusters", status.Succeeded, len(shards)))
 	}
 	if finishedFleet(&status) && status.CompletionTime == nil {
 		status.CompletionTime = &metav1.Time{Time: now}

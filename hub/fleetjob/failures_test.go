@@ -18,7 +18,6 @@ import (
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/e2e/envtest"
-	"github.com/musterhq/muster/hub/shards"
 )
 
 // badName is what a member API server says about a container named Bad_Name.
@@ -110,11 +109,11 @@ func TestShardRefusedByItsMemberIsReportedOnTheFleetJob(t *testing.T) {
 	f := newFixture(t)
 	f.create(duplicate(f))
 	f.waitShards("@" + f.c1 + "=2 @" + f.c2 + "=2")
-	f.waitCondition(musterv1.FleetJobShardsApplied, metav1.ConditionUnknown, shards.ReasonApplying, nil)
+	f.waitCondition(musterv1.FleetJobShardsApplied, metav1.ConditionUnknown, musterv1.ReasonApplying, nil)
 
 	f.agentApplies(f.c1, "", batchv1.JobStatus{Active: 1})
 	f.agentApplies(f.c2, badName, batchv1.JobStatus{})
-	c := f.waitCondition(musterv1.FleetJobShardsApplied, metav1.ConditionFalse, shards.ReasonApplyFailed, nil)
+	c := f.waitCondition(musterv1.FleetJobShardsApplied, metav1.ConditionFalse, musterv1.ReasonApplyFailed, nil)
 	if want := "cluster " + f.c2 + ": " + badName; c.Message != want {
 		t.Errorf("message %q, want %q", c.Message, want)
 	}
@@ -122,13 +121,13 @@ func TestShardRefusedByItsMemberIsReportedOnTheFleetJob(t *testing.T) {
 	for active := int32(2); active <= 4; active++ {
 		f.agentApplies(f.c1, "", batchv1.JobStatus{Active: active})
 		f.agentApplies(f.c2, badName, batchv1.JobStatus{})
-		f.waitCondition(musterv1.FleetJobShardsApplied, metav1.ConditionFalse, shards.ReasonApplyFailed, func(fj *musterv1.FleetJob) bool { return fj.Status.Active == active })
+		f.waitCondition(musterv1.FleetJobShardsApplied, metav1.ConditionFalse, musterv1.ReasonApplyFailed, func(fj *musterv1.FleetJob) bool { return fj.Status.Active == active })
 	}
-	f.expectOneEvent(shards.ReasonApplyFailed, badName)
+	f.expectOneEvent(musterv1.ReasonApplyFailed, badName)
 
 	// The member takes the Job once it is fixed (or its quota freed).
 	f.agentApplies(f.c2, "", batchv1.JobStatus{Active: 2})
-	f.waitCondition(musterv1.FleetJobShardsApplied, metav1.ConditionTrue, shards.ReasonApplied, nil)
+	f.waitCondition(musterv1.FleetJobShardsApplied, metav1.ConditionTrue, musterv1.ReasonApplied, nil)
 }
 
 func TestShardPodsThatCannotScheduleAreReportedOnTheFleetJob(t *testing.T) {
@@ -138,14 +137,14 @@ func TestShardPodsThatCannotScheduleAreReportedOnTheFleetJob(t *testing.T) {
 	f.agentApplies(f.c2, "", batchv1.JobStatus{Active: 2, Ready: ptr.To[int32](2)})
 	for ready := int32(0); ready < 2; ready++ {
 		f.agentApplies(f.c1, "", waiting(2, ready, clock.Now().Add(-time.Minute)))
-		c := f.waitCondition(musterv1.FleetJobPodsSchedulable, metav1.ConditionFalse, shards.ReasonUnschedulable, func(fj *musterv1.FleetJob) bool { return fj.Status.Ready == 2+ready })
+		c := f.waitCondition(musterv1.FleetJobPodsSchedulable, metav1.ConditionFalse, musterv1.ReasonUnschedulable, func(fj *musterv1.FleetJob) bool { return fj.Status.Ready == 2+ready })
 		if want := fmt.Sprintf("cluster %s: %d pods cannot be scheduled: 0/4 nodes are available: 4 Insufficient cpu.", f.c1, 2-ready); c.Message != want {
 			t.Errorf("message %q, want %q", c.Message, want)
 		}
 	}
-	f.expectOneEvent(shards.ReasonUnschedulable, "Insufficient cpu")
+	f.expectOneEvent(musterv1.ReasonUnschedulable, "Insufficient cpu")
 
 	f.agentApplies(f.c1, "", batchv1.JobStatus{Active: 2, Ready: ptr.To[int32](2)})
-	f.waitCondition(musterv1.FleetJobPodsSchedulable, metav1.ConditionTrue, shards.ReasonSchedulable, nil)
-	f.waitCondition(musterv1.FleetJobShardsApplied, metav1.ConditionTrue, shards.ReasonApplied, nil)
+	f.waitCondition(musterv1.FleetJobPodsSchedulable, metav1.ConditionTrue, musterv1.ReasonSchedulable, nil)
+	f.waitCondition(musterv1.FleetJobShardsApplied, metav1.ConditionTrue, musterv1.ReasonApplied, nil)
 }

@@ -8,7 +8,6 @@ import (
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/e2e/envtest"
-	"github.com/musterhq/muster/hub/fleetjob"
 	hubmetrics "github.com/musterhq/muster/hub/metrics"
 )
 
@@ -20,7 +19,7 @@ func TestPlacementIsCountedAndSaidInASentence(t *testing.T) {
 	f := newFixture(t)
 	before := placements(t, hubmetrics.OutcomePlaced)
 	f.create(duplicate(f))
-	c := f.waitCondition(musterv1.FleetJobScheduled, metav1.ConditionTrue, fleetjob.ReasonPlaced, nil)
+	c := f.waitCondition(musterv1.FleetJobScheduled, metav1.ConditionTrue, musterv1.FleetJobReasonPlaced, nil)
 	if want := "placed 2 shards (Duplicate) in clusters " + f.c1 + " and " + f.c2; c.Message != want {
 		t.Errorf("Scheduled message %q, want %q", c.Message, want)
 	}
@@ -35,7 +34,7 @@ func TestNoEligibleClusterIsCountedAndSaidInASentence(t *testing.T) {
 	fj := f.workers(1)
 	fj.Spec.Placement.ClusterSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"region": "nowhere"}}
 	f.create(fj)
-	c := f.waitCondition(musterv1.FleetJobScheduled, metav1.ConditionFalse, fleetjob.ReasonNoEligibleClusters, nil)
+	c := f.waitCondition(musterv1.FleetJobScheduled, metav1.ConditionFalse, musterv1.ReasonNoEligibleClusters, nil)
 	// Other tests' clusters share the API server, so the count varies; the words do not.
 	if !strings.HasPrefix(c.Message, "no member cluster can take the job; ") || !strings.Contains(c.Message, " do not match the cluster selector") || strings.Contains(c.Message, "map[") {
 		t.Errorf("Scheduled message %q: want a sentence counting the clusters the selector does not match", c.Message)

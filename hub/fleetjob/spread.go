@@ -215,9 +215,9 @@ func (r *Reconciler) announceSpreadChange(fj *musterv1.FleetJob, ws *musterv1.Wo
 	if change == "" {
 		return
 	}
-	reason := ReasonSpreadChanged
+	reason := musterv1.FleetJobReasonSpreadChanged
 	if len(current) == 0 {
-		reason = ReasonPlacedBySpread
+		reason = musterv1.FleetJobReasonPlacedBySpread
 	}
 	r.Recorder.Eventf(fj, ws, corev1.EventTypeNormal, reason, "Spread", "WorkloadSpread %s: %s", ws.Name, change)
 }
@@ -228,7 +228,7 @@ func (r *Reconciler) announceSpreadChange(fj *musterv1.FleetJob, ws *musterv1.Wo
 func spreadScheduled(fj *musterv1.FleetJob, ws *musterv1.WorkloadSpread, placed []shardState, placedAny bool) metav1.Condition {
 	if !placedAny && ptr.Deref(fj.Spec.Template.Spec.Parallelism, 1) > 0 {
 		return metav1.Condition{
-			Type: musterv1.FleetJobScheduled, Status: metav1.ConditionFalse, Reason: ReasonNoEligibleClusters, ObservedGeneration: fj.Generation,
+			Type: musterv1.FleetJobScheduled, Status: metav1.ConditionFalse, Reason: musterv1.ReasonNoEligibleClusters, ObservedGeneration: fj.Generation,
 			Message: fmt.Sprintf("WorkloadSpread %s: no subset has a member cluster that can take the job", ws.Name),
 		}
 	}
@@ -237,7 +237,7 @@ func spreadScheduled(fj *musterv1.FleetJob, ws *musterv1.WorkloadSpread, placed 
 		described[i] = s.describe()
 	}
 	return metav1.Condition{
-		Type: musterv1.FleetJobScheduled, Status: metav1.ConditionTrue, Reason: ReasonPlacedBySpread, ObservedGeneration: fj.Generation,
+		Type: musterv1.FleetJobScheduled, Status: metav1.ConditionTrue, Reason: musterv1.FleetJobReasonPlacedBySpread, ObservedGeneration: fj.Generation,
 		Message: spreadPlacedMessage(ws.Name, described),
 	}
 }

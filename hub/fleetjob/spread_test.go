@@ -15,7 +15,6 @@ import (
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/e2e/envtest"
-	"github.com/musterhq/muster/hub/fleetjob"
 )
 
 func TestSpreadPlacesOneShardPerSubsetAndCluster(t *testing.T) {
@@ -40,7 +39,7 @@ func TestSpreadPlacesOneShardPerSubsetAndCluster(t *testing.T) {
 			return false, err.Error()
 		}
 		c := meta.FindStatusCondition(fj.Status.Conditions, musterv1.FleetJobScheduled)
-		return c != nil && c.Reason == fleetjob.ReasonPlacedBySpread && len(fj.Status.Clusters) == 2, fmt.Sprintf("%+v", fj.Status)
+		return c != nil && c.Reason == musterv1.FleetJobReasonPlacedBySpread && len(fj.Status.Clusters) == 2, fmt.Sprintf("%+v", fj.Status)
 	}
 	envtest.Eventually(t, "the FleetJob placed by the spread", placed)
 	if fj.Status.Clusters[0].Subset != "a" || fj.Status.Clusters[1].Subset != "b" {
@@ -50,7 +49,7 @@ func TestSpreadPlacesOneShardPerSubsetAndCluster(t *testing.T) {
 	if fj.Status.Progress != "0/2" || fj.Status.ClusterCount != 2 {
 		t.Errorf("FleetJob progress %q over %d clusters, want 0/2 over 2", fj.Status.Progress, fj.Status.ClusterCount)
 	}
-	env.ExpectEvent(t, f.ns, "workers", fleetjob.ReasonPlacedBySpread)
+	env.ExpectEvent(t, f.ns, "workers", musterv1.FleetJobReasonPlacedBySpread)
 	ws := f.getSpread()
 	if len(ws.Status.Subsets) != 2 || ws.Status.Subsets[0].Replicas != 3 || ws.Status.Subsets[0].MissingReplicas != 0 ||
 		ws.Status.Subsets[1].Replicas != 2 || ws.Status.Subsets[1].MissingReplicas != -1 {
@@ -71,7 +70,7 @@ func TestSpreadFollowsTheJobsParallelism(t *testing.T) {
 	f.waitShards("a@" + f.c1 + "=2")
 	f.scale(6)
 	f.waitShards("a@" + f.c1 + "=3 b@" + f.c2 + "=3")
-	env.ExpectEvent(t, f.ns, "workers", fleetjob.ReasonSpreadChanged)
+	env.ExpectEvent(t, f.ns, "workers", musterv1.FleetJobReasonSpreadChanged)
 }
 
 func TestAdaptiveMovesWaitingPodsAndKeepsTheSubsetOffForTheWindow(t *testing.T) {
@@ -96,10 +95,10 @@ func TestAdaptiveMovesWaitingPodsAndKeepsTheSubsetOffForTheWindow(t *testing.T) 
 	f.update(func(*musterv1.FleetJob) {})
 	f.waitShards("a@" + f.c1 + "=1 b@" + f.c2 + "=4")
 	marked := f.waitSchedulable("a", metav1.ConditionFalse)
-	if marked.Reason != fleetjob.ReasonPodUnschedulable || !marked.LastTransitionTime.Time.Equal(clock.Now()) {
+	if marked.Reason != musterv1.WorkloadSpreadReasonPodUnschedulable || !marked.LastTransitionTime.Time.Equal(clock.Now()) {
 		t.Errorf("subset a %+v, want PodUnschedulable since now", marked)
 	}
-	env.ExpectEvent(t, f.ns, "spread", fleetjob.ReasonPodUnschedulable)
+	env.ExpectEvent(t, f.ns, "spread", musterv1.WorkloadSpreadReasonPodUnschedulable)
 
 	// Within the window new replicas pass a by, even once its pods no longer wait.
 	f.report("a", f.c1, batchv1.JobStatus{Active: 1, Ready: ptr.To[int32](1)})
@@ -125,7 +124,7 @@ func TestFixedSpreadReportsWaitingPodsButMovesNothing(t *testing.T) {
 	f.report("a", f.c1, waiting(3, 0, clock.Now()))
 	clock.Step(time.Hour)
 	f.update(func(*musterv1.FleetJob) {})
-	if c := f.waitSchedulable("a", metav1.ConditionFalse); c.Reason != fleetjob.ReasonPodUnschedulable {
+	if c := f.waitSchedulable("a", metav1.ConditionFalse); c.Reason != musterv1.WorkloadSpreadReasonPodUnschedulable {
 		t.Errorf("subset a %+v, want PodUnschedulable", c)
 	}
 	time.Sleep(300 * time.Millisecond)
@@ -203,10 +202,10 @@ func TestShardNameHeldByAnotherFleetJobIsReportedNotLost(t *testing.T) {
 			return false, err.Error()
 		}
 		c := meta.FindStatusCondition(fj.Status.Conditions, musterv1.FleetJobScheduled)
-		return c != nil && c.Status == metav1.ConditionFalse && c.Reason == fleetjob.ReasonShardNameTaken, fmt.Sprintf("%+v", c)
+		return c != nil && c.Status == metav1.ConditionFalse && c.Reason == musterv1.ReasonShardNameTaken, fmt.Sprintf("%+v", c)
 	})
 	if got := f.shards(); got != "@"+f.c1+"=1" {
 		t.Errorf("the other FleetJob's shard changed: %s", got)
 	}
-	env.ExpectEvent(t, f.ns, "workers", fleetjob.ReasonShardNameTaken)
+	env.ExpectEvent(t, f.ns, "workers", musterv1.ReasonShardNameTaken)
 }

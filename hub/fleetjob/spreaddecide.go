@@ -20,14 +20,6 @@ import (
 	"github.com/musterhq/muster/placement/subsets"
 )
 
-// Reasons of a WorkloadSpread subset's Schedulable condition and of spread events.
-const (
-	ReasonSchedulable      = "Schedulable"
-	ReasonPodUnschedulable = "PodUnschedulable"
-	ReasonPlacedBySpread   = "PlacedBySpread"
-	ReasonSpreadChanged    = "SpreadChanged"
-)
-
 // DefaultUnschedulableWindow is how long an Adaptive spread keeps new pods off a subset
 // whose pods could not be scheduled before trying it again: OpenKruise's fixed 5 minutes.
 const DefaultUnschedulableWindow = 300 * time.Second
@@ -279,7 +271,7 @@ func schedulable(prev *metav1.Condition, shards []shardState, adaptive bool, cri
 			since, message = c.LastTransitionTime.Time, fmt.Sprintf("%s: %s", s.describe(), c.Message)
 		}
 	}
-	ok := metav1.Condition{Type: musterv1.SubsetSchedulable, Status: metav1.ConditionTrue, Reason: ReasonSchedulable, Message: "no pod waits for a node longer than allowed", LastTransitionTime: metav1.NewTime(now)}
+	ok := metav1.Condition{Type: musterv1.SubsetSchedulable, Status: metav1.ConditionTrue, Reason: musterv1.ReasonSchedulable, Message: "no pod waits for a node longer than allowed", LastTransitionTime: metav1.NewTime(now)}
 	if prev != nil && prev.Status == metav1.ConditionTrue {
 		ok.LastTransitionTime = prev.LastTransitionTime
 	}
@@ -287,9 +279,9 @@ func schedulable(prev *metav1.Condition, shards []shardState, adaptive bool, cri
 		if since.IsZero() {
 			return ok, 0
 		}
-		return metav1.Condition{Type: musterv1.SubsetSchedulable, Status: metav1.ConditionFalse, Reason: ReasonPodUnschedulable, Message: message, LastTransitionTime: metav1.NewTime(since)}, 0
+		return metav1.Condition{Type: musterv1.SubsetSchedulable, Status: metav1.ConditionFalse, Reason: musterv1.WorkloadSpreadReasonPodUnschedulable, Message: message, LastTransitionTime: metav1.NewTime(since)}, 0
 	}
-	if prev != nil && prev.Status == metav1.ConditionFalse && prev.Reason == ReasonPodUnschedulable {
+	if prev != nil && prev.Status == metav1.ConditionFalse && prev.Reason == musterv1.WorkloadSpreadReasonPodUnschedulable {
 		if end := prev.LastTransitionTime.Add(window); now.Before(end) {
 			return *prev, end.Sub(now)
 		}
@@ -301,7 +293,7 @@ func schedulable(prev *metav1.Condition, shards []shardState, adaptive bool, cri
 		return ok, critical - waited
 	}
 	return metav1.Condition{
-		Type: musterv1.SubsetSchedulable, Status: metav1.ConditionFalse, Reason: ReasonPodUnschedulable, LastTransitionTime: metav1.NewTime(now),
+		Type: musterv1.SubsetSchedulable, Status: metav1.ConditionFalse, Reason: musterv1.WorkloadSpreadReasonPodUnschedulable, LastTransitionTime: metav1.NewTime(now),
 		Message: fmt.Sprintf("pods waited more than %s for a node (%s); new pods go to later subsets until %s",
 			critical, message, now.Add(window).UTC().Format(time.RFC3339)),
 	}, window

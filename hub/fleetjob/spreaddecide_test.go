@@ -163,13 +163,13 @@ func TestDecideSpread(t *testing.T) {
 		{
 			name: "adaptive: within the window new replicas skip the subset", fj: job(6), strategy: adaptive, max: maxes(3, nil), subsets: []string{"a:m1", "b:m2"},
 			current: []shardState{running("b", "m2", 5)},
-			prev:    []metav1.Condition{{Status: metav1.ConditionFalse, Reason: ReasonPodUnschedulable, LastTransitionTime: metav1.NewTime(now.Add(-100 * time.Second))}},
+			prev:    []metav1.Condition{{Status: metav1.ConditionFalse, Reason: musterv1.WorkloadSpreadReasonPodUnschedulable, LastTransitionTime: metav1.NewTime(now.Add(-100 * time.Second))}},
 			want:    "b/m2=6", requeue: 200 * time.Second,
 		},
 		{
 			name: "adaptive: after the window the subset takes new replicas again", fj: job(6), strategy: adaptive, max: maxes(3, nil), subsets: []string{"a:m1", "b:m2"},
 			current: []shardState{running("b", "m2", 5)},
-			prev:    []metav1.Condition{{Status: metav1.ConditionFalse, Reason: ReasonPodUnschedulable, LastTransitionTime: metav1.NewTime(now.Add(-301 * time.Second))}},
+			prev:    []metav1.Condition{{Status: metav1.ConditionFalse, Reason: musterv1.WorkloadSpreadReasonPodUnschedulable, LastTransitionTime: metav1.NewTime(now.Add(-301 * time.Second))}},
 			want:    "a/m1=1 b/m2=5",
 		},
 		{name: "completions follow the replicas on first placement", fj: job(5, 10), strategy: fixed, max: maxes(3, nil), subsets: []string{"a:m1", "b:m2"}, want: "a/m1=3/6 b/m2=2/4"},
@@ -215,7 +215,7 @@ func TestSpreadStatus(t *testing.T) {
 	if a.Name != "a" || a.Replicas != 0 || a.MissingReplicas != 3 || len(a.Clusters) != 0 {
 		t.Errorf("subset a: %+v, want 0 replicas, 3 missing, no cluster", a)
 	}
-	if c := meta.FindStatusCondition(a.Conditions, musterv1.SubsetSchedulable); c == nil || c.Status != metav1.ConditionFalse || c.Reason != ReasonPodUnschedulable || !c.LastTransitionTime.Time.Equal(now) {
+	if c := meta.FindStatusCondition(a.Conditions, musterv1.SubsetSchedulable); c == nil || c.Status != metav1.ConditionFalse || c.Reason != musterv1.WorkloadSpreadReasonPodUnschedulable || !c.LastTransitionTime.Time.Equal(now) {
 		t.Errorf("subset a Schedulable %+v, want False/PodUnschedulable since now", c)
 	}
 	if b.Replicas != 5 || b.MissingReplicas != -1 || len(b.Clusters) != 2 || b.Clusters[0].Replicas+b.Clusters[1].Replicas != 5 {

@@ -29,12 +29,6 @@ import (
 // conflictRetry is how soon a reconcile that lost an update race runs again.
 const conflictRetry = 100 * time.Millisecond
 
-// Event reasons.
-const (
-	EventAvailable   = "ClusterAvailable"
-	EventUnreachable = "ClusterUnreachable"
-)
-
 // Reconciler keeps MemberClusters' Available condition and unreachable taint in step with
 // their agents' leases.
 type Reconciler struct {
@@ -125,10 +119,10 @@ func (r *Reconciler) recordCondition(ctx context.Context, mc *musterv1.MemberClu
 	switch {
 	case v.Status == metav1.ConditionTrue:
 		log.FromContext(ctx).V(2).Info("the member cluster is available", "cluster", mc.Name)
-		r.Recorder.Eventf(mc, nil, corev1.EventTypeNormal, EventAvailable, "Heartbeat", "%s", v.Message)
+		r.Recorder.Eventf(mc, nil, corev1.EventTypeNormal, musterv1.MemberClusterReasonAvailable, "Heartbeat", "%s", v.Message)
 	case before != nil:
 		log.FromContext(ctx).Info("the member cluster stopped heartbeating", "cluster", mc.Name, "reason", v.Reason, "message", v.Message)
-		r.Recorder.Eventf(mc, nil, corev1.EventTypeWarning, EventUnreachable, "Heartbeat", "%s", v.Message)
+		r.Recorder.Eventf(mc, nil, corev1.EventTypeWarning, musterv1.MemberClusterReasonUnreachable, "Heartbeat", "%s", v.Message)
 	}
 	return nil
 }

@@ -11,13 +11,6 @@ import (
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 )
 
-// Condition reasons.
-const (
-	ReasonAgentRenewing = "AgentRenewing"
-	ReasonAgentStopped  = "AgentStoppedRenewing"
-	ReasonLeaseNotFound = "LeaseNotFound"
-)
-
 // LeaseName is the agent's heartbeat Lease in its member namespace.
 const LeaseName = "muster-agent"
 
@@ -33,19 +26,19 @@ type Availability struct {
 // Evaluate judges a cluster from its agent's lease (nil when there is none).
 func Evaluate(now time.Time, lease *coordinationv1.Lease, grace time.Duration) Availability {
 	if lease == nil || lease.Spec.RenewTime == nil {
-		return Availability{Status: metav1.ConditionUnknown, Reason: ReasonLeaseNotFound, Message: "the agent has not renewed its lease yet"}
+		return Availability{Status: metav1.ConditionUnknown, Reason: musterv1.MemberClusterReasonLeaseNotFound, Message: "the agent has not renewed its lease yet"}
 	}
 	age := now.Sub(lease.Spec.RenewTime.Time)
 	if age > grace {
 		return Availability{
 			Status:  metav1.ConditionUnknown,
-			Reason:  ReasonAgentStopped,
+			Reason:  musterv1.MemberClusterReasonAgentStoppedRenewing,
 			Message: fmt.Sprintf("the agent last renewed its lease %s ago (grace period %s)", age.Round(time.Second), grace),
 		}
 	}
 	return Availability{
 		Status:       metav1.ConditionTrue,
-		Reason:       ReasonAgentRenewing,
+		Reason:       musterv1.MemberClusterReasonAgentRenewing,
 		Message:      "the agent renews its lease",
 		RecheckAfter: grace - age + time.Second,
 	}

@@ -8,6 +8,8 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 )
 
 func TestEvaluate(t *testing.T) {
@@ -22,12 +24,12 @@ func TestEvaluate(t *testing.T) {
 		wantReason  string
 		wantRecheck time.Duration
 	}{
-		{name: "no lease yet", wantStatus: metav1.ConditionUnknown, wantReason: ReasonLeaseNotFound},
-		{name: "lease without renew time", lease: &coordinationv1.Lease{}, wantStatus: metav1.ConditionUnknown, wantReason: ReasonLeaseNotFound},
-		{name: "just renewed", lease: renewedAgo(0), wantStatus: metav1.ConditionTrue, wantReason: ReasonAgentRenewing, wantRecheck: 41 * time.Second},
-		{name: "renewed 30s ago", lease: renewedAgo(30 * time.Second), wantStatus: metav1.ConditionTrue, wantReason: ReasonAgentRenewing, wantRecheck: 11 * time.Second},
-		{name: "exactly at the grace period", lease: renewedAgo(40 * time.Second), wantStatus: metav1.ConditionTrue, wantReason: ReasonAgentRenewing, wantRecheck: time.Second},
-		{name: "past the grace period", lease: renewedAgo(41 * time.Second), wantStatus: metav1.ConditionUnknown, wantReason: ReasonAgentStopped},
+		{name: "no lease yet", wantStatus: metav1.ConditionUnknown, wantReason: musterv1.MemberClusterReasonLeaseNotFound},
+		{name: "lease without renew time", lease: &coordinationv1.Lease{}, wantStatus: metav1.ConditionUnknown, wantReason: musterv1.MemberClusterReasonLeaseNotFound},
+		{name: "just renewed", lease: renewedAgo(0), wantStatus: metav1.ConditionTrue, wantReason: musterv1.MemberClusterReasonAgentRenewing, wantRecheck: 41 * time.Second},
+		{name: "renewed 30s ago", lease: renewedAgo(30 * time.Second), wantStatus: metav1.ConditionTrue, wantReason: musterv1.MemberClusterReasonAgentRenewing, wantRecheck: 11 * time.Second},
+		{name: "exactly at the grace period", lease: renewedAgo(40 * time.Second), wantStatus: metav1.ConditionTrue, wantReason: musterv1.MemberClusterReasonAgentRenewing, wantRecheck: time.Second},
+		{name: "past the grace period", lease: renewedAgo(41 * time.Second), wantStatus: metav1.ConditionUnknown, wantReason: musterv1.MemberClusterReasonAgentStoppedRenewing},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

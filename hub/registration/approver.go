@@ -97,12 +97,12 @@ func (a *Approver) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 	logger := log.FromContext(ctx).WithValues("csr", csr.Name, "cluster", cluster)
 	switch decision {
 	case Deny:
-		csr.Status.Conditions = append(csr.Status.Conditions, musterv1.DenialCondition(ReasonKeyMismatch, why))
+		csr.Status.Conditions = append(csr.Status.Conditions, musterv1.DenialCondition(musterv1.ReasonAgentKeyMismatch, why))
 		if _, err := a.Clientset.CertificatesV1().CertificateSigningRequests().UpdateApproval(ctx, csr.Name, &csr, metav1.UpdateOptions{}); err != nil {
 			return a.retryOnConflict(fmt.Errorf("denying CSR %s: %w", csr.Name, err))
 		}
 		if exists && a.Recorder != nil {
-			a.Recorder.Eventf(&mc, nil, corev1.EventTypeWarning, ReasonKeyMismatch, "DenyCertificate", "denied certificate request %s by %s: %s", csr.Name, csr.Spec.Username, why)
+			a.Recorder.Eventf(&mc, nil, corev1.EventTypeWarning, musterv1.ReasonAgentKeyMismatch, "DenyCertificate", "denied certificate request %s by %s: %s", csr.Name, csr.Spec.Username, why)
 		}
 		logger.Info("denied agent certificate", "requester", csr.Spec.Username, "why", why)
 		return ctrl.Result{}, nil
@@ -116,7 +116,7 @@ func (a *Approver) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 		}
 		return ctrl.Result{}, err
 	}
-	csr.Status.Conditions = append(csr.Status.Conditions, musterv1.ApprovalCondition("MusterHubApproved", why))
+	csr.Status.Conditions = append(csr.Status.Conditions, musterv1.ApprovalCondition(musterv1.CSRReasonApprovedByHub, why))
 	if _, err := a.Clientset.CertificatesV1().CertificateSigningRequests().UpdateApproval(ctx, csr.Name, &csr, metav1.UpdateOptions{}); err != nil {
 		return a.retryOnConflict(fmt.Errorf("approving CSR %s: %w", csr.Name, err))
 	}
@@ -148,9 +148,6 @@ func (a *Approver) decide(ctx context.Context, r client.Reader, csr *certificate
 	decision, why := Decide(csr, facts)
 	return exists, decision, why, nil
 }
-
-// ReasonKeyMismatch is the reason of a denied request and of its event.
-const ReasonKeyMismatch = "AgentKeyMismatch"
 
 // BindKey records the key of csr, about to be approved, as mc's agent key. The write is
 // made before the approval and under the optimistic lock, so two joins racing for an

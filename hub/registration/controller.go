@@ -29,13 +29,6 @@ import (
 // conflictRetry is how soon a reconcile that lost an update race runs again.
 const conflictRetry = 100 * time.Millisecond
 
-// Event reasons.
-const (
-	ReasonAccepted    = "ClusterAccepted"
-	ReasonNotAccepted = "ClusterNotAccepted"
-	ReasonRevoked     = "ClusterAccessRevoked"
-)
-
 // rbacObject is any of the RBAC kinds the reconciler manages.
 type rbacObject interface {
 	client.Object
@@ -108,7 +101,7 @@ func (r *Reconciler) admit(ctx context.Context, mc *musterv1.MemberCluster) erro
 			return err
 		}
 	}
-	return r.setAccepted(ctx, mc, metav1.ConditionTrue, ReasonAccepted, "the hub administrator accepted the cluster")
+	return r.setAccepted(ctx, mc, metav1.ConditionTrue, musterv1.MemberClusterReasonAccepted, "the hub administrator accepted the cluster")
 }
 
 // releaseWorks removes the agent's finalizer from the Works of a cluster that left the
@@ -168,10 +161,10 @@ func (r *Reconciler) revoke(ctx context.Context, mc *musterv1.MemberCluster) err
 		}
 	}
 	if revoked {
-		r.Recorder.Eventf(mc, nil, corev1.EventTypeWarning, ReasonRevoked, "Revoke", "removed the RBAC bindings of cluster %s's agent", mc.Name)
+		r.Recorder.Eventf(mc, nil, corev1.EventTypeWarning, musterv1.MemberClusterReasonAccessRevoked, "Revoke", "removed the RBAC bindings of cluster %s's agent", mc.Name)
 		log.FromContext(ctx).Info("revoked cluster access", "cluster", mc.Name)
 	}
-	return r.setAccepted(ctx, mc, metav1.ConditionFalse, ReasonNotAccepted, "waiting for `musterctl accept "+mc.Name+"`")
+	return r.setAccepted(ctx, mc, metav1.ConditionFalse, musterv1.MemberClusterReasonNotAccepted, "waiting for `musterctl accept "+mc.Name+"`")
 }
 
 func (r *Reconciler) setAccepted(ctx context.Context, mc *musterv1.MemberCluster, status metav1.ConditionStatus, reason, message string) error {

@@ -69,7 +69,7 @@ func TestUnacceptedClusterGetsNoNamespaceOrRBAC(t *testing.T) {
 	newCluster(t, "pending", false)
 	eventually(t, "Accepted=False", func(ctx context.Context) (bool, error) {
 		c, err := acceptedCondition(ctx, "pending")
-		return c != nil && c.Status == metav1.ConditionFalse && c.Reason == registration.ReasonNotAccepted, err
+		return c != nil && c.Status == metav1.ConditionFalse && c.Reason == musterv1.MemberClusterReasonNotAccepted, err
 	})
 	ctx := t.Context()
 	if exists(ctx, &corev1.Namespace{}, "", musterv1.MemberNamespace("pending")) {
@@ -295,7 +295,7 @@ func TestRotationByTheCurrentHolderIsApprovedAndMovesTheKey(t *testing.T) {
 	forged := createCSR(t, stale, req)
 	eventually(t, "the rotation with the old certificate to be denied", func(ctx context.Context) (bool, error) {
 		reason, err := deniedFor(ctx, forged.Name)
-		return reason == registration.ReasonKeyMismatch, err
+		return reason == musterv1.ReasonAgentKeyMismatch, err
 	})
 
 	// A bootstrap join with the cluster's bound key still waits for musterctl accept.
@@ -314,7 +314,7 @@ func TestTakeoverJoinIsDeniedWithAnEvent(t *testing.T) {
 	takeover := createCSR(t, asBootstrap(t), agentCSR(t, "zeta"))
 	eventually(t, "the takeover to be denied", func(ctx context.Context) (bool, error) {
 		reason, err := deniedFor(ctx, takeover.Name)
-		return reason == registration.ReasonKeyMismatch, err
+		return reason == musterv1.ReasonAgentKeyMismatch, err
 	})
 	eventually(t, "a warning event on zeta", func(ctx context.Context) (bool, error) {
 		var evs eventsv1.EventList
@@ -322,7 +322,7 @@ func TestTakeoverJoinIsDeniedWithAnEvent(t *testing.T) {
 			return false, err
 		}
 		for _, e := range evs.Items {
-			if e.Regarding.Name == "zeta" && e.Reason == registration.ReasonKeyMismatch && strings.Contains(e.Note, takeover.Name) {
+			if e.Regarding.Name == "zeta" && e.Reason == musterv1.ReasonAgentKeyMismatch && strings.Contains(e.Note, takeover.Name) {
 				return true, nil
 			}
 		}
@@ -348,7 +348,7 @@ func TestClusterBoundTokenIsDeniedForAnotherName(t *testing.T) {
 	csr := createCSR(t, asBootstrap(t, registration.TokenClusterGroupPrefix+"theta"), agentCSR(t, "eta"))
 	eventually(t, "the request to be denied", func(ctx context.Context) (bool, error) {
 		reason, err := deniedFor(ctx, csr.Name)
-		return reason == registration.ReasonKeyMismatch, err
+		return reason == musterv1.ReasonAgentKeyMismatch, err
 	})
 }
 
@@ -396,7 +396,7 @@ func TestRekeyReplacesTheBoundKey(t *testing.T) {
 	renewal := createCSR(t, newAgent, req)
 	eventually(t, "the lost key's rotation denied and the new key's approved", func(ctx context.Context) (bool, error) {
 		reason, err := deniedFor(ctx, old.Name)
-		if err != nil || reason != registration.ReasonKeyMismatch {
+		if err != nil || reason != musterv1.ReasonAgentKeyMismatch {
 			return false, err
 		}
 		return approved(ctx, renewal.Name)

@@ -12,16 +12,6 @@ import (
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 )
 
-// Reasons of the ShardsApplied and PodsSchedulable conditions of FleetJobs and hub
-// BroadcastJobs.
-const (
-	ReasonApplied       = "Applied"
-	ReasonApplying      = "Applying"
-	ReasonApplyFailed   = "ApplyFailed"
-	ReasonSchedulable   = "Schedulable"
-	ReasonUnschedulable = "Unschedulable"
-)
-
 // MaxMessage caps a condition message that joins the members' messages: kubectl shows it
 // whole, and a fleet of refusing clusters must not grow the owner's status without bound.
 const MaxMessage = 1024
@@ -128,13 +118,13 @@ func AppliedCondition(condType string, prev *metav1.Condition, reports []Report,
 	switch {
 	case len(failed) > 0:
 		msg, shown := Join(failed)
-		c.Status, c.Reason, c.Message = metav1.ConditionFalse, ReasonApplyFailed, msg
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, musterv1.ReasonApplyFailed, msg
 		return c, !sameProblem(prev, c, failed[:shown])
 	case len(waiting) > 0:
 		msg, _ := Join(waiting)
-		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, ReasonApplying, "waiting for the agent to apply the shard in "+msg
+		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, musterv1.ReasonApplying, "waiting for the agent to apply the shard in "+msg
 	default:
-		c.Status, c.Reason, c.Message = metav1.ConditionTrue, ReasonApplied, fmt.Sprintf("the member clusters applied every shard (%d)", len(reports))
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, musterv1.ReasonApplied, fmt.Sprintf("the member clusters applied every shard (%d)", len(reports))
 	}
 	return c, false
 }
@@ -156,10 +146,10 @@ func SchedulableCondition(condType string, prev *metav1.Condition, reports []Rep
 		if prev == nil {
 			return nil, false
 		}
-		return &metav1.Condition{Type: condType, Status: metav1.ConditionTrue, Reason: ReasonSchedulable, Message: "no pod waits for a node", ObservedGeneration: generation}, false
+		return &metav1.Condition{Type: condType, Status: metav1.ConditionTrue, Reason: musterv1.ReasonSchedulable, Message: "no pod waits for a node", ObservedGeneration: generation}, false
 	}
 	msg, shown := Join(waiting)
-	c = &metav1.Condition{Type: condType, Status: metav1.ConditionFalse, Reason: ReasonUnschedulable, Message: msg, ObservedGeneration: generation}
+	c = &metav1.Condition{Type: condType, Status: metav1.ConditionFalse, Reason: musterv1.ReasonUnschedulable, Message: msg, ObservedGeneration: generation}
 	return c, !sameProblem(prev, *c, where[:shown])
 }
 

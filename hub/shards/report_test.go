@@ -65,7 +65,7 @@ func TestJoin(t *testing.T) {
 
 func TestAppliedCondition(t *testing.T) {
 	refused := []shards.Report{{Where: "cluster m1", ApplyError: "quota exceeded"}, {Where: "cluster m2", Applied: true}}
-	failedPrev := &metav1.Condition{Type: "ShardsApplied", Status: metav1.ConditionFalse, Reason: shards.ReasonApplyFailed, Message: "cluster m1: quota exceeded"}
+	failedPrev := &metav1.Condition{Type: "ShardsApplied", Status: metav1.ConditionFalse, Reason: musterv1.ReasonApplyFailed, Message: "cluster m1: quota exceeded"}
 	tests := []struct {
 		name       string
 		prev       *metav1.Condition
@@ -75,16 +75,16 @@ func TestAppliedCondition(t *testing.T) {
 		wantMsg    string
 		wantNews   bool
 	}{
-		{"a refusal is news the first time", nil, refused, metav1.ConditionFalse, shards.ReasonApplyFailed, "cluster m1: quota exceeded", true},
-		{"the same refusal again is not", failedPrev, refused, metav1.ConditionFalse, shards.ReasonApplyFailed, "cluster m1: quota exceeded", false},
+		{"a refusal is news the first time", nil, refused, metav1.ConditionFalse, musterv1.ReasonApplyFailed, "cluster m1: quota exceeded", true},
+		{"the same refusal again is not", failedPrev, refused, metav1.ConditionFalse, musterv1.ReasonApplyFailed, "cluster m1: quota exceeded", false},
 		{"another cluster's refusal is", failedPrev, []shards.Report{refused[0], {Where: "cluster m2", ApplyError: "Bad_Name"}},
-			metav1.ConditionFalse, shards.ReasonApplyFailed, "cluster m1: quota exceeded; cluster m2: Bad_Name", true},
+			metav1.ConditionFalse, musterv1.ReasonApplyFailed, "cluster m1: quota exceeded; cluster m2: Bad_Name", true},
 		{"a changed message is", failedPrev, []shards.Report{{Where: "cluster m1", ApplyError: "quota exceeded: pods=3"}},
-			metav1.ConditionFalse, shards.ReasonApplyFailed, "cluster m1: quota exceeded: pods=3", true},
+			metav1.ConditionFalse, musterv1.ReasonApplyFailed, "cluster m1: quota exceeded: pods=3", true},
 		{"waiting for an agent", nil, []shards.Report{{Where: "cluster m1", Applied: true}, {Where: "cluster m2"}},
-			metav1.ConditionUnknown, shards.ReasonApplying, "waiting for the agent to apply the shard in cluster m2", false},
+			metav1.ConditionUnknown, musterv1.ReasonApplying, "waiting for the agent to apply the shard in cluster m2", false},
 		{"cleared once every shard applied", failedPrev, []shards.Report{{Where: "cluster m1", Applied: true}, {Where: "cluster m2", Applied: true}},
-			metav1.ConditionTrue, shards.ReasonApplied, "the member clusters applied every shard (2)", false},
+			metav1.ConditionTrue, musterv1.ReasonApplied, "the member clusters applied every shard (2)", false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -112,7 +112,7 @@ func TestAppliedConditionCappedIsNewsOnce(t *testing.T) {
 
 func TestSchedulableCondition(t *testing.T) {
 	wait1 := []shards.Report{{Where: "cluster m1", Unschedulable: "2 pods cannot be scheduled: 0/4 nodes are available: 4 Insufficient cpu."}, {Where: "cluster m2"}}
-	prevFalse := &metav1.Condition{Type: "PodsSchedulable", Status: metav1.ConditionFalse, Reason: shards.ReasonUnschedulable, Message: "cluster m1: 1 pods cannot be scheduled: 0/4 nodes are available"}
+	prevFalse := &metav1.Condition{Type: "PodsSchedulable", Status: metav1.ConditionFalse, Reason: musterv1.ReasonUnschedulable, Message: "cluster m1: 1 pods cannot be scheduled: 0/4 nodes are available"}
 	tests := []struct {
 		name       string
 		prev       *metav1.Condition

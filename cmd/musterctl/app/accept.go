@@ -106,7 +106,7 @@ func approvePending(ctx context.Context, out io.Writer, hub *clients, cluster st
 			if err := registration.BindKey(ctx, hub.client, &mc, csr); err != nil {
 				return approved, true, err
 			}
-			csr.Status.Conditions = append(csr.Status.Conditions, musterv1.ApprovalCondition("MusterctlAccept", why))
+			csr.Status.Conditions = append(csr.Status.Conditions, musterv1.ApprovalCondition(musterv1.CSRReasonAcceptedByMusterctl, why))
 			if _, err := hub.clientset.CertificatesV1().CertificateSigningRequests().UpdateApproval(ctx, csr.Name, csr, metav1.UpdateOptions{}); err != nil {
 				return approved, true, fmt.Errorf("approving %s: %w", csr.Name, err)
 			}
@@ -114,7 +114,7 @@ func approvePending(ctx context.Context, out io.Writer, hub *clients, cluster st
 			fmt.Fprintf(out, "  approved %s (requested by %s, key %s)\n", csr.Name, csr.Spec.Username, key)
 			approved++
 		case registration.Deny:
-			csr.Status.Conditions = append(csr.Status.Conditions, musterv1.DenialCondition(registration.ReasonKeyMismatch, why))
+			csr.Status.Conditions = append(csr.Status.Conditions, musterv1.DenialCondition(musterv1.ReasonAgentKeyMismatch, why))
 			_, err := hub.clientset.CertificatesV1().CertificateSigningRequests().UpdateApproval(ctx, csr.Name, csr, metav1.UpdateOptions{})
 			// The hub's approver may have denied it a moment earlier.
 			if err != nil && !apierrors.IsConflict(err) {
@@ -227,7 +227,7 @@ func denyPending(ctx context.Context, hub *clients, cluster string) error {
 		if len(csr.Status.Conditions) > 0 {
 			continue
 		}
-		csr.Status.Conditions = append(csr.Status.Conditions, musterv1.DenialCondition("MusterctlDeny", "the cluster was denied"))
+		csr.Status.Conditions = append(csr.Status.Conditions, musterv1.DenialCondition(musterv1.CSRReasonDeniedByMusterctl, "the cluster was denied"))
 		if _, err := hub.clientset.CertificatesV1().CertificateSigningRequests().UpdateApproval(ctx, csr.Name, csr, metav1.UpdateOptions{}); err != nil {
 			return fmt.Errorf("denying %s: %w", csr.Name, err)
 		}

@@ -1,0 +1,23 @@
+package v1alpha1
+
+// Reasons of a FleetCronJob's conditions and events; its creations and deletions of runs
+// use the shared ReasonSuccessfulCreate, ReasonFailedCreate and ReasonSuccessfulDelete.
+const (
+	// FleetCronJobReasonScheduleValid is ScheduleValid=True.
+	FleetCronJobReasonScheduleValid = "ScheduleValid"
+	// FleetCronJobReasonInvalidSchedule is ScheduleValid=False (and its warning event):
+	// the schedule or time zone does not parse, or never fires.
+	FleetCronJobReasonInvalidSchedule = "InvalidSchedule"
+	// FleetCronJobReasonJobAlreadyActive is the event of a slot skipped under
+	// concurrencyPolicy Forbid because a run is still active.
+	FleetCronJobReasonJobAlreadyActive = "JobAlreadyActive"
+	// FleetCronJobReasonFailedDelete is the warning event of a run that could not be deleted.
+	FleetCronJobReasonFailedDelete = "FailedDelete"
+	// FleetCronJobReasonTooManyMissedTimes is the warning event of more missed slots than
+	// are looked back on: only the latest runs.
+	FleetCronJobReasonTooManyMissedTimes = "TooManyMissedTimes"
+	// FleetCronJobReasonSawCompletedJob is the event of an active run seen finished.
+	FleetCronJobReasonSawCompletedJob = "SawCompletedJob"
+	// FleetCronJobReasonMissingJob is the event of an active run that no longer exists.
+	FleetCronJobReasonMissingJob = "MissingJob"
+)

@@ -1,0 +1,22 @@
+package v1alpha1
+
+// Reasons of a FleetJob's conditions and events.
+const (
+	// FleetJobReasonPlaced is Scheduled=True (and its event): the shards are decided.
+	FleetJobReasonPlaced = "Placed"
+	// FleetJobReasonShardsCompleted is Complete=True: every shard's Job completed.
+	FleetJobReasonShardsCompleted = "ShardsCompleted"
+	// FleetJobReasonShardFailed is Failed=True when a shard failed under FailFast.
+	FleetJobReasonShardFailed = "ShardFailed"
+	// FleetJobReasonShardsFailed is Failed=True when every shard finished and some failed.
+	FleetJobReasonShardsFailed = "ShardsFailed"
+	// FleetJobReasonShardStopped is the warning event of a shard suspended because another
+	// shard failed.
+	FleetJobReasonShardStopped = "ShardStopped"
+	// FleetJobReasonPlacedBySpread is the event of a WorkloadSpread's first division of
+	// the FleetJob's replicas over its subsets.
+	FleetJobReasonPlacedBySpread = "PlacedBySpread"
+	// FleetJobReasonSpreadChanged is the event of a WorkloadSpread changing the replicas
+	// of the FleetJob's shards.
+	FleetJobReasonSpreadChanged = "SpreadChanged"
+)

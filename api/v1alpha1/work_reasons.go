@@ -1,0 +1,33 @@
+package v1alpha1
+
+// Reasons of a Work's conditions and of its manifests' conditions and status feedback.
+const (
+	// WorkReasonFieldManagerConflict is a manifest's Applied=False when another field
+	// manager owns a field the manifest sets.
+	WorkReasonFieldManagerConflict = "FieldManagerConflict"
+	// WorkReasonInvalidManifest is a manifest's Applied=False when it does not decode to
+	// an object.
+	WorkReasonInvalidManifest = "InvalidManifest"
+	// WorkReasonDuplicateManifest is a manifest's Applied=False when an earlier manifest
+	// names the same object.
+	WorkReasonDuplicateManifest = "DuplicateManifest"
+	// WorkReasonObjectExists is a manifest's Available=True: its object exists in the member.
+	WorkReasonObjectExists = "ObjectExists"
+	// WorkReasonAllManifestsApplied is the Work's Applied=True.
+	WorkReasonAllManifestsApplied = "AllManifestsApplied"
+	// WorkReasonManifestsFailed is the Work's Applied=False: some manifest failed.
+	WorkReasonManifestsFailed = "ManifestsFailed"
+	// WorkReasonAllObjectsAvailable is the Work's Available=True.
+	WorkReasonAllObjectsAvailable = "AllObjectsAvailable"
+	// WorkReasonObjectsMissing is the Work's Available=False: some object is missing.
+	WorkReasonObjectsMissing = "ObjectsMissing"
+	// WorkReasonStatusTooLarge is the reason in a manifest's fed-back status when the
+	// object's status exceeds the feedback limit.
+	WorkReasonStatusTooLarge = "StatusTooLarge"
+	// WorkReasonStatusFeedbackSynced is a manifest's StatusFeedbackSynced=True: every
+	// JSONPath of its feedback rule parses.
+	WorkReasonStatusFeedbackSynced = "StatusFeedbackSynced"
+	// WorkReasonInvalidJSONPath is a manifest's StatusFeedbackSynced=False: a JSONPath of
+	// its feedback rule does not parse.
+	WorkReasonInvalidJSONPath = "InvalidJSONPath"
+)
