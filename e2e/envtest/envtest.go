@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	crenvtest "sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -36,6 +37,8 @@ type Environment struct {
 	Config *rest.Config
 	Client client.Client
 	env    *crenvtest.Environment
+	// hub is the hub cluster MainMulticluster engages, nil under Main.
+	hub cluster.Cluster
 }
 
 // Start starts the control plane and installs every CRD under deploy/crd. It fails with
@@ -102,6 +105,11 @@ func RepoRoot() (string, error) { return framework.RepoRoot() }
 // everything. It returns the exit code for os.Exit. Controller logs below errors are
 // dropped: the tests say what went wrong.
 func Main(m *testing.M, env **Environment, setup func(ctrl.Manager) error) int {
+	return runWith(m, env, func(ctx context.Context, e *Environment) error { return e.StartManager(ctx, setup) })
+}
+
+// runWith is Main with start in place of starting a manager.
+func runWith(m *testing.M, env **Environment, start func(context.Context, *Environment) error) int {
 	if fuzzing() {
 		// Fuzz targets are pure, and every fuzz worker is a process of its own that passes
 		// through TestMain: none of them needs a control plane.
@@ -117,7 +125,7 @@ func Main(m *testing.M, env **Environment, setup func(ctrl.Manager) error) int {
 	*env = e
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	if err := e.StartManager(ctx, setup); err != nil {
+	if err := start(ctx, e); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
