@@ -133,6 +133,7 @@ func setupControllers(mgr mcmanager.Manager, hub cluster.Cluster, hubClient clie
 		setup func(mcmanager.Manager) error
 	}{
 		{"work-sync", (&worksync.Reconciler{Manager: mgr, HubCluster: HubClusterName, Cluster: clusterName, Workers: opts.WorkWorkers}).SetupWithManager},
+		{"broadcastjob", (&broadcastjob.Reconciler{Manager: mgr, Clock: clock.RealClock{}, Workers: opts.JobWorkers}).SetupWithManager},
 		{"job", (&job.Reconciler{Manager: mgr, Clock: clock.RealClock{}, Workers: opts.JobWorkers, BatchPeriod: time.Second}).SetupWithManager},
 	} {
 		if err := c.setup(mgr); err != nil {
@@ -144,9 +145,6 @@ func setupControllers(mgr mcmanager.Manager, hub cluster.Cluster, hubClient clie
 		name  string
 		setup func(manager.Manager) error
 	}{
-		{"broadcastjob", (&broadcastjob.Reconciler{
-			Client: local.GetClient(), Recorder: local.GetEventRecorder("muster-broadcastjob"), Clock: clock.RealClock{}, Workers: opts.JobWorkers,
-		}).SetupWithManager},
 		{"event-relay", (&eventrelay.Reconciler{
 			Member: local.GetClient(), Hub: hub.GetClient(), Recorder: hub.GetEventRecorder("muster-agent"), Cluster: clusterName,
 		}).SetupWithManager},
