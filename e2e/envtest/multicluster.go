@@ -18,12 +18,12 @@ import (
 	"github.com/musterhq/muster/e2e/framework"
 )
 
-// HubCluster and HubMember: MainMulticluster engages the hub under the name the agent
-// gives it, as member HubMember's agent sees it.
-const (
-	HubCluster multicluster.ClusterName = "hub"
-	HubMember                           = "c1"
-)
+// HubCluster is the name under which MainMulticluster engages the hub, the agent's name
+// for it.
+const HubCluster multicluster.ClusterName = "hub"
+
+// HubMember is the member whose agent's view of the hub MainMulticluster engages.
+const HubMember = "c1"
 
 // MainMulticluster is Main for member-side multicluster reconcilers. setup registers them
 // with a multicluster manager wired as the agent's: the environment is its local cluster,
