@@ -159,3 +159,19 @@ func TestStoreMakesOneValueUnderConcurrentRequests(t *testing.T) {
 		t.Fatalf("made %d values for 4 clusters", made)
 	}
 }
+
+// BenchmarkStoreGet is what the multicluster layer adds to every reconcile: finding the
+// cluster and its value, with the workers of one cluster asking at once.
+func BenchmarkStoreGet(b *testing.B) {
+	f := &fleet{members: map[multicluster.ClusterName]cluster.Cluster{"c1": &member{name: "c1"}}}
+	var made int
+	s := newStore(&made)
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := s.Get(context.Background(), f, "c1"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
