@@ -128,22 +128,23 @@ func keepIdentity(local manager.Manager, reg *registration.Registrar, holder *re
 // setupControllers registers the agent's controllers: the Work syncer across hub and
 // member, and the member-side Job, BroadcastJob, event relay and inventory controllers.
 func setupControllers(mgr mcmanager.Manager, hub cluster.Cluster, hubClient client.Client, member kubernetes.Interface, clusterName string, opts *Options) error {
-	works := &worksync.Reconciler{Manager: mgr, HubCluster: HubClusterName, Cluster: clusterName, Workers: opts.WorkWorkers}
-	if err := works.SetupWithManager(mgr); err != nil {
-		return fmt.Errorf("setting up work-sync: %w", err)
+	for _, c := range []struct {
+		name  string
+		setup func(mcmanager.Manager) error
+	}{
+		{"work-sync", (&worksync.Reconciler{Manager: mgr, HubCluster: HubClusterName, Cluster: clusterName, Workers: opts.WorkWorkers}).SetupWithManager},
+		{"broadcastjob", (&broadcastjob.Reconciler{Manager: mgr, Clock: clock.RealClock{}, Workers: opts.JobWorkers}).SetupWithManager},
+		{"job", (&job.Reconciler{Manager: mgr, Clock: clock.RealClock{}, Workers: opts.JobWorkers, BatchPeriod: time.Second}).SetupWithManager},
+	} {
+		if err := c.setup(mgr); err != nil {
+			return fmt.Errorf("setting up %s: %w", c.name, err)
+		}
 	}
 	local := mgr.GetLocalManager()
 	for _, c := range []struct {
 		name  string
 		setup func(manager.Manager) error
 	}{
-		{"broadcastjob", (&broadcastjob.Reconciler{
-			Client: local.GetClient(), Recorder: local.GetEventRecorder("muster-broadcastjob"), Clock: clock.RealClock{}, Workers: opts.JobWorkers,
-		}).SetupWithManager},
-		{"job", (&job.Reconciler{
-			Client: local.GetClient(), Recorder: local.GetEventRecorder("muster-job"), Clock: clock.RealClock{}, Workers: opts.JobWorkers,
-			BatchPeriod: time.Second,
-		}).SetupWithManager},
 		{"event-relay", (&eventrelay.Reconciler{
 			Member: local.GetClient(), Hub: hub.GetClient(), Recorder: hub.GetEventRecorder("muster-agent"), Cluster: clusterName,
 		}).SetupWithManager},

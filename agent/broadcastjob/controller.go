@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -18,16 +17,22 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	mcbuilder "sigs.k8s.io/multicluster-runtime/pkg/builder"
+	mchandler "sigs.k8s.io/multicluster-runtime/pkg/handler"
+	mcmanager "sigs.k8s.io/multicluster-runtime/pkg/manager"
+	"sigs.k8s.io/multicluster-runtime/pkg/multicluster"
+	mcreconcile "sigs.k8s.io/multicluster-runtime/pkg/reconcile"
 
 	"github.com/musterhq/muster/agent/expectations"
+	"github.com/musterhq/muster/agent/percluster"
 	"github.com/musterhq/muster/agent/podcontrol"
 	bcj "github.com/musterhq/muster/api/broadcastjob"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
@@ -44,35 +49,60 @@ const expectationsTTL = time.Minute
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
 
-// Reconciler runs member BroadcastJobs.
+// Reconciler runs member BroadcastJobs in the clusters its manager engages: the agent's
+// own member, its local cluster. A request names its cluster; the cluster's client,
+// recorder and expectations are a clusterReconciler's.
 type Reconciler struct {
-	Client   client.Client
-	Recorder events.EventRecorder
-	Clock    clock.PassiveClock
+	Manager mcmanager.Manager
+	Clock   clock.PassiveClock
 	// Workers is the number of jobs reconciled in parallel.
 	Workers int
 
-	once         sync.Once
+	clusters percluster.Store[*clusterReconciler]
+}
+
+// clusterReconciler runs the member BroadcastJobs of one cluster.
+type clusterReconciler struct {
+	Client       client.Client
+	Recorder     events.EventRecorder
+	Clock        clock.PassiveClock
 	expectations *expectations.Expectations
 }
 
-func (r *Reconciler) init() {
-	r.once.Do(func() { r.expectations = expectations.New(expectationsTTL, r.Clock.Now) })
+func newClusterReconciler(cl cluster.Cluster, clk clock.PassiveClock) *clusterReconciler {
+	return &clusterReconciler{
+		Client:       cl.GetClient(),
+		Recorder:     cl.GetEventRecorder("muster-broadcastjob"),
+		Clock:        clk,
+		expectations: expectations.New(expectationsTTL, clk.Now),
+	}
 }
 
-func (r *Reconciler) writer() bcj.Writer { return bcj.Writer{Client: r.Client, Recorder: r.Recorder} }
+func (r *clusterReconciler) writer() bcj.Writer {
+	return bcj.Writer{Client: r.Client, Recorder: r.Recorder}
+}
 
 // SetupWithManager watches BroadcastJobs, their pods, and the nodes that decide where
-// pods go.
-func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	r.init()
-	return ctrl.NewControllerManagedBy(mgr).
+// pods go, in the local cluster only: the provider's clusters are the hub, whose
+// BroadcastJobs the hub runs.
+func (r *Reconciler) SetupWithManager(mgr mcmanager.Manager) error {
+	r.clusters.New = func(cl cluster.Cluster) *clusterReconciler { return newClusterReconciler(cl, r.Clock) }
+	return mcbuilder.ControllerManagedBy(mgr).
 		Named("broadcastjob").
-		For(&musterv1.BroadcastJob{}, builder.WithPredicates(memberLocal)).
-		Owns(&corev1.Pod{}).
-		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.unfinishedJobs), builder.WithPredicates(schedulingChanged)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Workers, 1)}).
+		For(&musterv1.BroadcastJob{}, percluster.EngageLocal, percluster.IgnoreProviders, mcbuilder.WithPredicates(memberLocal)).
+		Owns(&corev1.Pod{}, percluster.EngageLocal, percluster.IgnoreProviders).
+		Watches(&corev1.Node{}, unfinishedJobs, percluster.EngageLocal, percluster.IgnoreProviders, mcbuilder.WithPredicates(schedulingChanged)).
+		WithOptions(controller.TypedOptions[mcreconcile.Request]{MaxConcurrentReconciles: max(r.Workers, 1)}).
 		Complete(r)
+}
+
+// Reconcile brings one job in the cluster the request names in line with its nodes.
+func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ctrl.Result, error) {
+	c, err := r.clusters.Get(ctx, r.Manager, req.ClusterName)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	return c.Reconcile(ctx, req.Request)
 }
 
 // memberLocal keeps BroadcastJobs without placement: a job with placement belongs to the
@@ -108,10 +138,17 @@ func nodeReady(n *corev1.Node) bool {
 	return false
 }
 
-// unfinishedJobs maps a node change to every member job still running.
-func (r *Reconciler) unfinishedJobs(ctx context.Context, _ client.Object) []reconcile.Request {
+// unfinishedJobs maps a node change to every member job of the node's cluster still
+// running.
+func unfinishedJobs(name multicluster.ClusterName, cl cluster.Cluster) handler.TypedEventHandler[client.Object, mcreconcile.Request] {
+	return mchandler.ForCluster(handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, _ client.Object) []reconcile.Request {
+		return unfinishedJobsIn(ctx, cl.GetClient())
+	}), name)
+}
+
+func unfinishedJobsIn(ctx context.Context, c client.Reader) []reconcile.Request {
 	var jobs musterv1.BroadcastJobList
-	if err := r.Client.List(ctx, &jobs); err != nil {
+	if err := c.List(ctx, &jobs); err != nil {
 		log.FromContext(ctx).Error(err, "listing BroadcastJobs for a node change")
 		return nil
 	}
@@ -126,8 +163,7 @@ func (r *Reconciler) unfinishedJobs(ctx context.Context, _ client.Object) []reco
 }
 
 // Reconcile brings one job's pods and status in line with its nodes.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	r.init()
+func (r *clusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	logger := log.FromContext(ctx)
 	job := &musterv1.BroadcastJob{}
 	if err := r.Client.Get(ctx, req.NamespacedName, job); err != nil {
@@ -208,20 +244,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 // pods lists the pods the job controls, found by its UID label. A BroadcastJob adopts no
 // orphans.
-func (r *Reconciler) pods(ctx context.Context, job *musterv1.BroadcastJob) ([]*corev1.Pod, error) {
+func (r *clusterReconciler) pods(ctx context.Context, job *musterv1.BroadcastJob) ([]*corev1.Pod, error) {
 	selector := labels.SelectorFromSet(labels.Set{musterv1.BroadcastJobUIDLabel: string(job.UID)})
 	return r.podControl().List(ctx, job, selector, nil)
 }
 
 // podControl writes the job's pods and records the writes in its expectations.
-func (r *Reconciler) podControl() podcontrol.Control {
+func (r *clusterReconciler) podControl() podcontrol.Control {
 	return podcontrol.Control{Client: r.Client, Expectations: r.expectations, Kind: "BroadcastJob"}
 }
 
 // stopForRestarts ends a pod that restarted more often than restartLimit. The pod is not
 // deleted, which would free its node for a new pod: it is marked failed, and a deadline
 // makes the kubelet stop its containers.
-func (r *Reconciler) stopForRestarts(ctx context.Context, job *musterv1.BroadcastJob, pod *corev1.Pod) error {
+func (r *clusterReconciler) stopForRestarts(ctx context.Context, job *musterv1.BroadcastJob, pod *corev1.Pod) error {
 	patch := client.MergeFrom(pod.DeepCopy())
 	if pod.Annotations == nil {
 		pod.Annotations = map[string]string{}
@@ -240,7 +276,7 @@ func (r *Reconciler) stopForRestarts(ctx context.Context, job *musterv1.Broadcas
 }
 
 // deletePods deletes the pods of nodes the job no longer runs on.
-func (r *Reconciler) deletePods(ctx context.Context, job *musterv1.BroadcastJob, pods []*corev1.Pod) error {
+func (r *clusterReconciler) deletePods(ctx context.Context, job *musterv1.BroadcastJob, pods []*corev1.Pod) error {
 	deleted, err := r.podControl().Delete(ctx, job, pods, "")
 	for _, pod := range deleted {
 		r.Recorder.Eventf(job, pod, corev1.EventTypeNormal, musterv1.ReasonSuccessfulDelete, "Delete", "deleted pod %s on node %s", pod.Name, PodNode(pod))
@@ -251,7 +287,7 @@ func (r *Reconciler) deletePods(ctx context.Context, job *musterv1.BroadcastJob,
 // createPods creates the pods for nodes in slow-start batches: a template that cannot be
 // created fails once, not once per node. It returns how many it created; a pod the API
 // server refused is not counted.
-func (r *Reconciler) createPods(ctx context.Context, job *musterv1.BroadcastJob, nodes []string) (int32, error) {
+func (r *clusterReconciler) createPods(ctx context.Context, job *musterv1.BroadcastJob, nodes []string) (int32, error) {
 	pods := make([]*corev1.Pod, len(nodes))
 	for i, node := range nodes {
 		pods[i] = newPod(job, node)
@@ -269,7 +305,7 @@ func (r *Reconciler) createPods(ctx context.Context, job *musterv1.BroadcastJob,
 
 // deleteAfterTTL deletes a finished job once its ttlSecondsAfterFinished passed; its pods
 // go with it through their owner references.
-func (r *Reconciler) deleteAfterTTL(ctx context.Context, job *musterv1.BroadcastJob) (ctrl.Result, error) {
+func (r *clusterReconciler) deleteAfterTTL(ctx context.Context, job *musterv1.BroadcastJob) (ctrl.Result, error) {
 	left, ok := bcj.TTLLeft(job, r.Clock.Now())
 	if !ok {
 		return ctrl.Result{}, nil

@@ -13,8 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	mcmanager "sigs.k8s.io/multicluster-runtime/pkg/manager"
 
 	"github.com/musterhq/muster/agent/broadcastjob"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
@@ -27,10 +27,11 @@ var (
 )
 
 // TestMain runs the BroadcastJob controller, on a clock the tests move, against a real
-// API server. There is no scheduler or kubelet: tests play them by setting pod phases.
+// API server; its manager engages a hub as the agent's does. There is no scheduler or
+// kubelet: tests play them by setting pod phases.
 func TestMain(m *testing.M) {
-	os.Exit(envtest.Main(m, &env, func(mgr ctrl.Manager) error {
-		r := &broadcastjob.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("test"), Clock: clock, Workers: 2}
+	os.Exit(envtest.MainMulticluster(m, &env, func(mgr mcmanager.Manager) error {
+		r := &broadcastjob.Reconciler{Manager: mgr, Clock: clock, Workers: 2}
 		return r.SetupWithManager(mgr)
 	}))
 }

@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"sync"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -24,16 +23,22 @@ import (
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	mcbuilder "sigs.k8s.io/multicluster-runtime/pkg/builder"
+	mchandler "sigs.k8s.io/multicluster-runtime/pkg/handler"
+	mcmanager "sigs.k8s.io/multicluster-runtime/pkg/manager"
+	"sigs.k8s.io/multicluster-runtime/pkg/multicluster"
+	mcreconcile "sigs.k8s.io/multicluster-runtime/pkg/reconcile"
 
 	"github.com/musterhq/muster/agent/expectations"
+	"github.com/musterhq/muster/agent/percluster"
 	"github.com/musterhq/muster/agent/podcontrol"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 )
@@ -49,11 +54,12 @@ const (
 // +kubebuilder:rbac:groups=batch,resources=jobs/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;update;patch;delete
 
-// Reconciler runs agent-managed Jobs.
+// Reconciler runs agent-managed Jobs in the clusters its manager engages: the agent's
+// own member, its local cluster. A request names its cluster; the cluster's client,
+// recorder, expectations and backoff are a clusterReconciler's.
 type Reconciler struct {
-	Client   client.Client
-	Recorder events.EventRecorder
-	Clock    clock.PassiveClock
+	Manager mcmanager.Manager
+	Clock   clock.PassiveClock
 	// Workers is the number of Jobs reconciled in parallel.
 	Workers int
 	// BatchPeriod delays the reconcile a pod change triggers, so that the changes of many
@@ -61,27 +67,48 @@ type Reconciler struct {
 	// batches pod events the same way (1s).
 	BatchPeriod time.Duration
 
-	once         sync.Once
+	clusters percluster.Store[*clusterReconciler]
+}
+
+// clusterReconciler runs the agent-managed Jobs of one cluster.
+type clusterReconciler struct {
+	Client       client.Client
+	Recorder     events.EventRecorder
+	Clock        clock.PassiveClock
 	expectations *expectations.Expectations
 	backoff      *backoffStore
 }
 
-func (r *Reconciler) init() {
-	r.once.Do(func() {
-		r.expectations = expectations.New(expectationsTTL, r.Clock.Now)
-		r.backoff = newBackoffStore()
-	})
+func newClusterReconciler(cl cluster.Cluster, clk clock.PassiveClock) *clusterReconciler {
+	return &clusterReconciler{
+		Client:       cl.GetClient(),
+		Recorder:     cl.GetEventRecorder("muster-job"),
+		Clock:        clk,
+		expectations: expectations.New(expectationsTTL, clk.Now),
+		backoff:      newBackoffStore(),
+	}
 }
 
-// SetupWithManager watches agent-managed Jobs and their pods.
-func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	r.init()
-	return ctrl.NewControllerManagedBy(mgr).
+// SetupWithManager watches agent-managed Jobs and their pods in the local cluster only:
+// the provider's clusters are the hub, whose Jobs are not the agent's to run.
+func (r *Reconciler) SetupWithManager(mgr mcmanager.Manager) error {
+	r.clusters.New = func(cl cluster.Cluster) *clusterReconciler { return newClusterReconciler(cl, r.Clock) }
+	return mcbuilder.ControllerManagedBy(mgr).
 		Named("job").
-		Watches(&batchv1.Job{}, r.jobChanges(), builder.WithPredicates(predicate.NewPredicateFuncs(managedByAgent))).
-		Watches(&corev1.Pod{}, r.batchedOwner()).
-		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Workers, 1)}).
+		Watches(&batchv1.Job{}, mchandler.Lift(r.jobChanges()), percluster.EngageLocal, percluster.IgnoreProviders,
+			mcbuilder.WithPredicates(predicate.NewPredicateFuncs(managedByAgent))).
+		Watches(&corev1.Pod{}, r.batchedOwner, percluster.EngageLocal, percluster.IgnoreProviders).
+		WithOptions(controller.TypedOptions[mcreconcile.Request]{MaxConcurrentReconciles: max(r.Workers, 1)}).
 		Complete(r)
+}
+
+// Reconcile runs one round of a Job in the cluster the request names.
+func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ctrl.Result, error) {
+	c, err := r.clusters.Get(ctx, r.Manager, req.ClusterName)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	return c.Reconcile(ctx, req.Request)
 }
 
 // jobChanges enqueues a Job at once when it appears or its spec changes, and after
@@ -109,12 +136,17 @@ func (r *Reconciler) jobChanges() handler.TypedEventHandler[client.Object, recon
 }
 
 // batchedOwner enqueues a pod's Job BatchPeriod after the pod changed; changes within the
-// period share one reconcile.
-func (r *Reconciler) batchedOwner() handler.TypedEventHandler[client.Object, reconcile.Request] {
+// period share one reconcile. A pod no controller owns enqueues the Jobs of its cluster
+// that may adopt it.
+func (r *Reconciler) batchedOwner(name multicluster.ClusterName, cl cluster.Cluster) handler.TypedEventHandler[client.Object, mcreconcile.Request] {
+	return mchandler.ForCluster(r.batchedOwnerIn(cl.GetClient()), name)
+}
+
+func (r *Reconciler) batchedOwnerIn(jobs client.Reader) handler.TypedEventHandler[client.Object, reconcile.Request] {
 	enqueue := func(ctx context.Context, o client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 		ref := metav1.GetControllerOf(o)
 		if ref == nil {
-			r.enqueueAdopters(ctx, o, q)
+			r.enqueueAdopters(ctx, jobs, o, q)
 			return
 		}
 		if ref.Kind != "Job" || ref.APIVersion != batchv1.SchemeGroupVersion.String() {
@@ -137,12 +169,12 @@ func (r *Reconciler) batchedOwner() handler.TypedEventHandler[client.Object, rec
 
 // enqueueAdopters enqueues the agent-managed Jobs whose selector matches a pod no
 // controller owns: one of them adopts it.
-func (r *Reconciler) enqueueAdopters(ctx context.Context, pod client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+func (r *Reconciler) enqueueAdopters(ctx context.Context, c client.Reader, pod client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 	if pod.GetDeletionTimestamp() != nil {
 		return
 	}
 	var jobs batchv1.JobList
-	if err := r.Client.List(ctx, &jobs, client.InNamespace(pod.GetNamespace())); err != nil {
+	if err := c.List(ctx, &jobs, client.InNamespace(pod.GetNamespace())); err != nil {
 		log.FromContext(ctx).Error(err, "listing the Jobs that may adopt a pod", "pod", pod.GetName())
 		return
 	}
@@ -164,8 +196,7 @@ func managedByAgent(o client.Object) bool {
 
 // Reconcile runs one round of the Job's life: record the pods that finished, decide
 // whether the job ends, bring the active pods to what it needs, and write the status.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	r.init()
+func (r *clusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	job := &batchv1.Job{}
 	if err := r.Client.Get(ctx, req.NamespacedName, job); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -194,7 +225,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return result, err
 }
 
-func (r *Reconciler) sync(ctx context.Context, job *batchv1.Job, pods []*corev1.Pod) (ctrl.Result, error) {
+func (r *clusterReconciler) sync(ctx context.Context, job *batchv1.Job, pods []*corev1.Pod) (ctrl.Result, error) {
 	now := r.Clock.Now()
 	status := job.Status.DeepCopy()
 	if status.StartTime == nil && !suspended(job) {
@@ -349,7 +380,7 @@ func finish(status *batchv1.JobStatus, end *batchv1.JobCondition, now time.Time)
 // reportSuspension keeps the Suspended condition in line with spec.suspend. A suspended
 // job has no startTime and resuming sets it anew: activeDeadlineSeconds counts continuous
 // activity. A job being deleted is not reported suspended: it will not run again anyway.
-func (r *Reconciler) reportSuspension(job *batchv1.Job, status *batchv1.JobStatus, now time.Time) {
+func (r *clusterReconciler) reportSuspension(job *batchv1.Job, status *batchv1.JobStatus, now time.Time) {
 	if suspended(job) && job.DeletionTimestamp != nil {
 		return
 	}
@@ -378,7 +409,7 @@ func (r *Reconciler) reportSuspension(job *batchv1.Job, status *batchv1.JobStatu
 	}
 }
 
-func (r *Reconciler) reportFinished(job *batchv1.Job) {
+func (r *clusterReconciler) reportFinished(job *batchv1.Job) {
 	if c := findCondition(&job.Status, batchv1.JobComplete); c != nil {
 		r.Recorder.Eventf(job, nil, corev1.EventTypeNormal, musterv1.JobEventReasonCompleted, "Complete", "Job completed")
 		return
@@ -393,7 +424,7 @@ func (r *Reconciler) reportFinished(job *batchv1.Job) {
 // the selector of one deleted with --cascade=orphan takes over its pods). Only pods the
 // agent caches can be adopted: those that carry muster.dev/controller, as the pods of a
 // Job the agent ran do.
-func (r *Reconciler) pods(ctx context.Context, job *batchv1.Job) ([]*corev1.Pod, error) {
+func (r *clusterReconciler) pods(ctx context.Context, job *batchv1.Job) ([]*corev1.Pod, error) {
 	selector, err := jobSelector(job)
 	if err != nil {
 		return nil, err
@@ -402,7 +433,7 @@ func (r *Reconciler) pods(ctx context.Context, job *batchv1.Job) ([]*corev1.Pod,
 }
 
 // podControl writes the job's pods and records the writes in its expectations.
-func (r *Reconciler) podControl() podcontrol.Control {
+func (r *clusterReconciler) podControl() podcontrol.Control {
 	return podcontrol.Control{Client: r.Client, Expectations: r.expectations, Kind: "Job"}
 }
 
@@ -421,7 +452,7 @@ func jobSelector(job *batchv1.Job) (labels.Selector, error) {
 
 // adopter takes over the orphans that match a running job's selector.
 type adopter struct {
-	r   *Reconciler
+	r   *clusterReconciler
 	job *batchv1.Job
 }
 
@@ -442,7 +473,7 @@ func adoptable(job *batchv1.Job, p *corev1.Pod) bool {
 // its finish is counted like its own pods'. The pod's UID in the patch makes it fail on a
 // pod recreated under the same name. It returns the adopted pod, or nil when the pod went
 // away or another controller took it first.
-func (r *Reconciler) adopt(ctx context.Context, job *batchv1.Job, p *corev1.Pod) (*corev1.Pod, error) {
+func (r *clusterReconciler) adopt(ctx context.Context, job *batchv1.Job, p *corev1.Pod) (*corev1.Pod, error) {
 	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
 		"uid":             p.UID,
 		"ownerReferences": []metav1.OwnerReference{*metav1.NewControllerRef(job, batchv1.SchemeGroupVersion.WithKind("Job"))},
@@ -466,7 +497,7 @@ func (r *Reconciler) adopt(ctx context.Context, job *batchv1.Job, p *corev1.Pod)
 }
 
 // writeStatus stores status when it changed; job then holds what the server returned.
-func (r *Reconciler) writeStatus(ctx context.Context, job *batchv1.Job, status *batchv1.JobStatus) error {
+func (r *clusterReconciler) writeStatus(ctx context.Context, job *batchv1.Job, status *batchv1.JobStatus) error {
 	if equality.Semantic.DeepEqual(&job.Status, status) {
 		return nil
 	}
@@ -478,13 +509,13 @@ func (r *Reconciler) writeStatus(ctx context.Context, job *batchv1.Job, status *
 }
 
 // release removes the tracking finalizer from pods whose finish the status holds.
-func (r *Reconciler) release(ctx context.Context, job *batchv1.Job, pods []*corev1.Pod) error {
+func (r *clusterReconciler) release(ctx context.Context, job *batchv1.Job, pods []*corev1.Pod) error {
 	return r.podControl().Release(ctx, job, pods, trackingFinalizer)
 }
 
 // deletePods deletes pods; with release, it removes their tracking finalizer first, so
 // that they are not counted as failed.
-func (r *Reconciler) deletePods(ctx context.Context, job *batchv1.Job, pods []*corev1.Pod, release bool) (int32, error) {
+func (r *clusterReconciler) deletePods(ctx context.Context, job *batchv1.Job, pods []*corev1.Pod, release bool) (int32, error) {
 	var releaseFirst string
 	if release {
 		releaseFirst = trackingFinalizer
@@ -498,7 +529,7 @@ func (r *Reconciler) deletePods(ctx context.Context, job *batchv1.Job, pods []*c
 
 // createPods creates the pods of indexes in slow-start batches: a template that cannot be
 // created fails once, not once per pod. A pod the API server refused is not counted.
-func (r *Reconciler) createPods(ctx context.Context, job *batchv1.Job, indexes []int, retry map[int]indexRetry) (int32, error) {
+func (r *clusterReconciler) createPods(ctx context.Context, job *batchv1.Job, indexes []int, retry map[int]indexRetry) (int32, error) {
 	pods := make([]*corev1.Pod, len(indexes))
 	for k, i := range indexes {
 		pods[k] = newPod(job, i, retry[i])
@@ -515,7 +546,7 @@ func (r *Reconciler) createPods(ctx context.Context, job *batchv1.Job, indexes [
 
 // afterFinish releases any pod a finished job still holds and deletes the job once its
 // ttlSecondsAfterFinished passed.
-func (r *Reconciler) afterFinish(ctx context.Context, job *batchv1.Job, pods []*corev1.Pod) (ctrl.Result, error) {
+func (r *clusterReconciler) afterFinish(ctx context.Context, job *batchv1.Job, pods []*corev1.Pod) (ctrl.Result, error) {
 	var held []*corev1.Pod
 	for _, p := range pods {
 		if hasFinalizer(p) {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -39,5 +40,23 @@ func TestManagedByIsKeptOnTheJob(t *testing.T) {
 	err := env.Client.Patch(context.Background(), got, patch)
 	if err == nil || !strings.Contains(err.Error(), "immutable") {
 		t.Fatalf("changing managedBy: %v", err)
+	}
+}
+
+// The agent runs its member's Jobs, never the hub's: the hub, engaged by the same manager,
+// has Jobs of its own (and the agent no right to read them there).
+func TestTheHubsJobsAndPodsAreNotWatched(t *testing.T) {
+	f := newFixture(t)
+	// Once a member Job runs, the manager has engaged every cluster it will.
+	f.job(ptr.To[int32](1), ptr.To[int32](1))
+	f.waitRunning(1)
+	for _, list := range []client.ObjectList{&batchv1.JobList{}, &corev1.PodList{}} {
+		watched, err := env.WatchesOnHub(t.Context(), list)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if watched {
+			t.Errorf("the Job controller watches %T in the hub", list)
+		}
 	}
 }

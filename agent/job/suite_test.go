@@ -13,8 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	mcmanager "sigs.k8s.io/multicluster-runtime/pkg/manager"
 
 	"github.com/musterhq/muster/agent/job"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
@@ -30,11 +30,12 @@ var (
 )
 
 // TestMain runs the agent's Job controller, on a clock the tests move, against a real API
-// server, which also enforces its rules for the status of externally managed Jobs. There
-// is no kubelet or kube-controller-manager: tests play the kubelet by setting pod phases.
+// server, which also enforces its rules for the status of externally managed Jobs. The
+// controller's manager engages a hub as the agent's does. There is no kubelet or
+// kube-controller-manager: tests play the kubelet by setting pod phases.
 func TestMain(m *testing.M) {
-	os.Exit(envtest.Main(m, &env, func(mgr ctrl.Manager) error {
-		r := &job.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("test"), Clock: clock, Workers: 4, BatchPeriod: 50 * time.Millisecond}
+	os.Exit(envtest.MainMulticluster(m, &env, func(mgr mcmanager.Manager) error {
+		r := &job.Reconciler{Manager: mgr, Clock: clock, Workers: 4, BatchPeriod: 50 * time.Millisecond}
 		return r.SetupWithManager(mgr)
 	}))
 }

@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	crenvtest "sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -36,6 +37,8 @@ type Environment struct {
 	Config *rest.Config
 	Client client.Client
 	env    *crenvtest.Environment
+	// hub is the hub cluster MainMulticluster engages, nil under Main.
+	hub cluster.Cluster
 }
 
 // Start starts the control plane and installs every CRD under deploy/crd. It fails with
