@@ -106,7 +106,7 @@ func (r *Reconciler) SetupWithManager(mgr mcmanager.Manager) error {
 func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ctrl.Result, error) {
 	c, err := r.clusters.Get(ctx, r.Manager, req.ClusterName)
 	if err != nil {
-		return ctrl.Result{}, err
+		return ctrl.Result{}, percluster.IgnoreGone(err)
 	}
 	return c.Reconcile(ctx, req.Request)
 }

@@ -77,3 +77,12 @@ func (s *Store[T]) forget(name multicluster.ClusterName) {
 	defer s.mu.Unlock()
 	delete(s.byName, name)
 }
+
+// IgnoreGone drops the error of a request for a cluster that is no longer engaged: its
+// objects went with it, so there is nothing left to reconcile or to retry.
+func IgnoreGone(err error) error {
+	if errors.Is(err, multicluster.ErrClusterNotFound) {
+		return nil
+	}
+	return err
+}

@@ -127,6 +127,12 @@ func TestStoreGetWrapsClusterNotFound(t *testing.T) {
 	if made != 0 {
 		t.Fatalf("made %d values for a cluster that is not there", made)
 	}
+	if IgnoreGone(err) != nil {
+		t.Fatalf("IgnoreGone kept %v: a request for a cluster that left would be retried forever", err)
+	}
+	if other := errors.New("hub unreachable"); IgnoreGone(other) != other {
+		t.Fatal("IgnoreGone dropped an error that is not about a cluster that left")
+	}
 }
 
 // Reconciles of one cluster run in parallel: they must share one value, or each would
