@@ -3,7 +3,9 @@ package inventory
 import (
 	"fmt"
 	"runtime"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -115,15 +117,22 @@ func must(t *testing.T, err error) {
 	}
 }
 
-// fleet200x500 builds the slices of 200 clusters with 500 nodes each.
+// fleet200x500 builds the slices of 200 clusters with 500 nodes each, labelled as cloud
+// nodes are: a unique hostname, a zone, a pool and a rack of ten nodes.
 func fleet200x500() []*musterv1.NodeSlice {
 	var slices []*musterv1.NodeSlice
 	for c := range 200 {
 		cluster := fmt.Sprintf("c%03d", c)
 		nodes := make([]musterv1.NodeInfo, 500)
 		for i := range nodes {
-			nodes[i] = nodeInfo(fmt.Sprintf("%s-n%03d", cluster, i), func(n *musterv1.NodeInfo) {
-				n.Labels = map[string]string{"pool": []string{"general", "gpu", "spot"}[i%3], "zone": fmt.Sprintf("z%d", i%4)}
+			name := fmt.Sprintf("%s-n%03d", cluster, i)
+			nodes[i] = nodeInfo(name, func(n *musterv1.NodeInfo) {
+				n.Labels = map[string]string{
+					"kubernetes.io/hostname": name,
+					"pool":                   []string{"general", "gpu", "spot"}[i%3],
+					"zone":                   fmt.Sprintf("z%d", i%4),
+					"rack":                   fmt.Sprintf("r%02d", i%50),
+				}
 				if i%10 == 0 {
 					n.Taints = []corev1.Taint{{Key: "dedicated", Effect: corev1.TaintEffectNoSchedule}}
 				}
@@ -134,15 +143,16 @@ func fleet200x500() []*musterv1.NodeSlice {
 	return slices
 }
 
+// BenchmarkLoad100kNodes reports what the inventory keeps per node: the heap it holds after
+// loading, with the NodeSlices it was loaded from dropped, divided by the nodes.
 func BenchmarkLoad100kNodes(b *testing.B) {
-	slices := fleet200x500()
 	b.ReportAllocs()
 	for b.Loop() {
 		runtime.GC()
 		var before runtime.MemStats
 		runtime.ReadMemStats(&before)
 		inv := New()
-		for _, s := range slices {
+		for _, s := range fleet200x500() {
 			if err := inv.ReplaceSlice(s.ClusterName, s); err != nil {
 				b.Fatal(err)
 			}
@@ -150,23 +160,74 @@ func BenchmarkLoad100kNodes(b *testing.B) {
 		runtime.GC()
 		var after runtime.MemStats
 		runtime.ReadMemStats(&after)
-		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/(1<<20), "heap-MiB")
+		held := float64(after.HeapAlloc - before.HeapAlloc)
+		b.ReportMetric(held/(1<<20), "heap-MiB")
+		b.ReportMetric(held/100_000, "heap-B/node")
 		runtime.KeepAlive(inv)
 	}
 }
 
-func BenchmarkEligibleNodesOver100kNodes(b *testing.B) {
+func loaded100k(b *testing.B) *Inventory {
 	inv := New()
 	for _, s := range fleet200x500() {
 		if err := inv.ReplaceSlice(s.ClusterName, s); err != nil {
 			b.Fatal(err)
 		}
 	}
-	spec := &corev1.PodSpec{NodeSelector: map[string]string{"pool": "general"}, Containers: []corev1.Container{{Name: "c"}}}
+	runtime.GC()
+	return inv
+}
+
+// reportQueryTimes adds ms/query and, because wall time on a shared machine counts other
+// processes' turns, the process's CPU time per query (GC included).
+func reportQueryTimes(b *testing.B, query func()) {
 	b.ReportAllocs()
+	cpuBefore := cpuTime()
 	for b.Loop() {
-		if got := inv.EligibleNodesByCluster(spec); len(got) != 200 {
-			b.Fatalf("eligible clusters = %d, want 200", len(got))
-		}
+		query()
 	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/query")
+	b.ReportMetric(float64((cpuTime()-cpuBefore).Microseconds())/1000/float64(b.N), "cpu-ms/query")
+}
+
+func cpuTime() time.Duration {
+	var u syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &u); err != nil {
+		panic(err)
+	}
+	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
+}
+
+// A template most nodes match: a third of the fleet by pool, less the tainted tenth.
+var manyMatch = &corev1.PodSpec{NodeSelector: map[string]string{"pool": "general"}, Containers: []corev1.Container{{Name: "c"}}}
+
+func BenchmarkEligibleNodesOver100kNodes(b *testing.B) {
+	inv := loaded100k(b)
+	reportQueryTimes(b, func() {
+		if got := inv.EligibleNodesByCluster(manyMatch); len(got) != 200 || len(got["c000"]) != 150 {
+			b.Fatalf("eligible clusters = %d, nodes of c000 = %d, want 200 and 150", len(got), len(got["c000"]))
+		}
+	})
+}
+
+// BenchmarkEligibleCountOver100kNodes is the query the hub's controllers ask: how many.
+func BenchmarkEligibleCountOver100kNodes(b *testing.B) {
+	inv := loaded100k(b)
+	reportQueryTimes(b, func() {
+		if got := inv.EligibleCountByCluster(manyMatch); len(got) != 200 || got["c000"] != 150 {
+			b.Fatalf("eligible clusters = %d, nodes of c000 = %d, want 200 and 150", len(got), got["c000"])
+		}
+	})
+}
+
+// BenchmarkEligibleNodesSelectiveOver100kNodes asks for one rack's GPU-pool nodes in two zones.
+func BenchmarkEligibleNodesSelectiveOver100kNodes(b *testing.B) {
+	inv := loaded100k(b)
+	spec := podSpec(selector("rack", "r07"), required(term(
+		expr("zone", corev1.NodeSelectorOpIn, "z1", "z3"), expr("pool", corev1.NodeSelectorOpNotIn, "general"))))
+	reportQueryTimes(b, func() {
+		if got := inv.EligibleNodesByCluster(spec); len(got) != 200 || len(got["c000"]) != 7 {
+			b.Fatalf("eligible clusters = %d, nodes of c000 = %d, want 200 and 7", len(got), len(got["c000"]))
+		}
+	})
 }
