@@ -29,14 +29,22 @@ func (inv *Inventory) EligibleNodesByCluster(spec *corev1.PodSpec) map[string][]
 // that weigh clusters by size, without a name per node.
 func (inv *Inventory) EligibleCountByCluster(spec *corev1.PodSpec) map[string]int {
 	out := map[string]int{}
-	inv.eachEligible(spec, "", func(cluster string, _ *corev1.Node) { out[cluster]++ })
+	inv.eachFitting(spec, "", func(s *sliceIndex, fits bitmap) {
+		if n := fits.count(); n > 0 {
+			out[s.Cluster] += n
+		}
+	})
 	return out
 }
 
 func (inv *Inventory) eligibleNames(spec *corev1.PodSpec, cluster string) map[string][]string {
 	out := map[string][]string{}
-	inv.eachEligible(spec, cluster, func(cluster string, n *corev1.Node) {
-		out[cluster] = append(out[cluster], n.Name)
+	inv.eachFitting(spec, cluster, func(s *sliceIndex, fits bitmap) {
+		names := slices.Grow(out[s.Cluster], fits.count())
+		fits.each(func(i int32) { names = append(names, s.nodes[i].Name) })
+		if len(names) > 0 {
+			out[s.Cluster] = names
+		}
 	})
 	for _, names := range out {
 		slices.Sort(names)
@@ -44,22 +52,18 @@ func (inv *Inventory) eligibleNames(spec *corev1.PodSpec, cluster string) map[st
 	return out
 }
 
-// eachEligible calls fn for every node of cluster, or of every cluster when cluster is
-// empty, that fits spec. The label index narrows the nodes to check; nodefit decides each.
-func (inv *Inventory) eachEligible(spec *corev1.PodSpec, cluster string, fn func(cluster string, n *corev1.Node)) {
-	tmpl := nodefit.NewTemplate(spec)
-	p := planFor(spec)
+// eachFitting calls fn with each slice of cluster, or of every cluster when cluster is
+// empty, and the positions of its nodes that fit spec. The label index narrows the nodes
+// to check and nodefit decides each, unless the slice remembers the answer.
+func (inv *Inventory) eachFitting(spec *corev1.PodSpec, cluster string, fn func(s *sliceIndex, fits bitmap)) {
+	key, tmpl, p := nodefit.Fingerprint(spec), nodefit.NewTemplate(spec), planFor(spec)
 	it, err := slicesOf(inv.db.Txn(false), cluster)
 	if err != nil {
 		return
 	}
 	for obj := it.Next(); obj != nil; obj = it.Next() {
 		s := obj.(*sliceIndex)
-		s.candidates(p, func(i int32) {
-			if n := s.nodes[i]; tmpl.Check(n) == nodefit.Fits {
-				fn(s.Cluster, n)
-			}
-		})
+		fn(s, s.fitting(key, tmpl, p))
 	}
 }
 

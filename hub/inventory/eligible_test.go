@@ -19,7 +19,7 @@ import (
 func scanEligible(inv *Inventory, spec *corev1.PodSpec) map[string][]string {
 	tmpl := nodefit.NewTemplate(spec)
 	out := map[string][]string{}
-	it, err := inv.db.Txn(false).Get(nodesTable, byCluster)
+	it, err := inv.db.Txn(false).Get(nodesTable, byID)
 	if err != nil {
 		panic(err)
 	}
@@ -180,32 +180,54 @@ func TestEligibleNodesFollowSliceChanges(t *testing.T) {
 	}
 }
 
-// FuzzEligibleNodesAnswerAsTheScan loads a random fleet from a seed, replaces and deletes
-// some of its slices, and asks random templates: the indexed answers must be the scan's.
+// FuzzEligibleNodesAnswerAsTheScan loads a random fleet from a seed, replacing and
+// deleting slices, and after each change asks templates from a small pool, so that some
+// are answered from remembered verdicts: every answer must be the scan's.
 func FuzzEligibleNodesAnswerAsTheScan(f *testing.F) {
 	for seed := range uint64(40) {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, seed uint64) {
 		r := rand.New(rand.NewPCG(seed, 20))
-		inv := New()
-		for range 8 {
-			cluster := fmt.Sprintf("c%d", r.IntN(3))
-			name := fmt.Sprintf("s%d", r.IntN(3))
-			if r.IntN(5) == 0 {
-				must(t, inv.DeleteSlice(musterv1.MemberNamespace(cluster), name))
-				continue
-			}
-			nodes := make([]musterv1.NodeInfo, r.IntN(12))
-			for i := range nodes {
-				nodes[i] = randomNode(r)
-			}
-			must(t, inv.ReplaceSlice(cluster, slice(cluster, name, nodes...)))
+		specs := make([]*corev1.PodSpec, 6)
+		for i := range specs {
+			specs[i] = randomSpec(r)
 		}
-		for range 20 {
-			expectSameAsScan(t, inv, randomSpec(r))
+		inv := New()
+		for range 10 {
+			randomChange(t, r, inv)
+			for range 4 {
+				expectSameAsScan(t, inv, pick(r, specs))
+			}
 		}
 	})
+}
+
+func randomChange(t *testing.T, r *rand.Rand, inv *Inventory) {
+	cluster := fmt.Sprintf("c%d", r.IntN(3))
+	name := fmt.Sprintf("s%d", r.IntN(3))
+	if r.IntN(5) == 0 {
+		must(t, inv.DeleteSlice(musterv1.MemberNamespace(cluster), name))
+		return
+	}
+	nodes := make([]musterv1.NodeInfo, r.IntN(12))
+	for i := range nodes {
+		nodes[i] = randomNode(r)
+	}
+	must(t, inv.ReplaceSlice(cluster, slice(cluster, name, nodes...)))
+}
+
+func TestVerdictsAreBounded(t *testing.T) {
+	var v verdicts
+	for i := range maxVerdictsPerSlice * 3 {
+		v.put([32]byte{byte(i)}, bitmap{uint64(i)})
+		if len(v.fits) > maxVerdictsPerSlice {
+			t.Fatalf("%d verdicts held, want at most %d", len(v.fits), maxVerdictsPerSlice)
+		}
+		if got, ok := v.get([32]byte{byte(i)}); !ok || got[0] != uint64(i) {
+			t.Fatalf("the verdict just put is %v, %v", got, ok)
+		}
+	}
 }
 
 var (

@@ -1,9 +1,11 @@
 package inventory
 
 import (
-	"math/bits"
+	"crypto/sha256"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/musterhq/muster/placement/nodefit"
 )
 
 // sliceIndex is one NodeSlice's nodes with a label index over them. It is built when the
@@ -15,6 +17,8 @@ type sliceIndex struct {
 	nodes   []*corev1.Node // sorted by name
 	// labels maps key → value → positions in nodes, ascending.
 	labels map[string]map[string][]int32
+	// verdicts remembers the fitting nodes of the templates asked lately.
+	verdicts verdicts
 }
 
 // indexSlice builds the index of rows, which must be sorted by name.
@@ -22,7 +26,7 @@ func indexSlice(key, cluster string, rows []*node) *sliceIndex {
 	s := &sliceIndex{Key: key, Cluster: cluster, nodes: make([]*corev1.Node, len(rows)), labels: map[string]map[string][]int32{}}
 	for i, row := range rows {
 		s.nodes[i] = row.Node
-		for k, v := range row.Labels {
+		for k, v := range row.Node.Labels {
 			values := s.labels[k]
 			if values == nil {
 				values = map[string][]int32{}
@@ -54,17 +58,29 @@ func (s *sliceIndex) candidates(p plan, fn func(i int32)) {
 		return
 	}
 	// Alternatives may overlap; a bitmap yields each node once and in order.
-	seen := make([]uint64, (len(s.nodes)+63)/64)
+	seen := newBitmap(len(s.nodes))
 	for _, list := range lists {
 		for _, i := range list {
-			seen[i/64] |= 1 << (i % 64)
+			seen.set(i)
 		}
 	}
-	for w, word := range seen {
-		for ; word != 0; word &= word - 1 {
-			fn(int32(w*64 + bits.TrailingZeros64(word)))
-		}
+	seen.each(fn)
+}
+
+// fitting returns the positions of the nodes that fit the template with fingerprint key,
+// checking the plan's candidates unless a verdict for it is remembered.
+func (s *sliceIndex) fitting(key [sha256.Size]byte, tmpl *nodefit.Template, p plan) bitmap {
+	if fits, ok := s.verdicts.get(key); ok {
+		return fits
 	}
+	fits := newBitmap(len(s.nodes))
+	s.candidates(p, func(i int32) {
+		if tmpl.Check(s.nodes[i]) == nodefit.Fits {
+			fits.set(i)
+		}
+	})
+	s.verdicts.put(key, fits)
+	return fits
 }
 
 // smallest returns the lookup of alt that holds the fewest of this slice's nodes.

@@ -19,21 +19,20 @@ const (
 	slicesTable = "slices"
 )
 
-// Index names of the nodes table.
+// Index names.
 const (
 	byID      = "id"
 	byCluster = "cluster"
 	bySlice   = "slice"
-	byLabel   = "label"
 )
 
 // node is one row: a member node, kept as a corev1.Node so that fitness checks need no
-// conversion per query.
+// conversion per query. The table answers which slice owns a node; queries read the
+// slices' indexes, which hold the same nodes.
 type node struct {
 	ID      string // <cluster>/<node>
 	Cluster string
 	Slice   string // <namespace>/<name> of the NodeSlice that reported it
-	Labels  map[string]string
 	Node    *corev1.Node
 }
 
@@ -41,10 +40,8 @@ var schema = &memdb.DBSchema{Tables: map[string]*memdb.TableSchema{
 	nodesTable: {
 		Name: nodesTable,
 		Indexes: map[string]*memdb.IndexSchema{
-			byID:      {Name: byID, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "ID"}},
-			byCluster: {Name: byCluster, Indexer: &memdb.StringFieldIndex{Field: "Cluster"}},
-			bySlice:   {Name: bySlice, Indexer: &memdb.StringFieldIndex{Field: "Slice"}},
-			byLabel:   {Name: byLabel, AllowMissing: true, Indexer: &memdb.StringMapFieldIndex{Field: "Labels"}},
+			byID:    {Name: byID, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "ID"}},
+			bySlice: {Name: bySlice, Indexer: &memdb.StringFieldIndex{Field: "Slice"}},
 		},
 	},
 	slicesTable: {
@@ -87,7 +84,7 @@ func (inv *Inventory) ReplaceSlice(cluster string, slice *musterv1.NodeSlice) er
 	for i := range slice.Nodes {
 		info := &slice.Nodes[i]
 		fillNode(&nodes[i], info)
-		row := &node{ID: cluster + "/" + info.Name, Cluster: cluster, Slice: key, Labels: info.Labels, Node: &nodes[i]}
+		row := &node{ID: cluster + "/" + info.Name, Cluster: cluster, Slice: key, Node: &nodes[i]}
 		if err := ownerOf(txn, row.ID, key, displaced); err != nil {
 			return err
 		}
@@ -176,23 +173,32 @@ func fillNode(n *corev1.Node, info *musterv1.NodeInfo) {
 
 // Nodes returns a cluster's nodes, sorted by name. They are shared: read, never write them.
 func (inv *Inventory) Nodes(cluster string) []*corev1.Node {
-	return inv.collect(byCluster, cluster)
+	if cluster == "" {
+		return nil
+	}
+	return inv.collect(cluster, func(s *sliceIndex) []*corev1.Node { return s.nodes })
 }
 
 // NodesWithLabel returns every node, in any cluster, that carries the label.
 func (inv *Inventory) NodesWithLabel(key, value string) []*corev1.Node {
-	return inv.collect(byLabel, key, value)
+	return inv.collect("", func(s *sliceIndex) []*corev1.Node {
+		var out []*corev1.Node
+		for _, i := range s.labels[key][value] {
+			out = append(out, s.nodes[i])
+		}
+		return out
+	})
 }
 
-func (inv *Inventory) collect(index string, args ...any) []*corev1.Node {
-	txn := inv.db.Txn(false)
-	it, err := txn.Get(nodesTable, index, args...)
+// collect gathers what pick takes from each slice of cluster, or of all, sorted by name.
+func (inv *Inventory) collect(cluster string, pick func(*sliceIndex) []*corev1.Node) []*corev1.Node {
+	it, err := slicesOf(inv.db.Txn(false), cluster)
 	if err != nil {
 		return nil
 	}
 	var out []*corev1.Node
 	for obj := it.Next(); obj != nil; obj = it.Next() {
-		out = append(out, obj.(*node).Node)
+		out = append(out, pick(obj.(*sliceIndex))...)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
