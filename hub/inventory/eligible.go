@@ -18,15 +18,9 @@ func (inv *Inventory) EligibleNodes(cluster string, spec *corev1.PodSpec) []stri
 	return inv.eligibleNames(spec, cluster)[cluster]
 }
 
-// EligibleNodesByCluster answers EligibleNodes for every cluster at once; clusters with
-// no eligible node are left out.
-func (inv *Inventory) EligibleNodesByCluster(spec *corev1.PodSpec) map[string][]string {
-	return inv.eligibleNames(spec, "")
-}
-
 // EligibleCountByCluster counts, per cluster, the nodes that could run a pod of spec;
-// clusters with no eligible node are left out. It is EligibleNodesByCluster for callers
-// that weigh clusters by size, without a name per node.
+// clusters with no eligible node are left out. The hub's controllers weigh clusters by
+// it; it builds no name per node.
 func (inv *Inventory) EligibleCountByCluster(spec *corev1.PodSpec) map[string]int {
 	out := map[string]int{}
 	inv.eachFitting(spec, "", func(s *sliceIndex, fits bitmap) {
@@ -37,6 +31,8 @@ func (inv *Inventory) EligibleCountByCluster(spec *corev1.PodSpec) map[string]in
 	return out
 }
 
+// eligibleNames returns the names of the nodes of cluster, or of every cluster when cluster
+// is empty, that fit spec, sorted, by cluster; clusters with no eligible node are left out.
 func (inv *Inventory) eligibleNames(spec *corev1.PodSpec, cluster string) map[string][]string {
 	out := map[string][]string{}
 	inv.eachFitting(spec, cluster, func(s *sliceIndex, fits bitmap) {

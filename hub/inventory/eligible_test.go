@@ -39,8 +39,8 @@ func scanEligible(inv *Inventory, spec *corev1.PodSpec) map[string][]string {
 func expectSameAsScan(t *testing.T, inv *Inventory, spec *corev1.PodSpec) {
 	t.Helper()
 	want := scanEligible(inv, spec)
-	if diff := cmp.Diff(want, inv.EligibleNodesByCluster(spec), cmpopts.EquateEmpty()); diff != "" {
-		t.Errorf("EligibleNodesByCluster differs from the scan (-scan +indexed):\n%s", diff)
+	if diff := cmp.Diff(want, inv.eligibleNames(spec, ""), cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("eligibleNames differs from the scan (-scan +indexed):\n%s", diff)
 	}
 	counts := map[string]int{}
 	for c, names := range want {
@@ -166,7 +166,7 @@ func TestEligibleNodesFollowSliceChanges(t *testing.T) {
 	must(t, inv.ReplaceSlice("c0", slice("c0", "s0", nodeInfo("a", gpu), nodeInfo("b", gpu))))
 	// s1 reports b too: the node moves to the slice loaded last, as the nodes table has it.
 	must(t, inv.ReplaceSlice("c0", slice("c0", "s1", nodeInfo("b"), nodeInfo("c", gpu))))
-	if diff := cmp.Diff(map[string][]string{"c0": {"a", "c"}}, inv.EligibleNodesByCluster(spec)); diff != "" {
+	if diff := cmp.Diff(map[string][]string{"c0": {"a", "c"}}, inv.eligibleNames(spec, "")); diff != "" {
 		t.Errorf("after s1 took b (-want +got):\n%s", diff)
 	}
 	expectSameAsScan(t, inv, spec)
@@ -175,7 +175,7 @@ func TestEligibleNodesFollowSliceChanges(t *testing.T) {
 	expectSameAsScan(t, inv, spec)
 	must(t, inv.DeleteSlice(musterv1.MemberNamespace("c0"), "s1"))
 	must(t, inv.DeleteSlice(musterv1.MemberNamespace("c0"), "s0"))
-	if got := inv.EligibleNodesByCluster(podSpec()); len(got) != 0 {
+	if got := inv.eligibleNames(podSpec(), ""); len(got) != 0 {
 		t.Errorf("eligible nodes after deleting every slice = %v, want none", got)
 	}
 }

@@ -97,8 +97,11 @@ func TestEligibleNodesAndCapacity(t *testing.T) {
 		t.Errorf("eligible nodes of c1 (-want +got):\n%s", diff)
 	}
 	want := map[string][]string{"c1": {"fits"}, "c2": {"other"}}
-	if diff := cmp.Diff(want, inv.EligibleNodesByCluster(spec)); diff != "" {
+	if diff := cmp.Diff(want, inv.eligibleNames(spec, "")); diff != "" {
 		t.Errorf("eligible nodes by cluster (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]int{"c1": 1, "c2": 1}, inv.EligibleCountByCluster(spec)); diff != "" {
+		t.Errorf("eligible node counts by cluster (-want +got):\n%s", diff)
 	}
 	// fits, tainted and small are ready and schedulable: 4 + 4 + 0.5 CPUs.
 	capacity := inv.Capacity("c1")
@@ -223,7 +226,7 @@ func wantNodes(b *testing.B, got map[string][]string, perCluster int) {
 // controllers do on every reconcile over an unchanged fleet.
 func BenchmarkEligibleNodesOver100kNodes(b *testing.B) {
 	inv := loaded100k(b)
-	reportQueryTimes(b, func() { wantNodes(b, inv.EligibleNodesByCluster(manyMatch), 150) })
+	reportQueryTimes(b, func() { wantNodes(b, inv.eligibleNames(manyMatch, ""), 150) })
 }
 
 // BenchmarkEligibleNodesColdOver100kNodes asks a template for the first time: every
@@ -231,7 +234,7 @@ func BenchmarkEligibleNodesOver100kNodes(b *testing.B) {
 func BenchmarkEligibleNodesColdOver100kNodes(b *testing.B) {
 	inv := loaded100k(b)
 	next := firstAsked(manyMatch)
-	reportQueryTimes(b, func() { wantNodes(b, inv.EligibleNodesByCluster(next()), 150) })
+	reportQueryTimes(b, func() { wantNodes(b, inv.eligibleNames(next(), ""), 150) })
 }
 
 // BenchmarkEligibleCountColdOver100kNodes is the question the hub's controllers ask, how
@@ -252,5 +255,5 @@ func BenchmarkEligibleNodesSelectiveColdOver100kNodes(b *testing.B) {
 	inv := loaded100k(b)
 	next := firstAsked(podSpec(selector("rack", "r07"), required(term(
 		expr("zone", corev1.NodeSelectorOpIn, "z1", "z3"), expr("pool", corev1.NodeSelectorOpNotIn, "general")))))
-	reportQueryTimes(b, func() { wantNodes(b, inv.EligibleNodesByCluster(next()), 7) })
+	reportQueryTimes(b, func() { wantNodes(b, inv.eligibleNames(next(), ""), 7) })
 }
