@@ -217,6 +217,39 @@ func randomChange(t *testing.T, r *rand.Rand, inv *Inventory) {
 	must(t, inv.ReplaceSlice(cluster, slice(cluster, name, nodes...)))
 }
 
+// TestQueriesDuringReplacesSeeWholeSlices runs queries beside slice replacements (run it
+// with -race): each answer holds a slice's nodes all before or all after a replacement.
+func TestQueriesDuringReplacesSeeWholeSlices(t *testing.T) {
+	inv := New()
+	gpu := labelled(map[string]string{"pool": "gpu"})
+	version := func(v int) *musterv1.NodeSlice {
+		return slice("c0", "s0", nodeInfo(fmt.Sprintf("v%d-a", v), gpu), nodeInfo(fmt.Sprintf("v%d-b", v), gpu))
+	}
+	must(t, inv.ReplaceSlice("c0", version(0)))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for v := 1; v <= 200; v++ {
+			if err := inv.ReplaceSlice("c0", version(v)); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	spec := podSpec(selector("pool", "gpu"))
+	for running := true; running; {
+		select {
+		case <-done:
+			running = false
+		default:
+		}
+		names := inv.EligibleNodes("c0", spec)
+		if len(names) != 2 || names[0][:len(names[0])-1] != names[1][:len(names[1])-1] {
+			t.Fatalf("eligible nodes = %v, want both nodes of one version", names)
+		}
+	}
+}
+
 func TestVerdictsAreBounded(t *testing.T) {
 	var v verdicts
 	for i := range maxVerdictsPerSlice * 3 {

@@ -51,7 +51,10 @@ func (s *sliceIndex) candidates(p plan, fn func(i int32)) {
 	for _, alt := range p.alternatives {
 		lists = append(lists, s.postings(s.smallest(alt))...)
 	}
-	if len(lists) == 1 {
+	switch len(lists) {
+	case 0:
+		return
+	case 1:
 		for _, i := range lists[0] {
 			fn(i)
 		}
