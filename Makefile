@@ -117,7 +117,20 @@ kind-node-image: toolchain ## Build (once) the kind node image from the module p
 
 .PHONY: bench
 bench: ## Go benchmarks of placement, the hub inventory and the agent's Job round.
-	$(GO) test -run '^$$' -bench . -benchmem ./placement/... ./hub/inventory/ ./agent/job/
+	$(GO) test -run '^$$' -bench . -benchmem ./placement/... ./hub/inventory/ ./agent/job/ | awk "$$INVENTORY_LINE"
+
+# INVENTORY_LINE passes go test's output through and ends it with the inventory's figures
+# at 100k nodes: a template asked again (as reconciles do), asked for the first time (cold),
+# and a selective one cold; wall and CPU milliseconds (CPU discounts other processes' turns).
+define INVENTORY_LINE
+{ print }
+function metric(unit,  i) { for (i = 2; i < NF; i++) if ($$(i + 1) == unit) return $$i }
+/^BenchmarkEligibleNodesOver100kNodes/ { warm = metric("ms/query"); warmCPU = metric("cpu-ms/query") }
+/^BenchmarkEligibleNodesColdOver100kNodes/ { cold = metric("ms/query"); coldCPU = metric("cpu-ms/query") }
+/^BenchmarkEligibleNodesSelectiveColdOver100kNodes/ { selective = metric("ms/query") }
+END { printf "inventory eligible-nodes-100k ms/query=%s cpu-ms/query=%s cold-ms/query=%s cold-cpu-ms/query=%s selective-cold-ms/query=%s\n", warm, warmCPU, cold, coldCPU, selective }
+endef
+export INVENTORY_LINE
 
 .PHONY: bench-broadcastjob
 bench-broadcastjob: toolchain ## Fleet benchmark: BroadcastJob on 1 member × 1000 nodes and 3 members × 500 from the hub.

@@ -201,13 +201,13 @@ func (r *Reconciler) observe(ctx context.Context, job *musterv1.BroadcastJob, wo
 	names := append(slices.Clone(eligible), mapKeys(works)...)
 	slices.Sort(names)
 	names = slices.Compact(names)
-	var fit map[string][]string
+	var fit map[string]int
 	if r.Inventory != nil {
-		fit = r.Inventory.EligibleNodesByCluster(&job.Spec.Template.Spec)
+		fit = r.Inventory.EligibleCountByCluster(&job.Spec.Template.Spec)
 	}
 	o := fleetObserved{job: job, excluded: excluded, now: r.Clock.Now()}
 	for _, name := range names {
-		c := cluster{name: name, eligible: slices.Contains(eligible, name), inventoryDesired: int32(len(fit[name]))}
+		c := cluster{name: name, eligible: slices.Contains(eligible, name), inventoryDesired: int32(fit[name])}
 		if w, ok := works[name]; ok {
 			s, status, err := readWork(w)
 			if err != nil {

@@ -169,9 +169,7 @@ func (r *Reconciler) place(ctx context.Context, fj *musterv1.FleetJob) (ctrl.Res
 	eligible, excluded := clusters.Eligible(&fj.Spec.Placement.Placement, members.Items)
 	fit := map[string]int{}
 	if r.Inventory != nil {
-		for c, nodes := range r.Inventory.EligibleNodesByCluster(&fj.Spec.Template.Spec.Template.Spec) {
-			fit[c] = len(nodes)
-		}
+		fit = r.Inventory.EligibleCountByCluster(&fj.Spec.Template.Spec.Template.Spec)
 	}
 	shards := place(fj, eligible, fit)
 	status := fj.Status.DeepCopy()

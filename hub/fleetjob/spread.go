@@ -286,9 +286,7 @@ func (r *Reconciler) spreadSubsets(ctx context.Context, fj *musterv1.FleetJob, w
 			if err != nil {
 				return nil, err
 			}
-			for c, nodes := range r.Inventory.EligibleNodesByCluster(&tmpl.Spec) {
-				sub.fit[c] = len(nodes)
-			}
+			sub.fit = r.Inventory.EligibleCountByCluster(&tmpl.Spec)
 		}
 		out = append(out, sub)
 	}

@@ -10,26 +10,29 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
-	"github.com/musterhq/muster/placement/nodefit"
 )
 
-const nodesTable = "nodes"
+// Tables: nodesTable holds one row per node; slicesTable one sliceIndex per NodeSlice,
+// written in the same transactions, so that a snapshot's indexes hold its nodes.
+const (
+	nodesTable  = "nodes"
+	slicesTable = "slices"
+)
 
-// Index names of the nodes table.
+// Index names.
 const (
 	byID      = "id"
 	byCluster = "cluster"
 	bySlice   = "slice"
-	byLabel   = "label"
 )
 
 // node is one row: a member node, kept as a corev1.Node so that fitness checks need no
-// conversion per query.
+// conversion per query. The table answers which slice owns a node; queries read the
+// slices' indexes, which hold the same nodes.
 type node struct {
 	ID      string // <cluster>/<node>
 	Cluster string
 	Slice   string // <namespace>/<name> of the NodeSlice that reported it
-	Labels  map[string]string
 	Node    *corev1.Node
 }
 
@@ -37,10 +40,15 @@ var schema = &memdb.DBSchema{Tables: map[string]*memdb.TableSchema{
 	nodesTable: {
 		Name: nodesTable,
 		Indexes: map[string]*memdb.IndexSchema{
-			byID:      {Name: byID, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "ID"}},
+			byID:    {Name: byID, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "ID"}},
+			bySlice: {Name: bySlice, Indexer: &memdb.StringFieldIndex{Field: "Slice"}},
+		},
+	},
+	slicesTable: {
+		Name: slicesTable,
+		Indexes: map[string]*memdb.IndexSchema{
+			byID:      {Name: byID, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "Key"}},
 			byCluster: {Name: byCluster, Indexer: &memdb.StringFieldIndex{Field: "Cluster"}},
-			bySlice:   {Name: bySlice, Indexer: &memdb.StringFieldIndex{Field: "Slice"}},
-			byLabel:   {Name: byLabel, AllowMissing: true, Indexer: &memdb.StringMapFieldIndex{Field: "Labels"}},
 		},
 	},
 }}
@@ -70,99 +78,129 @@ func (inv *Inventory) ReplaceSlice(cluster string, slice *musterv1.NodeSlice) er
 	if _, err := txn.DeleteAll(nodesTable, bySlice, key); err != nil {
 		return fmt.Errorf("dropping slice %s: %w", key, err)
 	}
+	// One array per slice keeps a slice's nodes together in memory for the queries' scans.
+	nodes := make([]corev1.Node, len(slice.Nodes))
+	displaced := map[string]bool{}
 	for i := range slice.Nodes {
 		info := &slice.Nodes[i]
-		row := &node{ID: cluster + "/" + info.Name, Cluster: cluster, Slice: key, Labels: info.Labels, Node: toNode(info)}
+		fillNode(&nodes[i], info)
+		row := &node{ID: cluster + "/" + info.Name, Cluster: cluster, Slice: key, Node: &nodes[i]}
+		if err := ownerOf(txn, row.ID, key, displaced); err != nil {
+			return err
+		}
 		if err := txn.Insert(nodesTable, row); err != nil {
 			return fmt.Errorf("loading node %s: %w", row.ID, err)
+		}
+	}
+	displaced[key] = true
+	for other := range displaced {
+		if err := reindexSlice(txn, other); err != nil {
+			return err
 		}
 	}
 	txn.Commit()
 	return nil
 }
 
+// ownerOf records in displaced the other slice that reported node id before, if any: the
+// node moves to the slice loaded last, so the other slice's index must drop it.
+func ownerOf(txn *memdb.Txn, id, key string, displaced map[string]bool) error {
+	obj, err := txn.First(nodesTable, byID, id)
+	if err != nil {
+		return fmt.Errorf("looking up node %s: %w", id, err)
+	}
+	if obj != nil && obj.(*node).Slice != key {
+		displaced[obj.(*node).Slice] = true
+	}
+	return nil
+}
+
+// reindexSlice rebuilds a slice's index from the rows it owns, or drops it when it owns none.
+func reindexSlice(txn *memdb.Txn, key string) error {
+	it, err := txn.Get(nodesTable, bySlice, key)
+	if err != nil {
+		return fmt.Errorf("reading slice %s: %w", key, err)
+	}
+	// Rows of one slice share a cluster and come in ID order, which is name order.
+	var rows []*node
+	for obj := it.Next(); obj != nil; obj = it.Next() {
+		rows = append(rows, obj.(*node))
+	}
+	if len(rows) == 0 {
+		_, err := txn.DeleteAll(slicesTable, byID, key)
+		return err
+	}
+	if err := txn.Insert(slicesTable, indexSlice(key, rows[0].Cluster, rows)); err != nil {
+		return fmt.Errorf("indexing slice %s: %w", key, err)
+	}
+	return nil
+}
+
 // DeleteSlice drops every node a slice reported.
 func (inv *Inventory) DeleteSlice(namespace, name string) error {
+	key := namespace + "/" + name
 	txn := inv.db.Txn(true)
 	defer txn.Abort()
-	if _, err := txn.DeleteAll(nodesTable, bySlice, namespace+"/"+name); err != nil {
+	if _, err := txn.DeleteAll(nodesTable, bySlice, key); err != nil {
+		return err
+	}
+	if _, err := txn.DeleteAll(slicesTable, byID, key); err != nil {
 		return err
 	}
 	txn.Commit()
 	return nil
 }
 
-// toNode builds the corev1.Node that fitness checks read.
-func toNode(info *musterv1.NodeInfo) *corev1.Node {
-	ready := corev1.ConditionFalse
+// The Ready condition of every node is one of these two shared slices: nodes are never
+// written after loading, and a pointer the queries read on every node stays in cache.
+var (
+	readyConditions    = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}
+	notReadyConditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionFalse}}
+)
+
+// fillNode writes into n the corev1.Node that fitness checks read.
+func fillNode(n *corev1.Node, info *musterv1.NodeInfo) {
+	conditions := notReadyConditions
 	if info.Ready {
-		ready = corev1.ConditionTrue
+		conditions = readyConditions
 	}
-	return &corev1.Node{
+	*n = corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: info.Name, Labels: info.Labels},
 		Spec:       corev1.NodeSpec{Unschedulable: info.Unschedulable, Taints: info.Taints},
-		Status: corev1.NodeStatus{
-			Allocatable: info.Allocatable,
-			Conditions:  []corev1.NodeCondition{{Type: corev1.NodeReady, Status: ready}},
-		},
+		Status:     corev1.NodeStatus{Allocatable: info.Allocatable, Conditions: conditions},
 	}
 }
 
-// Nodes returns a cluster's nodes, sorted by name.
+// Nodes returns a cluster's nodes, sorted by name. They are shared: read, never write them.
 func (inv *Inventory) Nodes(cluster string) []*corev1.Node {
-	return inv.collect(byCluster, cluster)
+	if cluster == "" {
+		return nil
+	}
+	return inv.collect(cluster, func(s *sliceIndex) []*corev1.Node { return s.nodes })
 }
 
 // NodesWithLabel returns every node, in any cluster, that carries the label.
 func (inv *Inventory) NodesWithLabel(key, value string) []*corev1.Node {
-	return inv.collect(byLabel, key, value)
+	return inv.collect("", func(s *sliceIndex) []*corev1.Node {
+		var out []*corev1.Node
+		for _, i := range s.labels[key][value] {
+			out = append(out, s.nodes[i])
+		}
+		return out
+	})
 }
 
-func (inv *Inventory) collect(index string, args ...any) []*corev1.Node {
-	txn := inv.db.Txn(false)
-	it, err := txn.Get(nodesTable, index, args...)
+// collect gathers what pick takes from each slice of cluster, or of all, sorted by name.
+func (inv *Inventory) collect(cluster string, pick func(*sliceIndex) []*corev1.Node) []*corev1.Node {
+	it, err := slicesOf(inv.db.Txn(false), cluster)
 	if err != nil {
 		return nil
 	}
 	var out []*corev1.Node
 	for obj := it.Next(); obj != nil; obj = it.Next() {
-		out = append(out, obj.(*node).Node)
+		out = append(out, pick(obj.(*sliceIndex))...)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
-}
-
-// EligibleNodes returns the names of a cluster's nodes that could run a pod of spec.
-func (inv *Inventory) EligibleNodes(cluster string, spec *corev1.PodSpec) []string {
-	tmpl := nodefit.NewTemplate(spec)
-	var names []string
-	for _, n := range inv.Nodes(cluster) {
-		if tmpl.Check(n) == nodefit.Fits {
-			names = append(names, n.Name)
-		}
-	}
-	return names
-}
-
-// EligibleNodesByCluster answers EligibleNodes for every cluster at once; clusters with
-// no eligible node are left out.
-func (inv *Inventory) EligibleNodesByCluster(spec *corev1.PodSpec) map[string][]string {
-	tmpl := nodefit.NewTemplate(spec)
-	out := map[string][]string{}
-	txn := inv.db.Txn(false)
-	it, err := txn.Get(nodesTable, byCluster)
-	if err != nil {
-		return out
-	}
-	for obj := it.Next(); obj != nil; obj = it.Next() {
-		row := obj.(*node)
-		if tmpl.Check(row.Node) == nodefit.Fits {
-			out[row.Cluster] = append(out[row.Cluster], row.Node.Name)
-		}
-	}
-	for _, names := range out {
-		sort.Strings(names)
-	}
 	return out
 }
 

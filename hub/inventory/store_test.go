@@ -3,7 +3,9 @@ package inventory
 import (
 	"fmt"
 	"runtime"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -95,8 +97,11 @@ func TestEligibleNodesAndCapacity(t *testing.T) {
 		t.Errorf("eligible nodes of c1 (-want +got):\n%s", diff)
 	}
 	want := map[string][]string{"c1": {"fits"}, "c2": {"other"}}
-	if diff := cmp.Diff(want, inv.EligibleNodesByCluster(spec)); diff != "" {
+	if diff := cmp.Diff(want, inv.eligibleNames(spec, "")); diff != "" {
 		t.Errorf("eligible nodes by cluster (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]int{"c1": 1, "c2": 1}, inv.EligibleCountByCluster(spec)); diff != "" {
+		t.Errorf("eligible node counts by cluster (-want +got):\n%s", diff)
 	}
 	// fits, tainted and small are ready and schedulable: 4 + 4 + 0.5 CPUs.
 	capacity := inv.Capacity("c1")
@@ -115,15 +120,22 @@ func must(t *testing.T, err error) {
 	}
 }
 
-// fleet200x500 builds the slices of 200 clusters with 500 nodes each.
+// fleet200x500 builds the slices of 200 clusters with 500 nodes each, labelled as cloud
+// nodes are: a unique hostname, a zone, a pool and a rack of ten nodes.
 func fleet200x500() []*musterv1.NodeSlice {
 	var slices []*musterv1.NodeSlice
 	for c := range 200 {
 		cluster := fmt.Sprintf("c%03d", c)
 		nodes := make([]musterv1.NodeInfo, 500)
 		for i := range nodes {
-			nodes[i] = nodeInfo(fmt.Sprintf("%s-n%03d", cluster, i), func(n *musterv1.NodeInfo) {
-				n.Labels = map[string]string{"pool": []string{"general", "gpu", "spot"}[i%3], "zone": fmt.Sprintf("z%d", i%4)}
+			name := fmt.Sprintf("%s-n%03d", cluster, i)
+			nodes[i] = nodeInfo(name, func(n *musterv1.NodeInfo) {
+				n.Labels = map[string]string{
+					"kubernetes.io/hostname": name,
+					"pool":                   []string{"general", "gpu", "spot"}[i%3],
+					"zone":                   fmt.Sprintf("z%d", i%4),
+					"rack":                   fmt.Sprintf("r%02d", i%50),
+				}
 				if i%10 == 0 {
 					n.Taints = []corev1.Taint{{Key: "dedicated", Effect: corev1.TaintEffectNoSchedule}}
 				}
@@ -134,15 +146,16 @@ func fleet200x500() []*musterv1.NodeSlice {
 	return slices
 }
 
+// BenchmarkLoad100kNodes reports what the inventory keeps per node: the heap it holds after
+// loading, with the NodeSlices it was loaded from dropped, divided by the nodes.
 func BenchmarkLoad100kNodes(b *testing.B) {
-	slices := fleet200x500()
 	b.ReportAllocs()
 	for b.Loop() {
 		runtime.GC()
 		var before runtime.MemStats
 		runtime.ReadMemStats(&before)
 		inv := New()
-		for _, s := range slices {
+		for _, s := range fleet200x500() {
 			if err := inv.ReplaceSlice(s.ClusterName, s); err != nil {
 				b.Fatal(err)
 			}
@@ -150,23 +163,97 @@ func BenchmarkLoad100kNodes(b *testing.B) {
 		runtime.GC()
 		var after runtime.MemStats
 		runtime.ReadMemStats(&after)
-		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/(1<<20), "heap-MiB")
+		held := float64(after.HeapAlloc - before.HeapAlloc)
+		b.ReportMetric(held/(1<<20), "heap-MiB")
+		b.ReportMetric(held/100_000, "heap-B/node")
 		runtime.KeepAlive(inv)
 	}
 }
 
-func BenchmarkEligibleNodesOver100kNodes(b *testing.B) {
+func loaded100k(b *testing.B) *Inventory {
 	inv := New()
 	for _, s := range fleet200x500() {
 		if err := inv.ReplaceSlice(s.ClusterName, s); err != nil {
 			b.Fatal(err)
 		}
 	}
-	spec := &corev1.PodSpec{NodeSelector: map[string]string{"pool": "general"}, Containers: []corev1.Container{{Name: "c"}}}
+	runtime.GC()
+	return inv
+}
+
+// reportQueryTimes adds ms/query and, because wall time on a shared machine counts other
+// processes' turns, the process's CPU time per query (GC included).
+func reportQueryTimes(b *testing.B, query func()) {
 	b.ReportAllocs()
+	cpuBefore := cpuTime()
 	for b.Loop() {
-		if got := inv.EligibleNodesByCluster(spec); len(got) != 200 {
-			b.Fatalf("eligible clusters = %d, want 200", len(got))
-		}
+		query()
 	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/query")
+	b.ReportMetric(float64((cpuTime()-cpuBefore).Microseconds())/1000/float64(b.N), "cpu-ms/query")
+}
+
+func cpuTime() time.Duration {
+	var u syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &u); err != nil {
+		panic(err)
+	}
+	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
+}
+
+// A template most nodes match: a third of the fleet by pool, less the tainted tenth.
+var manyMatch = &corev1.PodSpec{NodeSelector: map[string]string{"pool": "general"}, Containers: []corev1.Container{{Name: "c"}}}
+
+// firstAsked returns, on each call, a template that decides as spec does but that the
+// inventory was never asked: it tolerates a taint no node has, under a new key each time.
+func firstAsked(spec *corev1.PodSpec) func() *corev1.PodSpec {
+	n := 0
+	return func() *corev1.PodSpec {
+		n++
+		s := spec.DeepCopy()
+		s.Tolerations = append(s.Tolerations, corev1.Toleration{Key: fmt.Sprintf("never-%d", n), Operator: corev1.TolerationOpExists})
+		return s
+	}
+}
+
+func wantNodes(b *testing.B, got map[string][]string, perCluster int) {
+	if len(got) != 200 || len(got["c000"]) != perCluster {
+		b.Fatalf("eligible clusters = %d, nodes of c000 = %d, want 200 and %d", len(got), len(got["c000"]), perCluster)
+	}
+}
+
+// BenchmarkEligibleNodesOver100kNodes asks the same template again, as the hub's
+// controllers do on every reconcile over an unchanged fleet.
+func BenchmarkEligibleNodesOver100kNodes(b *testing.B) {
+	inv := loaded100k(b)
+	reportQueryTimes(b, func() { wantNodes(b, inv.eligibleNames(manyMatch, ""), 150) })
+}
+
+// BenchmarkEligibleNodesColdOver100kNodes asks a template for the first time: every
+// candidate the label index names is checked.
+func BenchmarkEligibleNodesColdOver100kNodes(b *testing.B) {
+	inv := loaded100k(b)
+	next := firstAsked(manyMatch)
+	reportQueryTimes(b, func() { wantNodes(b, inv.eligibleNames(next(), ""), 150) })
+}
+
+// BenchmarkEligibleCountColdOver100kNodes is the question the hub's controllers ask, how
+// many, for a template asked for the first time.
+func BenchmarkEligibleCountColdOver100kNodes(b *testing.B) {
+	inv := loaded100k(b)
+	next := firstAsked(manyMatch)
+	reportQueryTimes(b, func() {
+		if got := inv.EligibleCountByCluster(next()); len(got) != 200 || got["c000"] != 150 {
+			b.Fatalf("eligible clusters = %d, nodes of c000 = %d, want 200 and 150", len(got), got["c000"])
+		}
+	})
+}
+
+// BenchmarkEligibleNodesSelectiveColdOver100kNodes asks, for the first time, for one rack's
+// nodes in two zones outside the general pool: 7 of each cluster's 500.
+func BenchmarkEligibleNodesSelectiveColdOver100kNodes(b *testing.B) {
+	inv := loaded100k(b)
+	next := firstAsked(podSpec(selector("rack", "r07"), required(term(
+		expr("zone", corev1.NodeSelectorOpIn, "z1", "z3"), expr("pool", corev1.NodeSelectorOpNotIn, "general")))))
+	reportQueryTimes(b, func() { wantNodes(b, inv.eligibleNames(next(), ""), 7) })
 }

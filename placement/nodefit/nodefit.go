@@ -46,41 +46,77 @@ func NewTemplate(spec *corev1.PodSpec) *Template {
 	}
 }
 
-// Check returns why node cannot run the template's pod, or Fits.
+// Check returns why node cannot run the template's pod, or Fits. It builds no message:
+// the hub's inventory runs it on up to every node of the fleet per query.
 func (t *Template) Check(node *corev1.Node) Reason {
-	reason, _ := t.Explain(node)
-	return reason
+	switch {
+	case t.nodeName != "" && t.nodeName != node.Name:
+		return NodeNameMismatch
+	case !isReady(node):
+		return NodeNotReady
+	case node.Spec.Unschedulable && !t.toleratesUnschedulable():
+		return NodeUnschedulable
+	case !t.matchesAffinity(node):
+		return NodeAffinityMismatch
+	}
+	if _, found := t.untoleratedTaint(node); found {
+		return UntoleratedTaint
+	}
+	if _, short := t.missingResource(node); short {
+		return InsufficientResources
+	}
+	return Fits
 }
 
 // Explain is Check with a human-readable detail for events and conditions.
 func (t *Template) Explain(node *corev1.Node) (Reason, string) {
-	if t.nodeName != "" && t.nodeName != node.Name {
-		return NodeNameMismatch, fmt.Sprintf("the pod asks for node %s", t.nodeName)
+	reason := t.Check(node)
+	switch reason {
+	case NodeNameMismatch:
+		return reason, fmt.Sprintf("the pod asks for node %s", t.nodeName)
+	case NodeNotReady:
+		return reason, "the node is not Ready"
+	case NodeUnschedulable:
+		return reason, "the node is cordoned"
+	case NodeAffinityMismatch:
+		return reason, "the node does not match the pod's node selector or required node affinity"
+	case UntoleratedTaint:
+		taint, _ := t.untoleratedTaint(node)
+		return reason, fmt.Sprintf("the pod does not tolerate taint %s", taint.ToString())
+	case InsufficientResources:
+		name, _ := t.missingResource(node)
+		want, have := t.requests[name], node.Status.Allocatable[name]
+		return reason, fmt.Sprintf("the pod requests %s %s, the node has %s allocatable", want.String(), name, have.String())
 	}
-	if !isReady(node) {
-		return NodeNotReady, "the node is not Ready"
+	return reason, ""
+}
+
+// matchesAffinity reports whether node matches the pod's node selector and required node
+// affinity. A malformed selector matches nothing; the API server rejects those, so only a
+// template that bypassed validation gets here.
+func (t *Template) matchesAffinity(node *corev1.Node) bool {
+	ok, _ := t.affinity.Match(node)
+	return ok
+}
+
+func (t *Template) untoleratedTaint(node *corev1.Node) (corev1.Taint, bool) {
+	if len(node.Spec.Taints) == 0 {
+		return corev1.Taint{}, false
 	}
-	if node.Spec.Unschedulable && !t.toleratesUnschedulable() {
-		return NodeUnschedulable, "the node is cordoned"
-	}
-	// A malformed selector matches nothing; the API server rejects those, so only a
-	// template that bypassed validation gets here.
-	if ok, _ := t.affinity.Match(node); !ok {
-		return NodeAffinityMismatch, "the node does not match the pod's node selector or required node affinity"
-	}
-	if taint, found := schedulinghelper.FindMatchingUntoleratedTaint(klog.Background(), node.Spec.Taints, t.tolerations, blocksScheduling, true); found {
-		return UntoleratedTaint, fmt.Sprintf("the pod does not tolerate taint %s", taint.ToString())
-	}
+	return schedulinghelper.FindMatchingUntoleratedTaint(klog.Background(), node.Spec.Taints, t.tolerations, blocksScheduling, true)
+}
+
+// missingResource returns a resource the pod requests more of than the node can allocate.
+func (t *Template) missingResource(node *corev1.Node) (corev1.ResourceName, bool) {
 	for name, want := range t.requests {
-		have, ok := node.Status.Allocatable[name]
 		if want.IsZero() {
 			continue
 		}
-		if !ok || have.Cmp(want) < 0 {
-			return InsufficientResources, fmt.Sprintf("the pod requests %s %s, the node has %s allocatable", want.String(), name, have.String())
+		if have, ok := node.Status.Allocatable[name]; !ok || have.Cmp(want) < 0 {
+			return name, true
 		}
 	}
-	return Fits, ""
+	return "", false
 }
 
 // blocksScheduling keeps the taints that stop a pod from being placed: NoSchedule and

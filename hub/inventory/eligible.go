@@ -1,0 +1,71 @@
+package inventory
+
+import (
+	"slices"
+
+	"github.com/hashicorp/go-memdb"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/musterhq/muster/placement/nodefit"
+)
+
+// EligibleNodes returns the names of a cluster's nodes that could run a pod of spec.
+func (inv *Inventory) EligibleNodes(cluster string, spec *corev1.PodSpec) []string {
+	if cluster == "" {
+		return nil
+	}
+	return inv.eligibleNames(spec, cluster)[cluster]
+}
+
+// EligibleCountByCluster counts, per cluster, the nodes that could run a pod of spec;
+// clusters with no eligible node are left out. The hub's controllers weigh clusters by
+// it; it builds no name per node.
+func (inv *Inventory) EligibleCountByCluster(spec *corev1.PodSpec) map[string]int {
+	out := map[string]int{}
+	inv.eachFitting(spec, "", func(s *sliceIndex, fits bitmap) {
+		if n := fits.count(); n > 0 {
+			out[s.Cluster] += n
+		}
+	})
+	return out
+}
+
+// eligibleNames returns the names of the nodes of cluster, or of every cluster when cluster
+// is empty, that fit spec, sorted, by cluster; clusters with no eligible node are left out.
+func (inv *Inventory) eligibleNames(spec *corev1.PodSpec, cluster string) map[string][]string {
+	out := map[string][]string{}
+	inv.eachFitting(spec, cluster, func(s *sliceIndex, fits bitmap) {
+		names := slices.Grow(out[s.Cluster], fits.count())
+		fits.each(func(i int32) { names = append(names, s.nodes[i].Name) })
+		if len(names) > 0 {
+			out[s.Cluster] = names
+		}
+	})
+	for _, names := range out {
+		slices.Sort(names)
+	}
+	return out
+}
+
+// eachFitting calls fn with each slice of cluster, or of every cluster when cluster is
+// empty, and the positions of its nodes that fit spec. The label index narrows the nodes
+// to check and nodefit decides each, unless the slice remembers the answer.
+func (inv *Inventory) eachFitting(spec *corev1.PodSpec, cluster string, fn func(s *sliceIndex, fits bitmap)) {
+	key, tmpl, p := nodefit.Fingerprint(spec), nodefit.NewTemplate(spec), planFor(spec)
+	it, err := slicesOf(inv.db.Txn(false), cluster)
+	if err != nil {
+		return
+	}
+	for obj := it.Next(); obj != nil; obj = it.Next() {
+		s := obj.(*sliceIndex)
+		fn(s, s.fitting(key, tmpl, p))
+	}
+}
+
+func slicesOf(txn *memdb.Txn, cluster string) (memdb.ResultIterator, error) {
+	if cluster == "" {
+		return txn.Get(slicesTable, byID)
+	}
+	return txn.Get(slicesTable, byCluster, cluster)
+}
