@@ -36,10 +36,9 @@ import (
 	"github.com/musterhq/muster/agent/podcontrol"
 	bcj "github.com/musterhq/muster/api/broadcastjob"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	bcjwrite "github.com/musterhq/muster/internal/broadcastjob"
+	"github.com/musterhq/muster/internal/patch"
 )
-
-// conflictRetry is how soon a job whose write conflicted is looked at again.
-const conflictRetry = 100 * time.Millisecond
 
 // expectationsTTL bounds how long a reconcile waits for the cache to show its own writes.
 const expectationsTTL = time.Minute
@@ -78,8 +77,8 @@ func newClusterReconciler(cl cluster.Cluster, clk clock.PassiveClock) *clusterRe
 	}
 }
 
-func (r *clusterReconciler) writer() bcj.Writer {
-	return bcj.Writer{Client: r.Client, Recorder: r.Recorder}
+func (r *clusterReconciler) writer() bcjwrite.Writer {
+	return bcjwrite.Writer{Client: r.Client, Recorder: r.Recorder}
 }
 
 // SetupWithManager watches BroadcastJobs, their pods, and the nodes that decide where
@@ -208,10 +207,7 @@ func (r *clusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 			// The status says why, so a later round can tell this pause from the user's.
 			err = r.writer().UpdateStatus(ctx, job, p.status)
 		}
-		if apierrors.IsConflict(err) {
-			return ctrl.Result{RequeueAfter: conflictRetry}, nil
-		}
-		return ctrl.Result{}, err
+		return patch.Requeue(err)
 	}
 	for _, pod := range p.restartsExceeded {
 		if err := r.stopForRestarts(ctx, job, pod); err != nil {
@@ -224,11 +220,8 @@ func (r *clusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	created, createErr := r.createPods(ctx, job, p.create)
 	p.status.Active += created
 	if err := r.writer().UpdateStatus(ctx, job, p.status); err != nil {
-		if apierrors.IsConflict(err) {
-			// The job changed since it was read; its update event brings it back.
-			return ctrl.Result{RequeueAfter: conflictRetry}, nil
-		}
-		return ctrl.Result{}, err
+		// A conflict: the job changed since it was read; its update event brings it back.
+		return patch.Requeue(err)
 	}
 	if createErr != nil {
 		return ctrl.Result{}, createErr

@@ -41,14 +41,11 @@ import (
 	"github.com/musterhq/muster/agent/percluster"
 	"github.com/musterhq/muster/agent/podcontrol"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/internal/patch"
 )
 
-const (
-	// expectationsTTL bounds how long a reconcile waits for the cache to show its writes.
-	expectationsTTL = time.Minute
-	// conflictRetry is how soon a job whose write conflicted is looked at again.
-	conflictRetry = 100 * time.Millisecond
-)
+// expectationsTTL bounds how long a reconcile waits for the cache to show its writes.
+const expectationsTTL = time.Minute
 
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;delete
 // +kubebuilder:rbac:groups=batch,resources=jobs/status,verbs=get;update;patch
@@ -219,8 +216,8 @@ func (r *clusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		return ctrl.Result{RequeueAfter: expectationsTTL}, nil
 	}
 	result, err := r.sync(ctx, job, pods)
-	if apierrors.IsConflict(err) {
-		return ctrl.Result{RequeueAfter: conflictRetry}, nil
+	if patch.LostRace(err) {
+		return patch.Requeue(err)
 	}
 	return result, err
 }

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
@@ -31,11 +30,10 @@ import (
 	"github.com/musterhq/muster/hub/inventory"
 	hubmetrics "github.com/musterhq/muster/hub/metrics"
 	"github.com/musterhq/muster/hub/shards"
+	bcjwrite "github.com/musterhq/muster/internal/broadcastjob"
+	"github.com/musterhq/muster/internal/patch"
 	"github.com/musterhq/muster/placement/clusters"
 )
-
-// conflictRetry is how soon a job whose write conflicted is looked at again.
-const conflictRetry = 100 * time.Millisecond
 
 // +kubebuilder:rbac:groups=muster.dev,resources=broadcastjobs,verbs=get;list;watch;update;patch;delete
 // +kubebuilder:rbac:groups=muster.dev,resources=broadcastjobs/status,verbs=get;update;patch
@@ -48,9 +46,14 @@ type Reconciler struct {
 	Recorder  events.EventRecorder
 	Clock     clock.PassiveClock
 	Inventory *inventory.Inventory
+
+	// writes are the job status writes the cache may not show yet.
+	writes patch.Writes
 }
 
-func (r *Reconciler) writer() bcj.Writer { return bcj.Writer{Client: r.Client, Recorder: r.Recorder} }
+func (r *Reconciler) writer() bcjwrite.Writer {
+	return bcjwrite.Writer{Client: r.Client, Recorder: r.Recorder, Writes: &r.writes}
+}
 
 // SetupWithManager watches hub BroadcastJobs, the Works carrying their shards, and the
 // member clusters that can take shards.
@@ -96,20 +99,22 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Client.Get(ctx, req.NamespacedName, job); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	if err := r.writes.Check(job); err != nil {
+		return patch.Requeue(err)
+	}
 	if job.DeletionTimestamp != nil {
+		r.writes.Forget(job.UID)
 		// Also without placement: shards placed before it was removed still go first.
 		return r.deleteShards(ctx, job)
 	}
 	if job.Spec.Placement == nil {
 		if status, ok := noPlacementStatus(job); ok {
-			return requeueOnConflict(r.writer().UpdateStatus(ctx, job, status))
+			return patch.Requeue(r.writer().UpdateStatus(ctx, job, status))
 		}
 		return ctrl.Result{}, nil
 	}
-	if controllerutil.AddFinalizer(job, musterv1.ShardsFinalizer) {
-		if err := r.Client.Update(ctx, job); err != nil {
-			return requeueOnConflict(err)
-		}
+	if err := r.addFinalizer(ctx, job); err != nil {
+		return patch.Requeue(err)
 	}
 	works, err := r.works(ctx, job)
 	if err != nil {
@@ -128,10 +133,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// The pause is persisted first and alone; the status then says why, so a later
 		// round can tell this pause from one the user made.
 		if err := r.writer().PauseOnFailure(ctx, job, plan.status.Failed, "every cluster"); err != nil {
-			return requeueOnConflict(err)
+			return patch.Requeue(err)
 		}
 		if err := r.writer().UpdateStatus(ctx, job, plan.status); err != nil {
-			return requeueOnConflict(err)
+			return patch.Requeue(err)
 		}
 		r.announce(ctx, job, plan.news)
 		return ctrl.Result{}, nil
@@ -145,16 +150,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	raced, err := r.writeShards(ctx, job, works, plan.shards)
 	if err != nil {
-		return requeueOnConflict(err)
+		return patch.Requeue(err)
 	}
 	if raced {
 		// A Work of the shard's name appeared since takenName looked: the next round
 		// finds whose it is.
-		plan.requeueAfter = conflictRetry
+		plan.requeueAfter = patch.RetryAfter
 	}
 	stuck := newlyWithoutClusters(&job.Status, &plan.status)
 	if err := r.writer().UpdateStatus(ctx, job, plan.status); err != nil {
-		return requeueOnConflict(err)
+		return patch.Requeue(err)
 	}
 	if stuck != nil {
 		hubmetrics.PlacementDecisions.WithLabelValues("BroadcastJob", hubmetrics.OutcomeNoEligibleClusters).Inc()
@@ -178,11 +183,15 @@ func (r *Reconciler) announce(ctx context.Context, job *musterv1.BroadcastJob, n
 	}
 }
 
-func requeueOnConflict(err error) (ctrl.Result, error) {
-	if apierrors.IsConflict(err) {
-		return ctrl.Result{RequeueAfter: conflictRetry}, nil
+func (r *Reconciler) addFinalizer(ctx context.Context, job *musterv1.BroadcastJob) error {
+	h := patch.NewHelper(r.Client, job)
+	if !controllerutil.AddFinalizer(job, musterv1.ShardsFinalizer) {
+		return nil
 	}
-	return ctrl.Result{}, err
+	if err := h.Patch(ctx, job); err != nil {
+		return fmt.Errorf("adding the shards finalizer: %w", err)
+	}
+	return nil
 }
 
 // works lists the Works carrying the job's shards, by cluster.
@@ -269,11 +278,9 @@ func (r *Reconciler) writeShards(ctx context.Context, job *musterv1.BroadcastJob
 			}
 			continue
 		}
-		if equality.Semantic.DeepEqual(cur.Spec, want.Spec) {
-			continue
-		}
+		h := patch.NewHelper(r.Client, cur)
 		cur.Spec = want.Spec
-		if err := r.Client.Update(ctx, cur); err != nil {
+		if err := h.Patch(ctx, cur); err != nil {
 			errs = append(errs, fmt.Errorf("updating the shard for cluster %s: %w", cluster, err))
 		}
 	}
@@ -285,7 +292,7 @@ func (r *Reconciler) writeShards(ctx context.Context, job *musterv1.BroadcastJob
 func (r *Reconciler) deleteShards(ctx context.Context, job *musterv1.BroadcastJob) (ctrl.Result, error) {
 	done, err := shards.Release(ctx, r.Client, job, musterv1.BroadcastJobUIDLabel)
 	if err != nil || done {
-		return requeueOnConflict(err)
+		return patch.Requeue(err)
 	}
 	// The Works' deletion events bring the BroadcastJob back; the requeue covers a lost one.
 	return ctrl.Result{RequeueAfter: 10 * time.Second}, nil

@@ -29,13 +29,11 @@ import (
 	bcj "github.com/musterhq/muster/api/broadcastjob"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	hubmetrics "github.com/musterhq/muster/hub/metrics"
+	"github.com/musterhq/muster/internal/patch"
 )
 
-const (
-	conflictRetry = 100 * time.Millisecond
-	// recordRetry backs up the watch that brings a cron back once its new child is seen.
-	recordRetry = 5 * time.Second
-)
+// recordRetry backs up the watch that brings a cron back once its new child is seen.
+const recordRetry = 5 * time.Second
 
 // +kubebuilder:rbac:groups=muster.dev,resources=fleetcronjobs,verbs=get;list;watch
 // +kubebuilder:rbac:groups=muster.dev,resources=fleetcronjobs/status,verbs=get;update;patch
@@ -56,6 +54,9 @@ type Reconciler struct {
 	// Workers is how many FleetCronJobs are reconciled at once (default 1). Every cron on
 	// the same schedule is due in the same instant, so this bounds the lag at a busy slot.
 	Workers int
+
+	// writes are the cron status writes the cache may not show yet.
+	writes patch.Writes
 }
 
 // SetupWithManager watches FleetCronJobs and the children they own.
@@ -103,7 +104,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Client.Get(ctx, req.NamespacedName, cj); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	if err := r.writes.Check(cj); err != nil {
+		return patch.Requeue(err)
+	}
 	if cj.DeletionTimestamp != nil {
+		r.writes.Forget(cj.UID)
 		return ctrl.Result{}, nil
 	}
 	children, err := r.children(ctx, cj)
@@ -117,12 +122,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	track(status, children)
 	if err := r.cleanHistory(ctx, cj, children); err != nil {
-		return requeueOnConflict(errors.Join(err, r.writeStatus(ctx, cj, status)))
+		return patch.Requeue(errors.Join(err, r.writeStatus(ctx, cj, status)))
 	}
 
 	sched, runs := r.schedule(cj, status)
 	if !runs {
-		return requeueOnConflict(r.writeStatus(ctx, cj, status))
+		return patch.Requeue(r.writeStatus(ctx, cj, status))
 	}
 
 	var last *time.Time
@@ -145,7 +150,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if err != nil {
 			// What the pass learnt about the runs is stored all the same, as the built-in
 			// controller does: a cron whose runs cannot be created still shows which ran.
-			return requeueOnConflict(errors.Join(err, r.writeStatus(ctx, cj, status)))
+			return patch.Requeue(errors.Join(err, r.writeStatus(ctx, cj, status)))
 		}
 		if created {
 			return r.created(ctx, cj, status, sl.missed)
@@ -156,11 +161,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// which brings the object back; a timer would only spin.
 		r.setValid(cj, status, metav1.ConditionFalse, musterv1.FleetCronJobReasonInvalidSchedule, fmt.Sprintf("schedule %q: %v", cj.Spec.Schedule, planErr))
 		status.NextScheduleTime = nil
-		return requeueOnConflict(r.writeStatus(ctx, cj, status))
+		return patch.Requeue(r.writeStatus(ctx, cj, status))
 	}
 	status.NextScheduleTime = &metav1.Time{Time: sl.next}
 	if err := r.writeStatus(ctx, cj, status); err != nil {
-		return requeueOnConflict(err)
+		return patch.Requeue(err)
 	}
 	return ctrl.Result{RequeueAfter: sl.next.Sub(now)}, nil
 }
@@ -198,17 +203,10 @@ func (r *Reconciler) created(ctx context.Context, cj *musterv1.FleetCronJob, sta
 	}
 	if !equality.Semantic.DeepEqual(cj.Status.Active, status.Active) {
 		if err := r.writeStatus(ctx, cj, status); err != nil {
-			return requeueOnConflict(err)
+			return patch.Requeue(err)
 		}
 	}
 	return ctrl.Result{RequeueAfter: recordRetry}, nil
-}
-
-func requeueOnConflict(err error) (ctrl.Result, error) {
-	if apierrors.IsConflict(err) {
-		return ctrl.Result{RequeueAfter: conflictRetry}, nil
-	}
-	return ctrl.Result{}, err
 }
 
 // ChildName is the one name the child for a slot can have: the cron's name and the slot in
@@ -481,11 +479,9 @@ func (r *Reconciler) setValid(cj *musterv1.FleetCronJob, status *musterv1.FleetC
 
 func (r *Reconciler) writeStatus(ctx context.Context, cj *musterv1.FleetCronJob, status *musterv1.FleetCronJobStatus) error {
 	status.ActiveCount = int32(len(status.Active))
-	if equality.Semantic.DeepEqual(&cj.Status, status) {
-		return nil
-	}
+	h := patch.NewHelper(r.Client, cj, patch.Tracked(&r.writes))
 	cj.Status = *status
-	if err := r.Client.Status().Update(ctx, cj); err != nil {
+	if err := h.Patch(ctx, cj); err != nil {
 		return fmt.Errorf("updating status: %w", err)
 	}
 	return nil

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,10 +26,9 @@ import (
 	"github.com/musterhq/muster/hub/inventory"
 	hubmetrics "github.com/musterhq/muster/hub/metrics"
 	"github.com/musterhq/muster/hub/shards"
+	"github.com/musterhq/muster/internal/patch"
 	"github.com/musterhq/muster/placement/clusters"
 )
-
-const conflictRetry = 100 * time.Millisecond
 
 // +kubebuilder:rbac:groups=muster.dev,resources=fleetjobs,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=muster.dev,resources=fleetjobs/status,verbs=get;update;patch
@@ -50,6 +48,9 @@ type Reconciler struct {
 	// UnschedulableWindow is how long an Adaptive WorkloadSpread keeps new pods off a
 	// subset whose pods could not be scheduled; zero means DefaultUnschedulableWindow.
 	UnschedulableWindow time.Duration
+
+	// writes are the FleetJob status writes the cache may not show yet.
+	writes patch.Writes
 }
 
 func (r *Reconciler) unschedulableWindow() time.Duration {
@@ -93,13 +94,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Client.Get(ctx, req.NamespacedName, fj); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	if err := r.writes.Check(fj); err != nil {
+		return patch.Requeue(err)
+	}
 	if fj.DeletionTimestamp != nil {
+		r.writes.Forget(fj.UID)
 		return r.deleteShards(ctx, fj)
 	}
-	if controllerutil.AddFinalizer(fj, musterv1.ShardsFinalizer) {
-		if err := r.Client.Update(ctx, fj); err != nil {
-			return requeueOnConflict(err)
-		}
+	if err := r.addFinalizer(ctx, fj); err != nil {
+		return patch.Requeue(err)
 	}
 	works, err := r.works(ctx, fj)
 	if err != nil {
@@ -119,7 +122,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	case ws != nil:
 		res, err := r.placeBySpread(ctx, fj, ws, works, shards)
 		if err != nil {
-			return requeueOnConflict(err)
+			return patch.Requeue(err)
 		}
 		works, shards, scheduled, requeue = res.works, res.shards, &res.scheduled, res.requeue
 	case len(works) == 0 && !meta.IsStatusConditionTrue(fj.Status.Conditions, musterv1.FleetJobScheduled):
@@ -132,13 +135,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	news := shardConditions(&status, fj.Status.Conditions, shards, fj.Generation)
 	for _, k := range stop {
 		if err := r.suspend(ctx, fj, works[k]); err != nil {
-			return requeueOnConflict(err)
+			return patch.Requeue(err)
 		}
 	}
 	if err := r.updateStatus(ctx, fj, status); err != nil {
-		return requeueOnConflict(err)
+		return patch.Requeue(err)
 	}
-	// Announced only once the status that reports them is written: a conflicting write is
+	// Announced only once the status that reports them is written: a failed write is
 	// retried, and its retry finds the same news.
 	for _, c := range news {
 		log.FromContext(ctx).Info("shards of the FleetJob have a problem in their member clusters", "condition", c.Type, "reason", c.Reason,
@@ -152,11 +155,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return ctrl.Result{RequeueAfter: requeue}, nil
 }
 
-func requeueOnConflict(err error) (ctrl.Result, error) {
-	if apierrors.IsConflict(err) {
-		return ctrl.Result{RequeueAfter: conflictRetry}, nil
+func (r *Reconciler) addFinalizer(ctx context.Context, fj *musterv1.FleetJob) error {
+	h := patch.NewHelper(r.Client, fj)
+	if !controllerutil.AddFinalizer(fj, musterv1.ShardsFinalizer) {
+		return nil
 	}
-	return ctrl.Result{}, err
+	if err := h.Patch(ctx, fj); err != nil {
+		return fmt.Errorf("adding the shards finalizer: %w", err)
+	}
+	return nil
 }
 
 // place chooses the clusters and writes one Work per shard. The decision is final: the
@@ -183,7 +190,7 @@ func (r *Reconciler) place(ctx context.Context, fj *musterv1.FleetJob) (ctrl.Res
 			Message: "no member cluster can take the job; " + clusters.DescribeExcluded(excluded), ObservedGeneration: fj.Generation,
 		})
 		status.Phase = musterv1.JobPending
-		return requeueOnConflict(r.updateStatus(ctx, fj, *status))
+		return patch.Requeue(r.updateStatus(ctx, fj, *status))
 	}
 	var works []*musterv1.Work
 	var names []string
@@ -201,7 +208,7 @@ func (r *Reconciler) place(ctx context.Context, fj *musterv1.FleetJob) (ctrl.Res
 		}
 		hubmetrics.PlacementDecisions.WithLabelValues("FleetJob", hubmetrics.OutcomeNameTaken).Inc()
 		meta.SetStatusCondition(&status.Conditions, *taken)
-		return requeueOnConflict(r.updateStatus(ctx, fj, *status))
+		return patch.Requeue(r.updateStatus(ctx, fj, *status))
 	}
 	var errs []error
 	for i, w := range works {
@@ -220,7 +227,7 @@ func (r *Reconciler) place(ctx context.Context, fj *musterv1.FleetJob) (ctrl.Res
 	hubmetrics.PlacementDecisions.WithLabelValues("FleetJob", hubmetrics.OutcomePlaced).Inc()
 	log.FromContext(ctx).V(2).Info("placed the FleetJob", "mode", fj.Spec.Placement.Mode, "clusters", clusters.Names(names))
 	r.Recorder.Eventf(fj, nil, corev1.EventTypeNormal, musterv1.FleetJobReasonPlaced, "Place", "%s", placedMessage(fj.Spec.Placement.Mode, names))
-	return requeueOnConflict(r.updateStatus(ctx, fj, *status))
+	return patch.Requeue(r.updateStatus(ctx, fj, *status))
 }
 
 // nameTaken returns a False Scheduled condition, with an event, when another object's
@@ -250,8 +257,9 @@ func (r *Reconciler) suspend(ctx context.Context, fj *musterv1.FleetJob, w *must
 	if err != nil {
 		return err
 	}
+	h := patch.NewHelper(r.Client, w)
 	w.Spec = want.Spec
-	if err := r.Client.Update(ctx, w); err != nil {
+	if err := h.Patch(ctx, w); err != nil {
 		return fmt.Errorf("suspending the shard in %s: %w", s.describe(), err)
 	}
 	r.Recorder.Eventf(fj, nil, corev1.EventTypeWarning, musterv1.FleetJobReasonShardStopped, "Suspend", "suspended the shard in %s after another shard failed", s.describe())
@@ -262,13 +270,12 @@ func (r *Reconciler) works(ctx context.Context, fj *musterv1.FleetJob) (map[stri
 	return shards.Works(ctx, r.Client, musterv1.FleetJobUIDLabel, fj.UID)
 }
 
+// updateStatus writes status when it changed, then announces the FleetJob's end.
 func (r *Reconciler) updateStatus(ctx context.Context, fj *musterv1.FleetJob, status musterv1.FleetJobStatus) error {
-	if equality.Semantic.DeepEqual(fj.Status, status) {
-		return nil
-	}
 	wasFinished := finishedFleet(&fj.Status)
+	h := patch.NewHelper(r.Client, fj, patch.Tracked(&r.writes))
 	fj.Status = status
-	if err := r.Client.Status().Update(ctx, fj); err != nil {
+	if err := h.Patch(ctx, fj); err != nil {
 		return fmt.Errorf("updating status: %w", err)
 	}
 	if !wasFinished && finishedFleet(&status) {
@@ -290,7 +297,7 @@ func (r *Reconciler) updateStatus(ctx context.Context, fj *musterv1.FleetJob, st
 func (r *Reconciler) deleteShards(ctx context.Context, fj *musterv1.FleetJob) (ctrl.Result, error) {
 	done, err := shards.Release(ctx, r.Client, fj, musterv1.FleetJobUIDLabel)
 	if err != nil || done {
-		return requeueOnConflict(err)
+		return patch.Requeue(err)
 	}
 	// The Works' deletion events bring the FleetJob back; the requeue covers a lost one.
 	return ctrl.Result{RequeueAfter: 10 * time.Second}, nil

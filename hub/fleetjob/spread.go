@@ -10,7 +10,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,6 +21,7 @@ import (
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/api/workloadspread"
 	"github.com/musterhq/muster/hub/shards"
+	"github.com/musterhq/muster/internal/patch"
 	"github.com/musterhq/muster/placement/clusters"
 )
 
@@ -193,8 +193,9 @@ func (r *Reconciler) writeShard(ctx context.Context, s shard, w, want *musterv1.
 	case want == nil:
 		return w, false, nil
 	case w != nil && w.DeletionTimestamp == nil:
+		h := patch.NewHelper(r.Client, w)
 		w.Spec = want.Spec
-		if err := r.Client.Update(ctx, w); err != nil {
+		if err := h.Patch(ctx, w); err != nil {
 			return nil, false, fmt.Errorf("resizing the shard for %s: %w", s.describe(), err)
 		}
 		return w, false, nil
@@ -295,12 +296,12 @@ func (r *Reconciler) spreadSubsets(ctx context.Context, fj *musterv1.FleetJob, w
 
 // updateSpreadStatus stores the subsets' status and records each Schedulable change.
 func (r *Reconciler) updateSpreadStatus(ctx context.Context, ws *musterv1.WorkloadSpread, status musterv1.WorkloadSpreadStatus) error {
-	if equality.Semantic.DeepEqual(ws.Status, status) {
-		return nil
-	}
 	before := ws.Status.DeepCopy()
+	// Written from the reconciles of the FleetJobs the spread places, not of the spread
+	// itself: the lock keeps a write from a stale copy from undoing another one.
+	h := patch.NewHelper(r.Client, ws, patch.SharedStatus())
 	ws.Status = status
-	if err := r.Client.Status().Update(ctx, ws); err != nil {
+	if err := h.Patch(ctx, ws); err != nil {
 		return fmt.Errorf("updating WorkloadSpread %s status: %w", ws.Name, err)
 	}
 	for _, st := range status.Subsets {

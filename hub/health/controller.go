@@ -20,14 +20,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/internal/patch"
 )
 
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch
 // +kubebuilder:rbac:groups=muster.dev,resources=memberclusters,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=muster.dev,resources=memberclusters/status,verbs=get;update;patch
-
-// conflictRetry is how soon a reconcile that lost an update race runs again.
-const conflictRetry = 100 * time.Millisecond
 
 // Reconciler keeps MemberClusters' Available condition and unreachable taint in step with
 // their agents' leases.
@@ -62,8 +60,8 @@ func clusterOfLease(_ context.Context, o client.Object) []ctrl.Request {
 // MemberCluster first: it is read again shortly rather than reported as an error.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	result, err := r.reconcile(ctx, req)
-	if apierrors.IsConflict(err) {
-		return ctrl.Result{RequeueAfter: conflictRetry}, nil
+	if patch.LostRace(err) {
+		return patch.Requeue(err)
 	}
 	return result, err
 }
@@ -108,11 +106,11 @@ func (r *Reconciler) recordCondition(ctx context.Context, mc *musterv1.MemberClu
 	if before != nil && before.Status == v.Status && before.Reason == v.Reason {
 		return nil
 	}
-	patch := client.MergeFromWithOptions(mc.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	h := patch.NewHelper(r.Client, mc, patch.SharedStatus())
 	meta.SetStatusCondition(&mc.Status.Conditions, metav1.Condition{
 		Type: musterv1.MemberClusterAvailable, Status: v.Status, Reason: v.Reason, Message: v.Message, ObservedGeneration: mc.Generation,
 	})
-	if err := r.Client.Status().Patch(ctx, mc, patch); err != nil {
+	if err := h.Patch(ctx, mc); err != nil {
 		return fmt.Errorf("recording Available=%s on %s: %w", v.Status, mc.Name, err)
 	}
 	// The first verdict on a cluster that never had one is not a transition worth a warning.
@@ -132,9 +130,9 @@ func (r *Reconciler) recordTaint(ctx context.Context, mc *musterv1.MemberCluster
 	if !changed {
 		return nil
 	}
-	patch := client.MergeFromWithOptions(mc.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	h := patch.NewHelper(r.Client, mc)
 	mc.Spec.Taints = taints
-	if err := r.Client.Patch(ctx, mc, patch); err != nil {
+	if err := h.Patch(ctx, mc); err != nil {
 		return fmt.Errorf("updating the unreachable taint of %s: %w", mc.Name, err)
 	}
 	return nil

@@ -6,7 +6,6 @@ import (
 
 	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
@@ -19,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/internal/patch"
 )
 
 // +kubebuilder:rbac:groups=certificates.k8s.io,resources=certificatesigningrequests,verbs=get;list;watch
@@ -99,7 +99,9 @@ func (a *Approver) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 	case Deny:
 		csr.Status.Conditions = append(csr.Status.Conditions, musterv1.DenialCondition(musterv1.ReasonAgentKeyMismatch, why))
 		if _, err := a.Clientset.CertificatesV1().CertificateSigningRequests().UpdateApproval(ctx, csr.Name, &csr, metav1.UpdateOptions{}); err != nil {
-			return a.retryOnConflict(fmt.Errorf("denying CSR %s: %w", csr.Name, err))
+			// A conflict: another approver (`musterctl accept`) decided the request first;
+			// it is looked at again once the cache has caught up.
+			return patch.Requeue(fmt.Errorf("denying CSR %s: %w", csr.Name, err))
 		}
 		if exists && a.Recorder != nil {
 			a.Recorder.Eventf(&mc, nil, corev1.EventTypeWarning, musterv1.ReasonAgentKeyMismatch, "DenyCertificate", "denied certificate request %s by %s: %s", csr.Name, csr.Spec.Username, why)
@@ -111,27 +113,14 @@ func (a *Approver) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 		return ctrl.Result{}, nil
 	}
 	if err := BindKey(ctx, a.Client, &mc, &csr); err != nil {
-		if apierrors.IsConflict(err) {
-			return ctrl.Result{RequeueAfter: conflictRetry}, nil
-		}
-		return ctrl.Result{}, err
+		return patch.Requeue(err)
 	}
 	csr.Status.Conditions = append(csr.Status.Conditions, musterv1.ApprovalCondition(musterv1.CSRReasonApprovedByHub, why))
 	if _, err := a.Clientset.CertificatesV1().CertificateSigningRequests().UpdateApproval(ctx, csr.Name, &csr, metav1.UpdateOptions{}); err != nil {
-		return a.retryOnConflict(fmt.Errorf("approving CSR %s: %w", csr.Name, err))
+		return patch.Requeue(fmt.Errorf("approving CSR %s: %w", csr.Name, err))
 	}
 	logger.Info("approved agent certificate", "why", why, "key", mc.Annotations[AgentKeyAnnotation])
 	return ctrl.Result{}, nil
-}
-
-// retryOnConflict reads a conflict as another approver (`musterctl accept`) having decided
-// the request first: it is looked at again shortly, when the cache has caught up, rather
-// than reported as an error.
-func (a *Approver) retryOnConflict(err error) (ctrl.Result, error) {
-	if apierrors.IsConflict(err) {
-		return ctrl.Result{RequeueAfter: conflictRetry}, nil
-	}
-	return ctrl.Result{}, err
 }
 
 // decide reads the cluster's MemberCluster into mc through r and applies the policy.
@@ -160,12 +149,12 @@ func BindKey(ctx context.Context, c client.Client, mc *musterv1.MemberCluster, c
 	if mc.Annotations[AgentKeyAnnotation] == key {
 		return nil
 	}
-	patch := client.MergeFromWithOptions(mc.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	h := patch.NewHelper(c, mc)
 	if mc.Annotations == nil {
 		mc.Annotations = map[string]string{}
 	}
 	mc.Annotations[AgentKeyAnnotation] = key
-	if err := c.Patch(ctx, mc, patch); err != nil {
+	if err := h.Patch(ctx, mc); err != nil {
 		return fmt.Errorf("binding cluster %s to key %s: %w", mc.Name, key, err)
 	}
 	return nil

@@ -3,7 +3,6 @@ package registration
 import (
 	"context"
 	"fmt"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -17,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/internal/patch"
 )
 
 // +kubebuilder:rbac:groups=muster.dev,resources=memberclusters,verbs=get;list;watch;update;patch
@@ -25,9 +25,6 @@ import (
 // +kubebuilder:rbac:groups=muster.dev,resources=works,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings;clusterroles;clusterrolebindings,verbs=get;list;watch;create;update;patch;delete;bind;escalate
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
-
-// conflictRetry is how soon a reconcile that lost an update race runs again.
-const conflictRetry = 100 * time.Millisecond
 
 // rbacObject is any of the RBAC kinds the reconciler manages.
 type rbacObject interface {
@@ -57,11 +54,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 // A conflict means another writer (the agent, the other hub controller) changed the
 // MemberCluster first: it is read again shortly rather than reported as an error.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	err := r.reconcile(ctx, req)
-	if apierrors.IsConflict(err) {
-		return ctrl.Result{RequeueAfter: conflictRetry}, nil
-	}
-	return ctrl.Result{}, err
+	return patch.Requeue(r.reconcile(ctx, req))
 }
 
 func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) error {
@@ -78,9 +71,9 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) error {
 		return r.releaseWorks(ctx, mc.Name)
 	}
 	if r.AutoAccept && !mc.Spec.Accepted {
-		patch := client.MergeFrom(mc.DeepCopy())
+		h := patch.NewHelper(r.Client, &mc)
 		mc.Spec.Accepted = true
-		if err := r.Client.Patch(ctx, &mc, patch); err != nil {
+		if err := h.Patch(ctx, &mc); err != nil {
 			return fmt.Errorf("auto-accepting %s: %w", mc.Name, err)
 		}
 	}
@@ -113,8 +106,9 @@ func (r *Reconciler) releaseWorks(ctx context.Context, cluster string) error {
 	}
 	for i := range works.Items {
 		w := &works.Items[i]
+		h := patch.NewHelper(r.Client, w)
 		if controllerutil.RemoveFinalizer(w, musterv1.WorkCleanupFinalizer) {
-			if err := r.Client.Update(ctx, w); err != nil && !apierrors.IsNotFound(err) {
+			if err := h.Patch(ctx, w); err != nil && !apierrors.IsNotFound(err) {
 				return fmt.Errorf("releasing Work %s/%s: %w", w.Namespace, w.Name, err)
 			}
 		}
@@ -174,11 +168,11 @@ func (r *Reconciler) setAccepted(ctx context.Context, mc *musterv1.MemberCluster
 	}
 	// Other writers own other conditions; the lock makes a stale list a conflict (and a
 	// retry) instead of a lost update.
-	patch := client.MergeFromWithOptions(mc.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	h := patch.NewHelper(r.Client, mc, patch.SharedStatus())
 	meta.SetStatusCondition(&mc.Status.Conditions, metav1.Condition{
 		Type: musterv1.MemberClusterAccepted, Status: status, Reason: reason, Message: message, ObservedGeneration: mc.Generation,
 	})
-	if err := r.Client.Status().Patch(ctx, mc, patch); err != nil {
+	if err := h.Patch(ctx, mc); err != nil {
 		return fmt.Errorf("recording Accepted=%s on %s: %w", status, mc.Name, err)
 	}
 	eventType := corev1.EventTypeNormal

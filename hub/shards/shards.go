@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/internal/patch"
 )
 
 // Key names a shard among its owner's: its cluster, prefixed by its WorkloadSpread
@@ -103,6 +104,10 @@ func Release(ctx context.Context, c client.Client, owner client.Object, uidLabel
 	if len(works) > 0 {
 		return false, nil
 	}
+	h := patch.NewHelper(c, owner)
 	controllerutil.RemoveFinalizer(owner, musterv1.ShardsFinalizer)
-	return true, client.IgnoreNotFound(c.Update(ctx, owner))
+	if err := h.Patch(ctx, owner); client.IgnoreNotFound(err) != nil {
+		return false, fmt.Errorf("removing the shards finalizer: %w", err)
+	}
+	return true, nil
 }
