@@ -130,7 +130,7 @@ func TestStoreGetWrapsClusterNotFound(t *testing.T) {
 	if IgnoreGone(err) != nil {
 		t.Fatalf("IgnoreGone kept %v: a request for a cluster that left would be retried forever", err)
 	}
-	if other := errors.New("hub unreachable"); IgnoreGone(other) != other {
+	if other := errors.New("hub unreachable"); !errors.Is(IgnoreGone(other), other) {
 		t.Fatal("IgnoreGone dropped an error that is not about a cluster that left")
 	}
 }
