@@ -19,6 +19,10 @@ import (
 
 // member1's agent renews its 60s certificates (every ~48s) without ever losing its lease.
 func TestAgentRotatesCertificates(t *testing.T) {
+	// The renewals happen in the background from the join on. As a parallel test this one
+	// runs once the suite's serial tests are done, by when they usually have: it then checks
+	// a suite's worth of rotations instead of waiting ~90s for two of its own.
+	t.Parallel()
 	ctx := t.Context()
 	renewals := 0
 	err := framework.Until(ctx, 3*time.Minute, "two certificate renewals by member1's agent", func(ctx context.Context) (bool, string, error) {
