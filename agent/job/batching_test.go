@@ -5,10 +5,7 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
@@ -22,15 +19,12 @@ func TestRoundAt(t *testing.T) {
 		b           batching
 		previous    [2]time.Duration
 		first, last time.Duration
-		// countersOnly: no pending change settles a pod.
-		countersOnly bool
-		want         time.Duration
+		want        time.Duration
 	}{
 		{name: "a change on its own is handled once it stays alone for Quiet", b: b, previous: never, want: ms(100)},
 		{name: "a burst is handled Quiet after its last change", b: b, previous: never, last: ms(450), want: ms(550)},
 		{name: "a stream that does not pause is handled Period after its first change", b: b, previous: never, last: ms(950), want: time.Second},
 		{name: "a change just before the deadline does not move it", b: b, previous: never, first: ms(200), last: ms(1150), want: ms(1200)},
-		{name: "changes that only move counters wait Period", b: b, previous: never, first: ms(100), countersOnly: true, want: ms(1100)},
 		{name: "a change soon after one round is handled after Quiet", b: b, previous: [2]time.Duration{ms(-100), -time.Hour}, want: ms(100)},
 		{name: "a change soon after two rounds waits a Period from the first", b: b, previous: [2]time.Duration{ms(-100), ms(-300)}, want: ms(700)},
 		{name: "a change a Period after two rounds is handled after Quiet", b: b, previous: [2]time.Duration{ms(-500), ms(-1000)}, want: ms(100)},
@@ -39,7 +33,7 @@ func TestRoundAt(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			previous := [2]time.Time{t0.Add(tc.previous[0]), t0.Add(tc.previous[1])}
-			got := tc.b.roundAt(jobRounds{previous: previous, first: t0.Add(tc.first), last: t0.Add(tc.last), pending: true, settling: !tc.countersOnly})
+			got := tc.b.roundAt(jobRounds{previous: previous, first: t0.Add(tc.first), last: t0.Add(tc.last), pending: true})
 			if want := t0.Add(tc.want); !got.Equal(want) {
 				t.Errorf("roundAt = +%v, want +%v", got.Sub(t0), tc.want)
 			}
@@ -78,36 +72,23 @@ func TestBatcherRounds(t *testing.T) {
 	q := &addedAt{start: time.Now(), adds: map[reconcile.Request][]time.Duration{}}
 	burst, stream, trickle, alone := request("burst"), request("stream"), request("trickle"), request("alone")
 
-	lazy, woken := request("lazy"), request("woken")
-	b.changed(alone, true, q)
-	b.changed(lazy, false, q)
-	b.changed(woken, false, q)
+	b.changed(alone, q)
 	// The burst and the stream change every 10ms, for 100ms and 500ms; the trickle every
 	// 60ms for 500ms.
 	for i := 0; i < 50; i++ {
 		if i < 10 {
-			b.changed(burst, true, q)
-			b.changed(lazy, false, q)
-		}
-		if i == 5 {
-			b.changed(woken, true, q)
+			b.changed(burst, q)
 		}
 		if i%6 == 0 {
-			b.changed(trickle, true, q)
+			b.changed(trickle, q)
 		}
-		b.changed(stream, true, q)
+		b.changed(stream, q)
 		time.Sleep(ms(10))
 	}
 	time.Sleep(ms(700))
 
 	if got := q.of(alone); len(got) != 1 || got[0] > ms(250) {
 		t.Errorf("a lone change was added at %v, want once, soon after Quiet", got)
-	}
-	if got := q.of(lazy); len(got) != 1 || got[0] < ms(300) {
-		t.Errorf("changes that only move counters were added at %v, want once, after Period", got)
-	}
-	if got := q.of(woken); len(got) != 1 || got[0] > ms(250) {
-		t.Errorf("a settling change after one that only moves counters was added at %v, want once, soon after Quiet", got)
 	}
 	if got := q.of(burst); len(got) != 1 {
 		t.Errorf("a burst of 10 changes was added at %v, want once", got)
@@ -132,40 +113,5 @@ func TestBatcherRounds(t *testing.T) {
 	defer b.mu.Unlock()
 	if len(b.jobs) != 0 {
 		t.Errorf("the batcher still holds %d Jobs after their rounds", len(b.jobs))
-	}
-}
-
-func TestSettles(t *testing.T) {
-	running := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Finalizers: []string{trackingFinalizer}},
-		Status:     corev1.PodStatus{Phase: corev1.PodRunning},
-	}
-	with := func(mutate func(*corev1.Pod)) *corev1.Pod {
-		p := running.DeepCopy()
-		mutate(p)
-		return p
-	}
-	succeeded := with(func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded })
-	for _, tc := range []struct {
-		name     string
-		old, new client.Object
-		want     bool
-	}{
-		{name: "a pod that succeeds", old: running, new: succeeded, want: true},
-		{name: "a pod that fails", old: running, new: with(func(p *corev1.Pod) { p.Status.Phase = corev1.PodFailed }), want: true},
-		{name: "a pod being deleted", old: running, new: with(func(p *corev1.Pod) { p.DeletionTimestamp = &metav1.Time{Time: t0} }), want: true},
-		{name: "a finished pod released", old: succeeded, new: with(func(p *corev1.Pod) { p.Status.Phase, p.Finalizers = corev1.PodSucceeded, nil }), want: true},
-		{name: "a pod bound to a node", old: with(func(p *corev1.Pod) { p.Status.Phase = corev1.PodPending }), new: with(func(p *corev1.Pod) { p.Status.Phase, p.Spec.NodeName = corev1.PodPending, "n" })},
-		{name: "a pod that runs", old: with(func(p *corev1.Pod) { p.Status.Phase = corev1.PodPending }), new: running},
-		{name: "a pod that becomes ready", old: running, new: with(func(p *corev1.Pod) {
-			p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
-		})},
-		{name: "a finished pod updated again", old: succeeded, new: with(func(p *corev1.Pod) { p.Status.Phase, p.Labels = corev1.PodSucceeded, map[string]string{"a": "b"} })},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := settles(tc.old, tc.new); got != tc.want {
-				t.Errorf("settles = %v, want %v", got, tc.want)
-			}
-		})
 	}
 }

@@ -154,7 +154,7 @@ func (r *Reconciler) jobChangesIn(b *batcher) handler.TypedEventHandler[client.O
 				q.Add(key(e.ObjectNew))
 				return
 			}
-			b.changed(key(e.ObjectNew), false, q)
+			b.changed(key(e.ObjectNew), q)
 		},
 		DeleteFunc: func(_ context.Context, e event.TypedDeleteEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			q.Add(key(e.Object))
@@ -169,7 +169,7 @@ func (r *Reconciler) batchedOwner(name multicluster.ClusterName, cl cluster.Clus
 }
 
 func (r *Reconciler) batchedOwnerIn(jobs client.Reader, b *batcher) handler.TypedEventHandler[client.Object, reconcile.Request] {
-	enqueue := func(ctx context.Context, o client.Object, settles bool, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	enqueue := func(ctx context.Context, o client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 		ref := metav1.GetControllerOf(o)
 		if ref == nil {
 			r.enqueueAdopters(ctx, jobs, b, o, q)
@@ -178,17 +178,17 @@ func (r *Reconciler) batchedOwnerIn(jobs client.Reader, b *batcher) handler.Type
 		if ref.Kind != "Job" || ref.APIVersion != batchv1.SchemeGroupVersion.String() {
 			return
 		}
-		b.changed(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: ref.Name}}, settles, q)
+		b.changed(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: ref.Name}}, q)
 	}
 	return handler.TypedFuncs[client.Object, reconcile.Request]{
 		CreateFunc: func(ctx context.Context, e event.TypedCreateEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			enqueue(ctx, e.Object, false, q)
+			enqueue(ctx, e.Object, q)
 		},
 		UpdateFunc: func(ctx context.Context, e event.TypedUpdateEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			enqueue(ctx, e.ObjectNew, settles(e.ObjectOld, e.ObjectNew), q)
+			enqueue(ctx, e.ObjectNew, q)
 		},
 		DeleteFunc: func(ctx context.Context, e event.TypedDeleteEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			enqueue(ctx, e.Object, true, q)
+			enqueue(ctx, e.Object, q)
 		},
 	}
 }
@@ -210,7 +210,7 @@ func (r *Reconciler) enqueueAdopters(ctx context.Context, c client.Reader, b *ba
 			continue
 		}
 		if selector, err := metav1.LabelSelectorAsSelector(job.Spec.Selector); err == nil && !selector.Empty() && selector.Matches(labels.Set(pod.GetLabels())) {
-			b.changed(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(job)}, true, q)
+			b.changed(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(job)}, q)
 		}
 	}
 }
