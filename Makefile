@@ -32,6 +32,7 @@ FUZZ_TARGETS    := \
 	./placement/division:FuzzSplit ./placement/parallelism:FuzzDivide ./placement/subsets:FuzzRebalance
 E2E_TIMEOUT     ?= 30m
 E2E_KIND_TIMEOUT ?= 45m
+BENCH_JOB_ARGS  ?= -runs 3
 
 ##@ General
 
@@ -137,8 +138,8 @@ bench-broadcastjob: toolchain ## Fleet benchmark: BroadcastJob on 1 member × 10
 	$(GO) run ./e2e/cmd/bench-broadcastjob
 
 .PHONY: bench-job
-bench-job: toolchain ## Fleet benchmark: a 1000-completion Job by kube-controller-manager and by the agent, wall time and writes.
-	$(GO) run ./e2e/cmd/bench-job
+bench-job: toolchain ## Fleet benchmark: a 1000-completion Job by kube-controller-manager and by the agent in turns (BENCH_JOB_ARGS, default -runs 3), medians and ratios.
+	$(GO) run ./e2e/cmd/bench-job $(BENCH_JOB_ARGS)
 
 .PHONY: bench-cronjob
 bench-cronjob: toolchain ## Fleet benchmark: 500 FleetCronJobs and 500 CronJobs every minute for 3 minutes, P50/P99 lag to the child.

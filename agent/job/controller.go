@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -59,12 +60,18 @@ type Reconciler struct {
 	Clock   clock.PassiveClock
 	// Workers is the number of Jobs reconciled in parallel.
 	Workers int
-	// BatchPeriod delays the reconcile a pod change triggers, so that the changes of many
-	// pods of a job are handled, and its status written, once: the built-in controller
-	// batches pod events the same way (1s).
+	// BatchPeriod bounds how long a change of a Job's pods or status waits for the round
+	// that handles it, so that the changes of many pods are handled, and the status
+	// written, once: the built-in controller waits this long (1s) after every change.
 	BatchPeriod time.Duration
+	// BatchQuiet is the pause in a Job's changes after which they are handled without
+	// waiting out BatchPeriod (see batching); zero waits BatchPeriod, as upstream.
+	BatchQuiet time.Duration
 
 	clusters percluster.Store[*clusterReconciler]
+
+	batchersMu sync.Mutex
+	batchers   map[multicluster.ClusterName]*batcher
 }
 
 // clusterReconciler runs the agent-managed Jobs of one cluster.
@@ -92,7 +99,7 @@ func (r *Reconciler) SetupWithManager(mgr mcmanager.Manager) error {
 	r.clusters.New = func(cl cluster.Cluster) *clusterReconciler { return newClusterReconciler(cl, r.Clock) }
 	return mcbuilder.ControllerManagedBy(mgr).
 		Named("job").
-		Watches(&batchv1.Job{}, mchandler.Lift(r.jobChanges()), percluster.EngageLocal, percluster.IgnoreProviders,
+		Watches(&batchv1.Job{}, r.jobChanges, percluster.EngageLocal, percluster.IgnoreProviders,
 			mcbuilder.WithPredicates(predicate.NewPredicateFuncs(managedByAgent))).
 		Watches(&corev1.Pod{}, r.batchedOwner, percluster.EngageLocal, percluster.IgnoreProviders).
 		WithOptions(controller.TypedOptions[mcreconcile.Request]{MaxConcurrentReconciles: max(r.Workers, 1)}).
@@ -108,10 +115,33 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 	return c.Reconcile(ctx, req.Request)
 }
 
-// jobChanges enqueues a Job at once when it appears or its spec changes, and after
-// BatchPeriod when only its status or metadata changed: those updates are mostly this
+// batcherOf is the batcher of the cluster named name.
+func (r *Reconciler) batcherOf(name multicluster.ClusterName) *batcher {
+	r.batchersMu.Lock()
+	defer r.batchersMu.Unlock()
+	if b, ok := r.batchers[name]; ok {
+		return b
+	}
+	if r.batchers == nil {
+		r.batchers = map[multicluster.ClusterName]*batcher{}
+	}
+	quiet := r.BatchQuiet
+	if quiet <= 0 {
+		quiet = r.BatchPeriod
+	}
+	b := newBatcher(batching{Period: r.BatchPeriod, Quiet: quiet}, time.Now)
+	r.batchers[name] = b
+	return b
+}
+
+// jobChanges enqueues a Job at once when it appears or its spec changes, and in its next
+// batched round when only its status or metadata changed: those updates are mostly this
 // controller's own writes, and reacting at once would write again for little.
-func (r *Reconciler) jobChanges() handler.TypedEventHandler[client.Object, reconcile.Request] {
+func (r *Reconciler) jobChanges(name multicluster.ClusterName, _ cluster.Cluster) handler.TypedEventHandler[client.Object, mcreconcile.Request] {
+	return mchandler.ForCluster(r.jobChangesIn(r.batcherOf(name)), name)
+}
+
+func (r *Reconciler) jobChangesIn(b *batcher) handler.TypedEventHandler[client.Object, reconcile.Request] {
 	key := func(o client.Object) reconcile.Request {
 		return reconcile.Request{NamespacedName: client.ObjectKeyFromObject(o)}
 	}
@@ -124,7 +154,7 @@ func (r *Reconciler) jobChanges() handler.TypedEventHandler[client.Object, recon
 				q.Add(key(e.ObjectNew))
 				return
 			}
-			q.AddAfter(key(e.ObjectNew), r.BatchPeriod)
+			b.changed(key(e.ObjectNew), q)
 		},
 		DeleteFunc: func(_ context.Context, e event.TypedDeleteEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			q.Add(key(e.Object))
@@ -132,24 +162,23 @@ func (r *Reconciler) jobChanges() handler.TypedEventHandler[client.Object, recon
 	}
 }
 
-// batchedOwner enqueues a pod's Job BatchPeriod after the pod changed; changes within the
-// period share one reconcile. A pod no controller owns enqueues the Jobs of its cluster
-// that may adopt it.
+// batchedOwner enqueues a pod's Job in its next batched round: the changes of many pods
+// share one. A pod no controller owns enqueues the Jobs of its cluster that may adopt it.
 func (r *Reconciler) batchedOwner(name multicluster.ClusterName, cl cluster.Cluster) handler.TypedEventHandler[client.Object, mcreconcile.Request] {
-	return mchandler.ForCluster(r.batchedOwnerIn(cl.GetClient()), name)
+	return mchandler.ForCluster(r.batchedOwnerIn(cl.GetClient(), r.batcherOf(name)), name)
 }
 
-func (r *Reconciler) batchedOwnerIn(jobs client.Reader) handler.TypedEventHandler[client.Object, reconcile.Request] {
+func (r *Reconciler) batchedOwnerIn(jobs client.Reader, b *batcher) handler.TypedEventHandler[client.Object, reconcile.Request] {
 	enqueue := func(ctx context.Context, o client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 		ref := metav1.GetControllerOf(o)
 		if ref == nil {
-			r.enqueueAdopters(ctx, jobs, o, q)
+			r.enqueueAdopters(ctx, jobs, b, o, q)
 			return
 		}
 		if ref.Kind != "Job" || ref.APIVersion != batchv1.SchemeGroupVersion.String() {
 			return
 		}
-		q.AddAfter(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: ref.Name}}, r.BatchPeriod)
+		b.changed(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: ref.Name}}, q)
 	}
 	return handler.TypedFuncs[client.Object, reconcile.Request]{
 		CreateFunc: func(ctx context.Context, e event.TypedCreateEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
@@ -166,7 +195,7 @@ func (r *Reconciler) batchedOwnerIn(jobs client.Reader) handler.TypedEventHandle
 
 // enqueueAdopters enqueues the agent-managed Jobs whose selector matches a pod no
 // controller owns: one of them adopts it.
-func (r *Reconciler) enqueueAdopters(ctx context.Context, c client.Reader, pod client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+func (r *Reconciler) enqueueAdopters(ctx context.Context, c client.Reader, b *batcher, pod client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 	if pod.GetDeletionTimestamp() != nil {
 		return
 	}
@@ -181,7 +210,7 @@ func (r *Reconciler) enqueueAdopters(ctx context.Context, c client.Reader, pod c
 			continue
 		}
 		if selector, err := metav1.LabelSelectorAsSelector(job.Spec.Selector); err == nil && !selector.Empty() && selector.Matches(labels.Set(pod.GetLabels())) {
-			q.AddAfter(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(job)}, r.BatchPeriod)
+			b.changed(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(job)}, q)
 		}
 	}
 }

@@ -29,13 +29,20 @@ var (
 	clock = clocktesting.NewFakeClock(time.Now())
 )
 
+// The controller batches a Job's changes as the agent does, on shorter times: a round at
+// most batchPeriod after the first change, sooner once they pause for batchQuiet.
+const (
+	batchPeriod = time.Second
+	batchQuiet  = 50 * time.Millisecond
+)
+
 // TestMain runs the agent's Job controller, on a clock the tests move, against a real API
 // server, which also enforces its rules for the status of externally managed Jobs. The
 // controller's manager engages a hub as the agent's does. There is no kubelet or
 // kube-controller-manager: tests play the kubelet by setting pod phases.
 func TestMain(m *testing.M) {
 	os.Exit(envtest.MainMulticluster(m, &env, func(mgr mcmanager.Manager) error {
-		r := &job.Reconciler{Manager: mgr, Clock: clock, Workers: 4, BatchPeriod: 50 * time.Millisecond}
+		r := &job.Reconciler{Manager: mgr, Clock: clock, Workers: 4, BatchPeriod: batchPeriod, BatchQuiet: batchQuiet}
 		return r.SetupWithManager(mgr)
 	}))
 }

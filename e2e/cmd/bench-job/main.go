@@ -1,10 +1,12 @@
 // Command bench-job runs the same Job — completions 1000, parallelism 100 — on one member
-// with 100 kwok nodes twice: once by kube-controller-manager's Job controller and once by
-// the agent's (spec.managedBy muster.dev/agent), both with client QPS 5000 and burst
-// 10000. For each it prints the wall time from creation to Complete and the write
-// requests the member's API server served for Jobs, pods (not their status or binding,
-// which the kubelet and scheduler write) and events, then the agent/built-in ratios.
-// `make bench-job` runs it.
+// with 100 kwok nodes by kube-controller-manager's Job controller and by the agent's
+// (spec.managedBy muster.dev/agent) in turns, -runs times each, both with client QPS 5000
+// and burst 10000: times on a shared machine drift, so alternating runs on one fleet and
+// comparing medians is what makes the ratio mean something. For each run it prints the
+// wall time from creation to Complete and the write requests the member's API server
+// served for Jobs, pods (not their status or binding, which the kubelet and scheduler
+// write) and events; then the medians, and one `ratio` line per figure. `make bench-job`
+// runs it.
 package main
 
 import (
@@ -14,6 +16,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 	"time"
 
@@ -39,10 +42,11 @@ func main() {
 	nodes := flag.Int("nodes", 100, "kwok nodes in the member")
 	completions := flag.Int("completions", 1000, "the Job's completions")
 	parallelism := flag.Int("parallelism", 100, "the Job's parallelism")
+	runs := flag.Int("runs", 3, "runs per controller, alternating")
 	flag.Parse()
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
-	if err := run(ctx, *nodes, int32(*completions), int32(*parallelism)); err != nil {
+	if err := run(ctx, *nodes, int32(*completions), int32(*parallelism), max(*runs, 1)); err != nil {
 		fmt.Fprintln(os.Stderr, "bench-job:", err)
 		os.Exit(1)
 	}
@@ -54,7 +58,9 @@ type result struct {
 	jobs, pods, events float64
 }
 
-func run(ctx context.Context, nodes int, completions, parallelism int32) error {
+func (r result) writes() float64 { return r.jobs + r.pods + r.events }
+
+func run(ctx context.Context, nodes int, completions, parallelism int32, runs int) error {
 	dir, err := os.MkdirTemp("", "muster-bench-job-")
 	if err != nil {
 		return err
@@ -84,35 +90,64 @@ func run(ctx context.Context, nodes int, completions, parallelism int32) error {
 	if err := m.JoinAndAccept(ctx, f.Members, "--kube-api-qps", qps, "--kube-api-burst", burst); err != nil {
 		return err
 	}
-	fmt.Printf("==> hub and member with %d nodes up; Job: completions %d, parallelism %d\n", nodes, completions, parallelism)
-	var results []result
-	for _, managedBy := range []string{"", musterv1.AgentManagedBy} {
-		r, err := measure(ctx, member, managedBy, completions, parallelism)
-		if err != nil {
-			return err
+	fmt.Printf("==> hub and member with %d nodes up; Job: completions %d, parallelism %d; %d runs each, alternating\n", nodes, completions, parallelism, runs)
+	var kcm, agent []result
+	for i := 1; i <= runs; i++ {
+		for _, managedBy := range []string{"", musterv1.AgentManagedBy} {
+			r, err := measure(ctx, member, managedBy, i, completions, parallelism)
+			if err != nil {
+				return err
+			}
+			if managedBy == "" {
+				kcm = append(kcm, r)
+			} else {
+				agent = append(agent, r)
+			}
+			fmt.Printf("==> run %d %s: Complete in %.2fs; writes: jobs %.0f, pods %.0f, events %.0f\n", i, r.name, r.wall.Seconds(), r.jobs, r.pods, r.events)
 		}
-		results = append(results, r)
-		fmt.Printf("==> %s: Complete in %.2fs; writes: jobs %.0f, pods %.0f, events %.0f\n", r.name, r.wall.Seconds(), r.jobs, r.pods, r.events)
 	}
-	kcm, agent := results[0], results[1]
-	fmt.Printf("\n%-32s %10s %8s %8s %8s %10s\n", "CONTROLLER", "WALL (s)", "JOBS", "PODS", "EVENTS", "ALL WRITES")
-	for _, r := range results {
-		fmt.Printf("%-32s %10.2f %8.0f %8.0f %8.0f %10.0f\n", r.name, r.wall.Seconds(), r.jobs, r.pods, r.events, r.jobs+r.pods+r.events)
+	k, a := medians(kcm), medians(agent)
+	fmt.Printf("\nmedians of %d runs\n%-32s %10s %8s %8s %8s %10s\n", runs, "CONTROLLER", "WALL (s)", "JOBS", "PODS", "EVENTS", "ALL WRITES")
+	for _, r := range []result{k, a} {
+		fmt.Printf("%-32s %10.2f %8.0f %8.0f %8.0f %10.0f\n", r.name, r.wall.Seconds(), r.jobs, r.pods, r.events, r.writes())
 	}
-	fmt.Printf("%-32s %10.2f %8.2f %8.2f %8.2f %10.2f\n", "ratio agent / built-in", agent.wall.Seconds()/kcm.wall.Seconds(),
-		agent.jobs/kcm.jobs, agent.pods/kcm.pods, agent.events/max(kcm.events, 1), (agent.jobs+agent.pods+agent.events)/(kcm.jobs+kcm.pods+kcm.events))
+	scenario := fmt.Sprintf("job-%dx%d", completions, parallelism)
+	fmt.Printf("ratio %s muster/kube-controller-manager wall=%.2f\n", scenario, a.wall.Seconds()/k.wall.Seconds())
+	fmt.Printf("ratio %s muster/kube-controller-manager writes=%.2f\n", scenario, a.writes()/k.writes())
 	return nil
+}
+
+// medians is the median of each figure over the runs, each taken on its own.
+func medians(runs []result) result {
+	median := func(v func(result) float64) float64 {
+		xs := make([]float64, len(runs))
+		for i, r := range runs {
+			xs[i] = v(r)
+		}
+		slices.Sort(xs)
+		if n := len(xs); n%2 == 0 {
+			return (xs[n/2-1] + xs[n/2]) / 2
+		}
+		return xs[len(xs)/2]
+	}
+	return result{
+		name:   runs[0].name,
+		wall:   time.Duration(median(func(r result) float64 { return float64(r.wall) })),
+		jobs:   median(func(r result) float64 { return r.jobs }),
+		pods:   median(func(r result) float64 { return r.pods }),
+		events: median(func(r result) float64 { return r.events }),
+	}
 }
 
 // measure runs the Job in a namespace of its own and returns its wall time and the write
 // requests counted while it ran.
-func measure(ctx context.Context, member *framework.Cluster, managedBy string, completions, parallelism int32) (result, error) {
+func measure(ctx context.Context, member *framework.Cluster, managedBy string, run int, completions, parallelism int32) (result, error) {
 	name := "kube-controller-manager"
 	if managedBy != "" {
 		name = "muster-agent"
 	}
 	r := result{name: name}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "bench-" + map[bool]string{true: "agent", false: "kcm"}[managedBy != ""]}}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("bench-%s-%d", map[bool]string{true: "agent", false: "kcm"}[managedBy != ""], run)}}
 	if err := member.Client.Create(ctx, ns); err != nil {
 		return r, err
 	}
