@@ -7,7 +7,10 @@ import (
 	"strings"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 )
@@ -63,7 +66,32 @@ func InstallInCluster(ctx context.Context, f *Fleet, opts InClusterOptions) (*Mu
 			return nil, err
 		}
 	}
+	// The members turn Available as soon as the leading hub's controllers run, which can
+	// be before a hub pod is Ready and the webhook Service has an endpoint: until then
+	// every create of a Muster object is refused ("connection refused").
+	if err := waitForAdmission(ctx, f.Hub, f.Members[0].Name, 2*time.Minute); err != nil {
+		return nil, err
+	}
 	return m, nil
+}
+
+// waitForAdmission waits until the hub's admission webhook admits a valid FleetJob (a dry
+// run, so nothing is stored).
+func waitForAdmission(ctx context.Context, hub *Cluster, cluster string, timeout time.Duration) error {
+	probe := &musterv1.FleetJob{
+		ObjectMeta: metav1.ObjectMeta{Name: "admission-probe", Namespace: metav1.NamespaceDefault},
+		Spec: musterv1.FleetJobSpec{
+			Placement: musterv1.FleetJobPlacement{Mode: musterv1.PlacementDivided, Placement: musterv1.Placement{ClusterAffinity: musterv1.ClusterAffinity{ClusterNames: []string{cluster}}}},
+			Template: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+				RestartPolicy: corev1.RestartPolicyNever,
+				Containers:    []corev1.Container{{Name: "probe", Image: "probe"}},
+			}}}},
+		},
+	}
+	return Until(ctx, timeout, "the hub's admission webhook to admit a FleetJob", func(ctx context.Context) (bool, string, error) {
+		err := hub.Client.Create(ctx, probe.DeepCopy(), client.DryRunAll)
+		return err == nil, fmt.Sprint(err), nil
+	})
 }
 
 // withFlag returns args with flag's value replaced by value (or appended when absent).
