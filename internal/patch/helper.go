@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -42,6 +43,11 @@ func NewHelper(c client.Client, obj client.Object, opts ...Option) *Helper {
 // optimistic lock, then status. It writes nothing when nothing changed. obj is left as the
 // server returned it, with the changed status.
 func (h *Helper) Patch(ctx context.Context, obj client.Object) error {
+	if equality.Semantic.DeepEqual(h.before, obj) {
+		// Most reconciles change nothing: a typed comparison spares them converting both
+		// copies to maps below.
+		return nil
+	}
 	before, err := split(h.before)
 	if err != nil {
 		return err
