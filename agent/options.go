@@ -19,6 +19,9 @@ type Options struct {
 	MetricsAddr string
 	// ProbeAddr serves /healthz and /readyz (default ":8081"; "0" disables).
 	ProbeAddr string
+	// ProfilerAddr serves Go's pprof handlers (default "0": off). Profiles expose the
+	// process's internals, so it is off unless someone is measuring.
+	ProfilerAddr string
 	// LeaderElect makes agent replicas elect one active agent (default true).
 	LeaderElect bool
 	// HeartbeatInterval is how often the hub lease is renewed (default 10s).
@@ -43,6 +46,7 @@ func NewOptions() *Options {
 		Namespace:         musterv1.AgentNamespace,
 		MetricsAddr:       ":8080",
 		ProbeAddr:         ":8081",
+		ProfilerAddr:      "0",
 		LeaderElect:       true,
 		HeartbeatInterval: 10 * time.Second,
 		CertLifetime:      24 * time.Hour,
@@ -59,6 +63,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Namespace, "namespace", o.Namespace, "member namespace of the agent's Secrets and leader election")
 	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", o.MetricsAddr, "address of the Prometheus metrics endpoint; 0 disables it")
 	fs.StringVar(&o.ProbeAddr, "health-probe-bind-address", o.ProbeAddr, "address of the health and readiness probes; 0 disables them")
+	fs.StringVar(&o.ProfilerAddr, "profiler-bind-address", o.ProfilerAddr, "address of the pprof endpoint, e.g. localhost:6060; 0 disables it")
 	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "elect one active agent among replicas")
 	fs.DurationVar(&o.HeartbeatInterval, "heartbeat-interval", o.HeartbeatInterval, "how often the agent renews its hub lease")
 	fs.DurationVar(&o.CertLifetime, "cert-lifetime", o.CertLifetime, "client certificate lifetime to request from the hub (at least 10m)")

@@ -177,6 +177,7 @@ func newManager(memberCfg, hubCfg *rest.Config, clusterName string, opts *Option
 		Scheme:                        scheme.Scheme,
 		Metrics:                       metricsserver.Options{BindAddress: opts.MetricsAddr},
 		HealthProbeBindAddress:        opts.ProbeAddr,
+		PprofBindAddress:              opts.ProfilerAddr,
 		LeaderElection:                opts.LeaderElect,
 		LeaderElectionID:              "muster-agent",
 		LeaderElectionNamespace:       opts.Namespace,
