@@ -5,6 +5,8 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/musterhq/muster/agent/broadcastjob"
+
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 )
 
@@ -38,22 +40,27 @@ type Options struct {
 	// JobWorkers is how many Jobs, and how many BroadcastJobs, are reconciled
 	// concurrently (default 4 each).
 	JobWorkers int
+	// BroadcastJobBinding is how BroadcastJob pods are put on their nodes (default auto:
+	// by spec.nodeName when the template asks nothing of the scheduler that the agent's
+	// node check does not cover; scheduler: always through the scheduler).
+	BroadcastJobBinding broadcastjob.Binding
 }
 
 // NewOptions returns the defaults.
 func NewOptions() *Options {
 	return &Options{
-		Namespace:         musterv1.AgentNamespace,
-		MetricsAddr:       ":8080",
-		ProbeAddr:         ":8081",
-		ProfilerAddr:      "0",
-		LeaderElect:       true,
-		HeartbeatInterval: 10 * time.Second,
-		CertLifetime:      24 * time.Hour,
-		KubeAPIQPS:        200,
-		KubeAPIBurst:      400,
-		WorkWorkers:       8,
-		JobWorkers:        4,
+		Namespace:           musterv1.AgentNamespace,
+		MetricsAddr:         ":8080",
+		ProbeAddr:           ":8081",
+		ProfilerAddr:        "0",
+		LeaderElect:         true,
+		HeartbeatInterval:   10 * time.Second,
+		CertLifetime:        24 * time.Hour,
+		KubeAPIQPS:          200,
+		KubeAPIBurst:        400,
+		WorkWorkers:         8,
+		JobWorkers:          4,
+		BroadcastJobBinding: broadcastjob.BindingAuto,
 	}
 }
 
@@ -70,5 +77,6 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.Float32Var(&o.KubeAPIQPS, "kube-api-qps", o.KubeAPIQPS, "queries per second to the member and to the hub")
 	fs.IntVar(&o.KubeAPIBurst, "kube-api-burst", o.KubeAPIBurst, "burst of requests to the member and to the hub")
 	fs.IntVar(&o.WorkWorkers, "work-workers", o.WorkWorkers, "how many Works are synced concurrently")
+	fs.Var(&o.BroadcastJobBinding, "broadcastjob-binding", "how BroadcastJob pods are put on their nodes: auto (by spec.nodeName when the template needs nothing else from the scheduler: no resource requests, host ports, claimed volumes, inter-pod affinity or spread) or scheduler")
 	fs.IntVar(&o.JobWorkers, "job-workers", o.JobWorkers, "how many Jobs, and how many BroadcastJobs, are reconciled concurrently")
 }

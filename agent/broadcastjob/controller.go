@@ -56,6 +56,8 @@ type Reconciler struct {
 	Clock   clock.PassiveClock
 	// Workers is the number of jobs reconciled in parallel.
 	Workers int
+	// Binding is how pods are put on their nodes (default BindingAuto).
+	Binding Binding
 
 	clusters percluster.Store[*clusterReconciler]
 }
@@ -65,14 +67,16 @@ type clusterReconciler struct {
 	Client       client.Client
 	Recorder     events.EventRecorder
 	Clock        clock.PassiveClock
+	Binding      Binding
 	expectations *expectations.Expectations
 }
 
-func newClusterReconciler(cl cluster.Cluster, clk clock.PassiveClock) *clusterReconciler {
+func newClusterReconciler(cl cluster.Cluster, clk clock.PassiveClock, binding Binding) *clusterReconciler {
 	return &clusterReconciler{
 		Client:       cl.GetClient(),
 		Recorder:     cl.GetEventRecorder("muster-broadcastjob"),
 		Clock:        clk,
+		Binding:      binding,
 		expectations: expectations.New(expectationsTTL, clk.Now),
 	}
 }
@@ -85,11 +89,14 @@ func (r *clusterReconciler) writer() bcjwrite.Writer {
 // pods go, in the local cluster only: the provider's clusters are the hub, whose
 // BroadcastJobs the hub runs.
 func (r *Reconciler) SetupWithManager(mgr mcmanager.Manager) error {
-	r.clusters.New = func(cl cluster.Cluster) *clusterReconciler { return newClusterReconciler(cl, r.Clock) }
+	if r.Binding == "" {
+		r.Binding = BindingAuto
+	}
+	r.clusters.New = func(cl cluster.Cluster) *clusterReconciler { return newClusterReconciler(cl, r.Clock, r.Binding) }
 	return mcbuilder.ControllerManagedBy(mgr).
 		Named("broadcastjob").
-		For(&musterv1.BroadcastJob{}, percluster.EngageLocal, percluster.IgnoreProviders, mcbuilder.WithPredicates(memberLocal)).
-		Owns(&corev1.Pod{}, percluster.EngageLocal, percluster.IgnoreProviders).
+		For(&musterv1.BroadcastJob{}, percluster.EngageLocal, percluster.IgnoreProviders, mcbuilder.WithPredicates(memberLocal, jobSpecChanged)).
+		Watches(&corev1.Pod{}, podEvents, percluster.EngageLocal, percluster.IgnoreProviders).
 		Watches(&corev1.Node{}, unfinishedJobs, percluster.EngageLocal, percluster.IgnoreProviders, mcbuilder.WithPredicates(schedulingChanged)).
 		WithOptions(controller.TypedOptions[mcreconcile.Request]{MaxConcurrentReconciles: max(r.Workers, 1)}).
 		Complete(r)
@@ -102,6 +109,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 		return ctrl.Result{}, percluster.IgnoreGone(err)
 	}
 	return c.Reconcile(ctx, req.Request)
+}
+
+// podEvents maps a pod's changes to its job, batched (see PodBatchPeriod).
+func podEvents(name multicluster.ClusterName, _ cluster.Cluster) handler.TypedEventHandler[client.Object, mcreconcile.Request] {
+	return mchandler.ForCluster(podsToJob(PodBatchPeriod), name)
 }
 
 // memberLocal keeps BroadcastJobs without placement: a job with placement belongs to the
@@ -186,8 +198,10 @@ func (r *clusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		// The pod events that satisfy them requeue the job; the TTL bounds the wait.
 		return ctrl.Result{RequeueAfter: expectationsTTL}, nil
 	}
+	// Nodes and pods are read without copies (a round copying a large job's pods and
+	// nodes spent half its time doing so): nothing below changes them.
 	var nodeList corev1.NodeList
-	if err := r.Client.List(ctx, &nodeList); err != nil {
+	if err := r.Client.List(ctx, &nodeList, client.UnsafeDisableDeepCopy); err != nil {
 		return ctrl.Result{}, fmt.Errorf("listing nodes: %w", err)
 	}
 	nodes := make([]*corev1.Node, len(nodeList.Items))
@@ -244,14 +258,15 @@ func (r *clusterReconciler) pods(ctx context.Context, job *musterv1.BroadcastJob
 
 // podControl writes the job's pods and records the writes in its expectations.
 func (r *clusterReconciler) podControl() podcontrol.Control {
-	return podcontrol.Control{Client: r.Client, Expectations: r.expectations, Kind: "BroadcastJob"}
+	return podcontrol.Control{Client: r.Client, Expectations: r.expectations, Kind: "BroadcastJob", SharedReads: true}
 }
 
 // stopForRestarts ends a pod that restarted more often than restartLimit. The pod is not
 // deleted, which would free its node for a new pod: it is marked failed, and a deadline
 // makes the kubelet stop its containers.
-func (r *clusterReconciler) stopForRestarts(ctx context.Context, job *musterv1.BroadcastJob, pod *corev1.Pod) error {
-	patch := client.MergeFrom(pod.DeepCopy())
+func (r *clusterReconciler) stopForRestarts(ctx context.Context, job *musterv1.BroadcastJob, cached *corev1.Pod) error {
+	pod := cached.DeepCopy() // the round's pods are the cache's own
+	patch := client.MergeFrom(cached)
 	if pod.Annotations == nil {
 		pod.Annotations = map[string]string{}
 	}
@@ -281,9 +296,17 @@ func (r *clusterReconciler) deletePods(ctx context.Context, job *musterv1.Broadc
 // created fails once, not once per node. It returns how many it created; a pod the API
 // server refused is not counted.
 func (r *clusterReconciler) createPods(ctx context.Context, job *musterv1.BroadcastJob, nodes []string) (int32, error) {
+	if len(nodes) == 0 {
+		return 0, nil
+	}
+	direct := r.Binding == BindingAuto
+	if why := schedulerNeeded(&job.Spec.Template.Spec); why != "" && direct {
+		direct = false
+		log.FromContext(ctx).V(2).Info("pods go through the scheduler", "why", why)
+	}
 	pods := make([]*corev1.Pod, len(nodes))
 	for i, node := range nodes {
-		pods[i] = newPod(job, node)
+		pods[i] = newPod(job, node, direct)
 	}
 	created, err := r.podControl().Create(ctx, job, pods)
 	if err != nil {

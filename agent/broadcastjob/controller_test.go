@@ -19,6 +19,24 @@ import (
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 )
 
+// TestPodsWithoutSchedulerNeedsAreBoundDirectly: a template that asks the scheduler for
+// nothing the agent does not check gets its pods bound by nodeName, still carrying the
+// node affinity the kubelet checks; the requests of the other tests' template keep their
+// pods with the scheduler (TestOnePodPerEligibleNodeThenComplete).
+func TestPodsWithoutSchedulerNeedsAreBoundDirectly(t *testing.T) {
+	f := newFixture(t)
+	f.node("a")
+	f.job(func(j *musterv1.BroadcastJob) { j.Spec.Template.Spec.Containers[0].Resources = corev1.ResourceRequirements{} })
+	f.waitForPods("a")
+	pod := f.pods()["a"]
+	if pod.Spec.NodeName != f.pool+"-a" {
+		t.Errorf("nodeName = %q, want %s-a", pod.Spec.NodeName, f.pool)
+	}
+	if terms := pod.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms; len(terms) != 1 || terms[0].MatchFields[0].Values[0] != f.pool+"-a" {
+		t.Errorf("the directly bound pod lost its node affinity term: %+v", terms)
+	}
+}
+
 func TestOnePodPerEligibleNodeThenComplete(t *testing.T) {
 	f := newFixture(t)
 	f.node("a")

@@ -22,11 +22,13 @@ func PodName(job, node string) string {
 
 // newPod builds the job's pod for node.
 //
-// The pod is bound to its node by a required node-affinity term on metadata.name, as
-// DaemonSet pods are, not by spec.nodeName: the scheduler then still admits it (room,
-// ports, volumes, preemption), and a node that is momentarily full leaves the pod Pending
-// instead of the kubelet rejecting it as Failed.
-func newPod(job *musterv1.BroadcastJob, node string) *corev1.Pod {
+// The pod is tied to its node by a required node-affinity term on metadata.name, as
+// DaemonSet pods are. Unless direct, it is left to the scheduler, which then still admits
+// it (room, ports, volumes, preemption): a node that is momentarily full leaves the pod
+// Pending instead of the kubelet rejecting it as Failed. A direct pod is bound by
+// spec.nodeName as well, for templates where the agent's node check is all the scheduler
+// would do (see schedulerNeeded); the kubelet checks the same affinity term on admission.
+func newPod(job *musterv1.BroadcastJob, node string, direct bool) *corev1.Pod {
 	tmpl := job.Spec.Template.DeepCopy()
 	labels := tmpl.Labels
 	if labels == nil {
@@ -51,6 +53,9 @@ func newPod(job *musterv1.BroadcastJob, node string) *corev1.Pod {
 		Spec: tmpl.Spec,
 	}
 	bindToNode(&pod.Spec, node)
+	if direct {
+		pod.Spec.NodeName = node
+	}
 	return pod
 }
 

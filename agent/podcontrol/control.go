@@ -16,6 +16,11 @@ type Control struct {
 	Expectations *expectations.Expectations
 	// Kind is the owners' kind, the label of the pod metrics.
 	Kind string
+	// SharedReads makes List return the cache's own pods instead of copies. Copying
+	// every pod of a large owner on every round is most of a round's cost; a caller that
+	// sets it must copy a pod before changing it. Orphans offered to an Adopter are
+	// always copies.
+	SharedReads bool
 }
 
 // forEach runs fn for 0..n-1 concurrently and returns the first error in index order.

@@ -26,7 +26,11 @@ type Adopter interface {
 // it, concurrently, and the ones it adopts are returned too.
 func (c Control) List(ctx context.Context, owner client.Object, selector labels.Selector, adopter Adopter) ([]*corev1.Pod, error) {
 	var list corev1.PodList
-	if err := c.Client.List(ctx, &list, client.InNamespace(owner.GetNamespace()), client.MatchingLabelsSelector{Selector: selector}); err != nil {
+	opts := []client.ListOption{client.InNamespace(owner.GetNamespace()), client.MatchingLabelsSelector{Selector: selector}}
+	if c.SharedReads {
+		opts = append(opts, client.UnsafeDisableDeepCopy)
+	}
+	if err := c.Client.List(ctx, &list, opts...); err != nil {
 		return nil, fmt.Errorf("listing pods: %w", err)
 	}
 	pods := make([]*corev1.Pod, 0, len(list.Items))
@@ -39,6 +43,9 @@ func (c Control) List(ctx context.Context, owner client.Object, selector labels.
 		case adopter != nil && !selector.Empty() && metav1.GetControllerOfNoCopy(p) == nil && adopter.Adoptable(p):
 			// An empty selector matches every pod of the namespace: adopting on it would
 			// take everyone's pods, so it adopts none.
+			if c.SharedReads {
+				p = p.DeepCopy()
+			}
 			orphans = append(orphans, p)
 		}
 	}
