@@ -26,7 +26,9 @@ import (
 func TestPodsWithoutSchedulerNeedsAreBoundDirectly(t *testing.T) {
 	f := newFixture(t)
 	f.node("a")
-	f.job(func(j *musterv1.BroadcastJob) { j.Spec.Template.Spec.Containers[0].Resources = corev1.ResourceRequirements{} })
+	f.job(func(j *musterv1.BroadcastJob) {
+		j.Spec.Template.Spec.Containers[0].Resources = corev1.ResourceRequirements{}
+	})
 	f.waitForPods("a")
 	pod := f.pods()["a"]
 	if pod.Spec.NodeName != f.pool+"-a" {
