@@ -134,8 +134,8 @@ endef
 export INVENTORY_LINE
 
 .PHONY: bench-broadcastjob
-bench-broadcastjob: toolchain ## Fleet benchmark: BroadcastJob on 1 member × 1000 nodes and 3 members × 500 from the hub.
-	$(GO) run ./e2e/cmd/bench-broadcastjob
+bench-broadcastjob: toolchain ## Fleet benchmark: BroadcastJob on 1 member × 1000 nodes by the agent and by OpenKruise (scheduler, nodeName) in turns (BENCH_BROADCASTJOB_ARGS, default -runs 3), medians and ratios; then 3 members × 500 from the hub.
+	$(GO) run ./e2e/cmd/bench-broadcastjob $(BENCH_BROADCASTJOB_ARGS)
 
 .PHONY: bench-job
 bench-job: toolchain ## Fleet benchmark: a 1000-completion Job by kube-controller-manager and by the agent in turns (BENCH_JOB_ARGS, default -runs 3), medians and ratios.

@@ -91,6 +91,25 @@ func Up(ctx context.Context, opts FleetOptions) (*Fleet, error) {
 	return f, nil
 }
 
+// AddMember creates one more member cluster, member<N+1>, with nodes worker nodes, and
+// records it so that Down deletes it too.
+func (f *Fleet) AddMember(ctx context.Context, nodes int) (*Cluster, error) {
+	state, err := readState(f.Dir)
+	if err != nil {
+		return nil, err
+	}
+	spec := provider.ClusterSpec{Name: fmt.Sprintf("member%d", len(f.Members)+1), Role: provider.RoleMember, Nodes: nodes}
+	kubeconfig := KubeconfigPath(f.Dir, spec.Name)
+	state.Clusters = append(state.Clusters, clusterRecord{Name: spec.Name, Role: spec.Role, Kubeconfig: kubeconfig})
+	if err := writeState(f.Dir, state); err != nil {
+		return nil, err
+	}
+	if err := f.addCluster(ctx, spec, kubeconfig); err != nil {
+		return nil, err
+	}
+	return f.Members[len(f.Members)-1], nil
+}
+
 func (f *Fleet) addCluster(ctx context.Context, spec provider.ClusterSpec, kubeconfig string) error {
 	if err := f.Provider.CreateCluster(ctx, spec, kubeconfig); err != nil {
 		return err

@@ -1,6 +1,7 @@
 package framework
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net/http"
@@ -69,4 +70,50 @@ func labelsInclude(m *dto.Metric, want map[string]string) bool {
 		}
 	}
 	return matched == len(want)
+}
+
+// APIWrite is one series of an API server's apiserver_request_total for a write verb.
+type APIWrite struct {
+	Group, Resource, Subresource, Verb string
+	Count                              float64
+}
+
+// APIWrites reads a cluster's API server metrics and returns the write requests (POST,
+// PUT, PATCH, DELETE, DELETECOLLECTION) it has served, one entry per series; benchmarks
+// count a controller's writes as the difference of two readings.
+func APIWrites(ctx context.Context, c *Cluster) ([]APIWrite, error) {
+	raw, err := c.Clientset.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading the API server metrics of %s: %w", c.Name, err)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(bytes.NewReader(raw))
+	if err != nil {
+		return nil, fmt.Errorf("parsing the API server metrics of %s: %w", c.Name, err)
+	}
+	family := families["apiserver_request_total"]
+	if family == nil {
+		return nil, fmt.Errorf("the API server of %s exports no apiserver_request_total", c.Name)
+	}
+	var out []APIWrite
+	for _, m := range family.GetMetric() {
+		w := APIWrite{Count: m.GetCounter().GetValue()}
+		for _, l := range m.GetLabel() {
+			switch l.GetName() {
+			case "group":
+				w.Group = l.GetValue()
+			case "resource":
+				w.Resource = l.GetValue()
+			case "subresource":
+				w.Subresource = l.GetValue()
+			case "verb":
+				w.Verb = l.GetValue()
+			}
+		}
+		switch w.Verb {
+		case "POST", "PUT", "PATCH", "DELETE", "DELETECOLLECTION":
+			out = append(out, w)
+		}
+	}
+	return out, nil
 }

@@ -133,7 +133,7 @@ func (m *Muster) StartHub(name string, extra ...string) (*Process, error) {
 // cluster: its kubeconfig, no metrics (StartHub adds a port) or probe ports, and the
 // admission webhook on a free local port that the API server calls at 127.0.0.1.
 func HubProcessArgs(hub *Cluster) ([]string, error) {
-	port, err := freePort()
+	port, err := FreePort()
 	if err != nil {
 		return nil, fmt.Errorf("finding a free port for the hub's webhook: %w", err)
 	}
@@ -146,7 +146,7 @@ func HubProcessArgs(hub *Cluster) ([]string, error) {
 // metricsArgs picks a free local port for the named process's metrics endpoint, records
 // its URL in MetricsURLs, and returns the flag that serves it.
 func (m *Muster) metricsArgs(name string) ([]string, error) {
-	port, err := freePort()
+	port, err := FreePort()
 	if err != nil {
 		return nil, fmt.Errorf("finding a free port for the metrics of %s: %w", name, err)
 	}
@@ -155,8 +155,8 @@ func (m *Muster) metricsArgs(name string) ([]string, error) {
 	return []string{"--metrics-bind-address", addr}, nil
 }
 
-// freePort returns a local TCP port that was free a moment ago.
-func freePort() (int, error) {
+// FreePort returns a local TCP port that was free a moment ago.
+func FreePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, err

@@ -77,6 +77,12 @@ type Process struct {
 
 // StartProcess starts bin with args, logging to logPath.
 func StartProcess(name, logPath, bin string, args ...string) (*Process, error) {
+	return StartProcessWithEnv(name, logPath, bin, nil, args...)
+}
+
+// StartProcessWithEnv starts bin with args and, besides this process's environment, env
+// (KEY=value entries), logging to logPath.
+func StartProcessWithEnv(name, logPath, bin string, env []string, args ...string) (*Process, error) {
 	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
 		return nil, err
 	}
@@ -85,6 +91,9 @@ func StartProcess(name, logPath, bin string, args ...string) (*Process, error) {
 		return nil, err
 	}
 	cmd := exec.Command(bin, args...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	// Its own process group, so that stopping it never signals the test binary.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -100,6 +109,9 @@ func StartProcess(name, logPath, bin string, args ...string) (*Process, error) {
 	}()
 	return p, nil
 }
+
+// Pid is the process's id.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
 
 // Running reports whether the process has not exited.
 func (p *Process) Running() bool {

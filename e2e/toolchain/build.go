@@ -19,6 +19,9 @@ type component struct {
 	name     string
 	version  string
 	binaries []string
+	// files are data files (no executable bit) built with the binaries and checked the
+	// same way.
+	files []string
 	// build compiles every binary into outDir; src is a scratch directory it may use for
 	// helper modules.
 	build func(ctx context.Context, g *goTool, src, outDir string) error
@@ -112,18 +115,36 @@ func kubernetesHelperGoMod(upstreamGoMod []byte, k8sVersion string) (string, err
 	return b.String(), nil
 }
 
-// moduleGoMod downloads a module's go.mod through the module proxy and returns it.
-func moduleGoMod(ctx context.Context, g *goTool, dir, modVersion string) ([]byte, error) {
+// downloadedModule is what `go mod download -json` reports of a module.
+type downloadedModule struct {
+	// GoMod is the path of its go.mod and Dir of its extracted source.
+	GoMod, Dir string
+	// Sum and GoModSum are its go.sum hashes.
+	Sum, GoModSum string
+	Error         string
+}
+
+// downloadModule downloads a module through the module proxy.
+func downloadModule(ctx context.Context, g *goTool, dir, modVersion string) (downloadedModule, error) {
+	var info downloadedModule
 	out, err := g.run(ctx, dir, nil, "mod", "download", "-json", modVersion)
 	if err != nil {
-		return nil, err
+		return info, err
 	}
-	var info struct{ GoMod, Error string }
 	if err := json.Unmarshal(out, &info); err != nil {
-		return nil, fmt.Errorf("go mod download %s: %w", modVersion, err)
+		return info, fmt.Errorf("go mod download %s: %w", modVersion, err)
 	}
 	if info.Error != "" {
-		return nil, fmt.Errorf("go mod download %s: %s", modVersion, info.Error)
+		return info, fmt.Errorf("go mod download %s: %s", modVersion, info.Error)
+	}
+	return info, nil
+}
+
+// moduleGoMod downloads a module's go.mod through the module proxy and returns it.
+func moduleGoMod(ctx context.Context, g *goTool, dir, modVersion string) ([]byte, error) {
+	info, err := downloadModule(ctx, g, dir, modVersion)
+	if err != nil {
+		return nil, err
 	}
 	return os.ReadFile(info.GoMod)
 }

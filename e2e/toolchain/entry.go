@@ -38,8 +38,9 @@ const (
 // errIncomplete marks an entry that has to be (re)built.
 var errIncomplete = errors.New("cache entry incomplete")
 
-// verifyEntry checks that dir holds a finished build of version with every binary in want.
-func verifyEntry(dir, version string, want []string, level verifyLevel) error {
+// verifyEntry checks that dir holds a finished build of version with every binary in want
+// and every data file in files.
+func verifyEntry(dir, version string, want []string, level verifyLevel, files ...string) error {
 	raw, err := os.ReadFile(filepath.Join(dir, manifestFile))
 	if err != nil {
 		return fmt.Errorf("%w: %w", errIncomplete, err)
@@ -51,13 +52,14 @@ func verifyEntry(dir, version string, want []string, level verifyLevel) error {
 	if m.Version != version {
 		return fmt.Errorf("%w: %s holds version %q, want %q", errIncomplete, dir, m.Version, version)
 	}
-	for _, name := range want {
+	for i, name := range append(append([]string{}, want...), files...) {
 		path := filepath.Join(dir, name)
 		info, err := os.Stat(path)
 		if err != nil {
 			return fmt.Errorf("%w: %w", errIncomplete, err)
 		}
-		if info.Size() != m.Sizes[name] || info.Mode()&0o111 == 0 {
+		binary := i < len(want)
+		if info.Size() != m.Sizes[name] || (binary && info.Mode()&0o111 == 0) {
 			return fmt.Errorf("%w: %s has size %d mode %v, manifest says size %d", errIncomplete, path, info.Size(), info.Mode(), m.Sizes[name])
 		}
 		if level < verifyDigests {

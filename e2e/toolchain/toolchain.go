@@ -85,7 +85,7 @@ func ensureComponents(ctx context.Context, cacheDir string, comps []component, l
 	g := &goTool{log: log}
 	for _, c := range comps {
 		dir := filepath.Join(cacheDir, c.entryName())
-		err := verifyEntry(dir, c.version, c.binaries, verifyDigests)
+		err := verifyEntry(dir, c.version, c.binaries, verifyDigests, c.files...)
 		if err == nil {
 			fmt.Fprintf(log, "toolchain: %s is cached in %s\n", c.entryName(), dir)
 			continue
@@ -118,7 +118,7 @@ func buildEntry(ctx context.Context, g *goTool, cacheDir string, c component) er
 	if err := c.build(ctx, g, src, scratch); err != nil {
 		return err
 	}
-	if err := writeManifest(scratch, c.version, c.binaries); err != nil {
+	if err := writeManifest(scratch, c.version, append(append([]string{}, c.binaries...), c.files...)); err != nil {
 		return err
 	}
 	if err := os.RemoveAll(final); err != nil {

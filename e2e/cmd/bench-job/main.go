@@ -10,7 +10,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -20,9 +19,6 @@ import (
 	"syscall"
 	"time"
 
-	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -194,48 +190,24 @@ func measure(ctx context.Context, member *framework.Cluster, managedBy string, r
 
 type counters struct{ jobs, pods, events float64 }
 
-// writes reads the member API server's apiserver_request_total and sums the write
-// requests by resource. Pod status and binding are left out: the kubelet (kwok) and the
-// scheduler write them, the same for both controllers.
+// writes sums the write requests the member's API server served by resource. Pod status
+// and binding are left out: the kubelet (kwok) and the scheduler write them, the same for
+// both controllers.
 func writes(ctx context.Context, member *framework.Cluster) (counters, error) {
-	raw, err := member.Clientset.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
-	if err != nil {
-		return counters{}, fmt.Errorf("reading the member's API server metrics: %w", err)
-	}
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(bytes.NewReader(raw))
+	series, err := framework.APIWrites(ctx, member)
 	if err != nil {
 		return counters{}, err
 	}
 	var c counters
-	family := families["apiserver_request_total"]
-	if family == nil {
-		return c, fmt.Errorf("the member's API server exports no apiserver_request_total")
-	}
-	for _, m := range family.Metric {
-		l := labels(m)
-		switch l["verb"] {
-		case "POST", "PUT", "PATCH", "DELETE", "DELETECOLLECTION":
-		default:
-			continue
-		}
-		v := m.GetCounter().GetValue()
+	for _, w := range series {
 		switch {
-		case l["resource"] == "jobs":
-			c.jobs += v
-		case l["resource"] == "pods" && l["subresource"] == "":
-			c.pods += v
-		case l["resource"] == "events":
-			c.events += v
+		case w.Resource == "jobs":
+			c.jobs += w.Count
+		case w.Resource == "pods" && w.Subresource == "":
+			c.pods += w.Count
+		case w.Resource == "events":
+			c.events += w.Count
 		}
 	}
 	return c, nil
-}
-
-func labels(m *dto.Metric) map[string]string {
-	out := map[string]string{}
-	for _, l := range m.Label {
-		out[l.GetName()] = l.GetValue()
-	}
-	return out
 }
