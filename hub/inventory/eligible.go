@@ -1,6 +1,7 @@
 package inventory
 
 import (
+	"crypto/sha256"
 	"slices"
 
 	"github.com/hashicorp/go-memdb"
@@ -52,15 +53,39 @@ func (inv *Inventory) eligibleNames(spec *corev1.PodSpec, cluster string) map[st
 // empty, and the positions of its nodes that fit spec. The label index narrows the nodes
 // to check and nodefit decides each, unless the slice remembers the answer.
 func (inv *Inventory) eachFitting(spec *corev1.PodSpec, cluster string, fn func(s *sliceIndex, fits bitmap)) {
-	key, tmpl, p := nodefit.Fingerprint(spec), nodefit.NewTemplate(spec), planFor(spec)
+	q := newQuery(spec)
 	it, err := slicesOf(inv.db.Txn(false), cluster)
 	if err != nil {
 		return
 	}
 	for obj := it.Next(); obj != nil; obj = it.Next() {
 		s := obj.(*sliceIndex)
-		fn(s, s.fitting(key, tmpl, p))
+		fn(s, s.fitting(q))
 	}
+}
+
+// query is one eligible-node question, prepared once and asked of each slice in turn.
+type query struct {
+	key   [sha256.Size]byte
+	tmpl  *nodefit.Template
+	plan  plan
+	reads nodefit.Reads
+	// codes and candidates are fitting's working space, reused from slice to slice.
+	codes      []uint64
+	candidates []int32
+}
+
+func newQuery(spec *corev1.PodSpec) *query {
+	tmpl := nodefit.NewTemplate(spec)
+	return &query{key: nodefit.Fingerprint(spec), tmpl: tmpl, plan: planFor(spec), reads: tmpl.Reads()}
+}
+
+// scratch returns n numbers for kinds to fill, valid until the next call.
+func (q *query) scratch(n int) []uint64 {
+	if cap(q.codes) < n {
+		q.codes = make([]uint64, n)
+	}
+	return q.codes[:n]
 }
 
 func slicesOf(txn *memdb.Txn, cluster string) (memdb.ResultIterator, error) {

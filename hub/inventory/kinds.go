@@ -1,0 +1,59 @@
+package inventory
+
+import (
+	"math/bits"
+	"slices"
+
+	"github.com/musterhq/muster/placement/nodefit"
+)
+
+// kinds numbers each of the slice's nodes, in codes, by what a template's check reads of
+// it (nodefit.Reads): its state, its allocatable list when the template requests
+// something, and, for each label key the template names, whether the node has the key and
+// which of the named values it has. Nodes with one number fit the template alike, so
+// fitting checks one node per number. The numbers come from the index's arrays and
+// postings, without reading a node. kinds returns false, and every node must be checked,
+// when the template reads node names or the numbers would overflow.
+func (s *sliceIndex) kinds(reads nodefit.Reads, codes []uint64) bool {
+	if reads.Name {
+		return false
+	}
+	for i, state := range s.state {
+		codes[i] = uint64(state)
+	}
+	// Numbers are at most the nodes, fewer than 2^31: two of them multiply within 64 bits.
+	stride := uint64(s.states)
+	if reads.Allocatable {
+		for i, a := range s.allocatable {
+			codes[i] += uint64(a) * stride
+		}
+		stride *= uint64(s.allocatables)
+	}
+	for key, read := range reads.Labels {
+		classes, other := uint64(1), uint64(0) // class 0: the node lacks the key
+		for value, positions := range s.labels[key] {
+			var class uint64
+			switch {
+			case read.ByValue || slices.Contains(read.Values, value):
+				class = classes
+				classes++
+			case other == 0:
+				other = classes
+				classes++
+				class = other
+			default:
+				class = other
+			}
+			// class < classes: while stride × classes fits in 64 bits, so do these sums.
+			for _, i := range positions {
+				codes[i] += class * stride
+			}
+		}
+		hi, lo := bits.Mul64(stride, classes)
+		if hi != 0 {
+			return false
+		}
+		stride = lo
+	}
+	return true
+}
