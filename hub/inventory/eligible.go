@@ -34,17 +34,24 @@ func (inv *Inventory) EligibleCountByCluster(spec *corev1.PodSpec) map[string]in
 
 // eligibleNames returns the names of the nodes of cluster, or of every cluster when cluster
 // is empty, that fit spec, sorted, by cluster; clusters with no eligible node are left out.
+// One slice's names come sorted; only a cluster with more than one slice's is sorted.
 func (inv *Inventory) eligibleNames(spec *corev1.PodSpec, cluster string) map[string][]string {
-	out := map[string][]string{}
+	out, merged := map[string][]string{}, map[string]bool{}
 	inv.eachFitting(spec, cluster, func(s *sliceIndex, fits bitmap) {
-		names := slices.Grow(out[s.Cluster], fits.count())
-		fits.each(func(i int32) { names = append(names, s.nodes[i].Name) })
-		if len(names) > 0 {
-			out[s.Cluster] = names
+		n := fits.count()
+		if n == 0 {
+			return
 		}
+		names := out[s.Cluster]
+		merged[s.Cluster] = len(names) > 0
+		names = slices.Grow(names, n)
+		fits.each(func(i int32) { names = append(names, s.names[i]) })
+		out[s.Cluster] = names
 	})
-	for _, names := range out {
-		slices.Sort(names)
+	for cluster, more := range merged {
+		if more {
+			slices.Sort(out[cluster])
+		}
 	}
 	return out
 }
@@ -70,9 +77,10 @@ type query struct {
 	tmpl  *nodefit.Template
 	plan  plan
 	reads nodefit.Reads
-	// codes and candidates are fitting's working space, reused from slice to slice.
+	// codes, candidates and byKind are fitting's working space, reused from slice to slice.
 	codes      []uint64
 	candidates []int32
+	byKind     kindVerdicts
 }
 
 func newQuery(spec *corev1.PodSpec) *query {

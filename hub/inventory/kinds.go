@@ -12,11 +12,12 @@ import (
 // something, and, for each label key the template names, whether the node has the key and
 // which of the named values it has. Nodes with one number fit the template alike, so
 // fitting checks one node per number. The numbers come from the index's arrays and
-// postings, without reading a node. kinds returns false, and every node must be checked,
-// when the template reads node names or the numbers would overflow.
-func (s *sliceIndex) kinds(reads nodefit.Reads, codes []uint64) bool {
+// postings, without reading a node. kinds returns how many numbers there may be, or
+// false, and every node must be checked, when the template reads node names or the
+// numbers would overflow.
+func (s *sliceIndex) kinds(reads nodefit.Reads, codes []uint64) (uint64, bool) {
 	if reads.Name {
-		return false
+		return 0, false
 	}
 	for i, state := range s.state {
 		codes[i] = uint64(state)
@@ -51,9 +52,53 @@ func (s *sliceIndex) kinds(reads nodefit.Reads, codes []uint64) bool {
 		}
 		hi, lo := bits.Mul64(stride, classes)
 		if hi != 0 {
-			return false
+			return 0, false
 		}
 		stride = lo
 	}
-	return true
+	return stride, true
+}
+
+// kindVerdicts remembers whether the nodes of each kind fit: in an array, indexed by the
+// kind's number, when the numbers are few, else in a map.
+type kindVerdicts struct {
+	dense  []int8 // 0 unknown, 1 fits, -1 does not
+	sparse map[uint64]bool
+}
+
+// denseKinds bounds the array: above it, kinds are looked up in a map.
+const denseKinds = 1 << 12
+
+func (v *kindVerdicts) reset(kinds uint64) {
+	if kinds > denseKinds {
+		v.dense, v.sparse = v.dense[:0], map[uint64]bool{}
+		return
+	}
+	v.sparse = nil
+	if uint64(cap(v.dense)) < kinds {
+		v.dense = make([]int8, kinds)
+	}
+	v.dense = v.dense[:kinds]
+	clear(v.dense)
+}
+
+// fits returns the verdict remembered for kind, or asks check and remembers its answer.
+func (v *kindVerdicts) fits(kind uint64, check func() bool) bool {
+	if v.sparse != nil {
+		fit, ok := v.sparse[kind]
+		if !ok {
+			fit = check()
+			v.sparse[kind] = fit
+		}
+		return fit
+	}
+	if known := v.dense[kind]; known != 0 {
+		return known > 0
+	}
+	fit := check()
+	v.dense[kind] = -1
+	if fit {
+		v.dense[kind] = 1
+	}
+	return fit
 }

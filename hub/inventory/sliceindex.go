@@ -13,6 +13,7 @@ type sliceIndex struct {
 	Key     string // <namespace>/<name> of the NodeSlice
 	Cluster string
 	nodes   []*corev1.Node // sorted by name
+	names   []string       // the nodes' names, in one array for queries that list them
 	// labels maps key → value → positions in nodes, ascending.
 	labels map[string]map[string][]int32
 	// state numbers each node by its readiness, cordon and taints, allocatable by its
@@ -33,12 +34,12 @@ type stateKey struct {
 // indexSlice builds the index of rows, which must be sorted by name.
 func indexSlice(key, cluster string, rows []*node) *sliceIndex {
 	s := &sliceIndex{
-		Key: key, Cluster: cluster, nodes: make([]*corev1.Node, len(rows)), labels: map[string]map[string][]int32{},
+		Key: key, Cluster: cluster, nodes: make([]*corev1.Node, len(rows)), names: make([]string, len(rows)), labels: map[string]map[string][]int32{},
 		state: make([]uint32, len(rows)), allocatable: make([]uint32, len(rows)),
 	}
 	states, allocatables := map[stateKey]uint32{}, map[uint32]uint32{}
 	for i, row := range rows {
-		s.nodes[i] = row.Node
+		s.nodes[i], s.names[i] = row.Node, row.Node.Name
 		s.state[i] = number(states, stateKey{
 			ready:         row.Node.Status.Conditions[0].Status == corev1.ConditionTrue,
 			unschedulable: row.Node.Spec.Unschedulable,
@@ -113,16 +114,13 @@ func (s *sliceIndex) fitting(q *query) bitmap {
 	s.candidates(q.plan, func(i int32) { candidates = append(candidates, i) })
 	q.candidates = candidates
 	fits := newBitmap(len(s.nodes))
-	check := func(i int32) bool { return q.tmpl.Check(s.nodes[i]) == nodefit.Fits }
-	if codes := q.scratch(len(s.nodes)); len(candidates)*kindsAfter >= len(s.nodes) && s.kinds(q.reads, codes) {
-		byKind := map[uint64]bool{}
-		check = func(i int32) bool {
-			fit, ok := byKind[codes[i]]
-			if !ok {
-				fit = q.tmpl.Check(s.nodes[i]) == nodefit.Fits
-				byKind[codes[i]] = fit
-			}
-			return fit
+	checkNode := func(i int32) bool { return q.tmpl.Check(s.nodes[i]) == nodefit.Fits }
+	check := checkNode
+	codes := q.scratch(len(s.nodes))
+	if len(candidates)*kindsAfter >= len(s.nodes) {
+		if kinds, ok := s.kinds(q.reads, codes); ok {
+			q.byKind.reset(kinds)
+			check = func(i int32) bool { return q.byKind.fits(codes[i], func() bool { return checkNode(i) }) }
 		}
 	}
 	for _, i := range candidates {
