@@ -96,7 +96,11 @@ func TestNodesAlikeInWhatIsReadFitAlike(t *testing.T) {
 			for range r.IntN(3) {
 				var term corev1.NodeSelectorTerm
 				for range 1 + r.IntN(2) {
-					term.MatchExpressions = append(term.MatchExpressions, requirement(keys[r.IntN(len(keys))], ops[r.IntN(len(ops))], values[:r.IntN(3)]...))
+					var named []string
+					for range r.IntN(3) {
+						named = append(named, values[r.IntN(len(values))])
+					}
+					term.MatchExpressions = append(term.MatchExpressions, requirement(keys[r.IntN(len(keys))], ops[r.IntN(len(ops))], named...))
 				}
 				terms = append(terms, term)
 			}
