@@ -324,6 +324,9 @@ func randomSpec(r *rand.Rand) *corev1.PodSpec {
 		spec.Tolerations = []corev1.Toleration{{Key: pick(r, labelKeys), Operator: corev1.TolerationOpExists}}
 	}
 	if r.IntN(4) == 0 {
+		spec.Tolerations = append(spec.Tolerations, corev1.Toleration{Key: pick(r, labelKeys), Operator: corev1.TolerationOpEqual, Value: "x"})
+	}
+	if r.IntN(4) == 0 {
 		spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(pick(r, []string{"1", "2", "3"}))}
 	}
 	if r.IntN(10) == 0 {

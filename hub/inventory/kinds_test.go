@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -32,6 +33,8 @@ func mixedNodes(n int) []musterv1.NodeInfo {
 				info.Taints = []corev1.Taint{{Key: "dedicated", Value: "gpu", Effect: corev1.TaintEffectNoSchedule}, {Key: "spot", Effect: corev1.TaintEffectNoExecute}}
 			case 3:
 				info.Taints = []corev1.Taint{{Key: "spot", Effect: corev1.TaintEffectPreferNoSchedule, TimeAdded: &metav1.Time{}}}
+			case 4:
+				info.Taints = []corev1.Taint{{Key: "dedicated", Value: "cpu", Effect: corev1.TaintEffectNoSchedule}}
 			}
 			info.Allocatable[corev1.ResourceCPU] = resource.MustParse([]string{"4", "4000m", "2", "500m"}[i%4])
 			if i%9 == 0 {
@@ -94,8 +97,17 @@ func TestEligibleNodesByKindAnswerAsTheScan(t *testing.T) {
 
 func TestTraitsShareEqualLists(t *testing.T) {
 	inv := New()
+	infos := mixedNodes(30)
 	must(t, inv.ReplaceSlice("c0", slice("c0", "s0", mixedNodes(30)...)))
 	nodes := inv.Nodes("c0")
+	for i, n := range nodes {
+		if diff := cmp.Diff(infos[i].Taints, n.Spec.Taints); diff != "" {
+			t.Errorf("%s's taints (-reported +held):\n%s", n.Name, diff)
+		}
+		if diff := cmp.Diff(infos[i].Allocatable, n.Status.Allocatable); diff != "" {
+			t.Errorf("%s's allocatable (-reported +held):\n%s", n.Name, diff)
+		}
+	}
 	// m004 and m008 have cpu 4 and memory, m001 too, written 4000m (canonically 4); m000
 	// has cpu 4 but no memory; m002 has cpu 2.
 	same := func(a, b *corev1.Node) bool {
