@@ -35,6 +35,8 @@ func mixedNodes(n int) []musterv1.NodeInfo {
 				info.Taints = []corev1.Taint{{Key: "spot", Effect: corev1.TaintEffectPreferNoSchedule, TimeAdded: &metav1.Time{}}}
 			case 4:
 				info.Taints = []corev1.Taint{{Key: "dedicated", Value: "cpu", Effect: corev1.TaintEffectNoSchedule}}
+			case 5:
+				info.Taints = []corev1.Taint{{Key: "dedicated", Value: "gpu", Effect: corev1.TaintEffectPreferNoSchedule}}
 			}
 			info.Allocatable[corev1.ResourceCPU] = resource.MustParse([]string{"4", "4000m", "2", "500m"}[i%4])
 			if i%9 == 0 {
