@@ -42,6 +42,8 @@ func mixedNodes(n int) []musterv1.NodeInfo {
 			if i%9 == 0 {
 				delete(info.Allocatable, corev1.ResourceMemory)
 			}
+			// 110 reads "110" in either format; sums keep the format.
+			info.Allocatable[corev1.ResourcePods] = *resource.NewQuantity(110, []resource.Format{resource.DecimalSI, resource.BinarySI}[i%8/4])
 		})
 	}
 	return nodes
@@ -109,17 +111,21 @@ func TestTraitsShareEqualLists(t *testing.T) {
 		if diff := cmp.Diff(infos[i].Allocatable, n.Status.Allocatable); diff != "" {
 			t.Errorf("%s's allocatable (-reported +held):\n%s", n.Name, diff)
 		}
+		if got, want := n.Status.Allocatable.Pods().Format, infos[i].Allocatable.Pods().Format; got != want {
+			t.Errorf("%s's pods are held in format %s, reported in %s", n.Name, got, want)
+		}
 	}
-	// m004 and m008 have cpu 4 and memory, m001 too, written 4000m (canonically 4); m000
-	// has cpu 4 but no memory; m002 has cpu 2.
 	same := func(a, b *corev1.Node) bool {
 		return fmt.Sprintf("%p", a.Status.Allocatable) == fmt.Sprintf("%p", b.Status.Allocatable)
 	}
-	if !same(nodes[4], nodes[8]) || !same(nodes[4], nodes[1]) {
-		t.Errorf("m001, m004 and m008 have equal allocatable lists, want one map")
+	// m001, m004, m005, m008 and m012 have cpu 4 (m001 and m005 write 4000m, canonically
+	// 4) and memory; m004, m005 and m012 have their pods in the binary format, m001 and m008
+	// in the decimal one. m000 has no memory; m002 has cpu 2.
+	if !same(nodes[4], nodes[5]) || !same(nodes[4], nodes[12]) || !same(nodes[1], nodes[8]) {
+		t.Errorf("m004, m005 and m012 have equal allocatable lists, and m001 and m008, want one map each")
 	}
-	if same(nodes[4], nodes[2]) || same(nodes[4], nodes[0]) {
-		t.Errorf("allocatable lists with other quantities or other resources share a map")
+	if same(nodes[4], nodes[8]) || same(nodes[4], nodes[2]) || same(nodes[8], nodes[0]) {
+		t.Errorf("allocatable lists with other formats, quantities or resources share a map")
 	}
 	if &nodes[2].Spec.Taints[0] != &nodes[9].Spec.Taints[0] {
 		t.Errorf("m002 and m009 have equal taints, want one list")
