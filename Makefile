@@ -125,14 +125,16 @@ bench: ## Go benchmarks of placement, the hub inventory and the agent's Job roun
 
 # INVENTORY_LINE passes go test's output through and ends it with the inventory's figures
 # at 100k nodes: a template asked again (as reconciles do), asked for the first time (cold),
-# and a selective one cold; wall and CPU milliseconds (CPU discounts other processes' turns).
+# and a selective one cold; wall and CPU milliseconds (CPU discounts other processes' turns);
+# and the heap the inventory holds per node.
 define INVENTORY_LINE
 { print }
 function metric(unit,  i) { for (i = 2; i < NF; i++) if ($$(i + 1) == unit) return $$i }
 /^BenchmarkEligibleNodesOver100kNodes/ { warm = metric("ms/query"); warmCPU = metric("cpu-ms/query") }
 /^BenchmarkEligibleNodesColdOver100kNodes/ { cold = metric("ms/query"); coldCPU = metric("cpu-ms/query") }
 /^BenchmarkEligibleNodesSelectiveColdOver100kNodes/ { selective = metric("ms/query") }
-END { printf "inventory eligible-nodes-100k ms/query=%s cpu-ms/query=%s cold-ms/query=%s cold-cpu-ms/query=%s selective-cold-ms/query=%s\n", warm, warmCPU, cold, coldCPU, selective }
+/^BenchmarkLoad100kNodes/ { perNode = metric("heap-B/node") }
+END { printf "inventory eligible-nodes-100k ms/query=%s cpu-ms/query=%s cold-ms/query=%s cold-cpu-ms/query=%s selective-cold-ms/query=%s B/node=%s\n", warm, warmCPU, cold, coldCPU, selective, perNode }
 endef
 export INVENTORY_LINE
 
