@@ -77,10 +77,11 @@ type query struct {
 	tmpl  *nodefit.Template
 	plan  plan
 	reads nodefit.Reads
-	// codes, candidates and byKind are fitting's working space, reused from slice to slice.
-	codes      []uint64
-	candidates []int32
-	byKind     kindVerdicts
+	// codes, hold, candidates and byKind are fitting's working space, reused from slice
+	// to slice.
+	codes, hold []uint64
+	candidates  []int32
+	byKind      kindVerdicts
 }
 
 func newQuery(spec *corev1.PodSpec) *query {
@@ -94,6 +95,16 @@ func (q *query) scratch(n int) []uint64 {
 		q.codes = make([]uint64, n)
 	}
 	return q.codes[:n]
+}
+
+// holdScratch returns n zeroed bit sets for kinds, valid until the next call.
+func (q *query) holdScratch(n int) []uint64 {
+	if cap(q.hold) < n {
+		q.hold = make([]uint64, n)
+	}
+	q.hold = q.hold[:n]
+	clear(q.hold)
+	return q.hold
 }
 
 func slicesOf(txn *memdb.Txn, cluster string) (memdb.ResultIterator, error) {

@@ -3,32 +3,41 @@ package inventory
 import (
 	"math/bits"
 	"slices"
-
-	"github.com/musterhq/muster/placement/nodefit"
 )
 
 // kinds numbers each of the slice's nodes, in codes, by what a template's check reads of
-// it (nodefit.Reads): its state, its allocatable list when the template requests
-// something, and, for each label key the template names, whether the node has the key and
+// it (nodefit.Reads): its state, which of the template's requests its allocatable holds,
+// and, for each label key the template names, whether the node has the key and
 // which of the named values it has. Nodes with one number fit the template alike, so
 // fitting checks one node per number. The numbers come from the index's arrays and
 // postings, without reading a node. kinds returns how many numbers there may be, or
 // false, and every node must be checked, when the template reads node names or the
 // numbers would overflow.
-func (s *sliceIndex) kinds(reads nodefit.Reads, codes []uint64) (uint64, bool) {
+func (s *sliceIndex) kinds(q *query, codes []uint64) (uint64, bool) {
+	reads := q.reads
 	if reads.Name {
 		return 0, false
 	}
 	for i, state := range s.state {
 		codes[i] = uint64(state)
 	}
-	// Numbers are at most the nodes, fewer than 2^31: two of them multiply within 64 bits.
+	// States are at most the nodes, fewer than 2^31, and requests at most maxRequestBits:
+	// their product fits in 64 bits.
 	stride := uint64(s.states)
-	if reads.Allocatable {
-		for i, a := range s.allocatable {
-			codes[i] += uint64(a) * stride
+	if len(reads.Requests) > 0 {
+		// A node's allocatable reads as which requests it holds: one bit each.
+		if len(reads.Requests) > maxRequestBits {
+			return 0, false
 		}
-		stride *= uint64(s.allocatables)
+		hold, bit := q.holdScratch(len(s.lists)), uint64(1)
+		for name, want := range reads.Requests {
+			s.holding(name, want, bit, hold)
+			bit <<= 1
+		}
+		for i, list := range s.allocatable {
+			codes[i] += hold[list] * stride
+		}
+		stride *= bit
 	}
 	for key, read := range reads.Labels {
 		classes, other := uint64(1), uint64(0) // class 0: the node lacks the key
@@ -58,6 +67,9 @@ func (s *sliceIndex) kinds(reads nodefit.Reads, codes []uint64) (uint64, bool) {
 	}
 	return stride, true
 }
+
+// maxRequestBits bounds the requests whose holding kinds tell apart in bits.
+const maxRequestBits = 24
 
 // kindVerdicts remembers whether the nodes of each kind fit: in an array, indexed by the
 // kind's number, when the numbers are few, else in a map.

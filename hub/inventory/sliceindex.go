@@ -17,10 +17,13 @@ type sliceIndex struct {
 	// labels maps key → value → positions in nodes, ascending.
 	labels map[string]map[string][]int32
 	// state numbers each node by its readiness, cordon and taints, allocatable by its
-	// allocatable list, densely from 0; states and allocatables count the numbers. Nodes
-	// alike in these and in the labels a template reads fit it alike (kinds.go).
-	state, allocatable   []uint32
-	states, allocatables uint32
+	// allocatable list, densely from 0; states counts the states, lists holds the lists by
+	// number. Nodes alike in these and in the labels a template reads fit it alike (kinds.go).
+	state, allocatable []uint32
+	states             uint32
+	lists              []corev1.ResourceList
+	// ranks orders the lists by their quantity of each resource (ranks.go).
+	ranks map[corev1.ResourceName]resourceRanks
 	// verdicts remembers the fitting nodes of the templates asked lately.
 	verdicts verdicts
 }
@@ -55,7 +58,12 @@ func indexSlice(key, cluster string, rows []*node) *sliceIndex {
 			values[v] = append(values[v], int32(i))
 		}
 	}
-	s.states, s.allocatables = uint32(len(states)), uint32(len(allocatables))
+	s.states = uint32(len(states))
+	s.lists = make([]corev1.ResourceList, len(allocatables))
+	for i, list := range s.allocatable {
+		s.lists[list] = s.nodes[i].Status.Allocatable
+	}
+	s.ranks = rankLists(s.lists)
 	return s
 }
 
@@ -118,7 +126,7 @@ func (s *sliceIndex) fitting(q *query) bitmap {
 	check := checkNode
 	codes := q.scratch(len(s.nodes))
 	if len(candidates)*kindsAfter >= len(s.nodes) {
-		if kinds, ok := s.kinds(q.reads, codes); ok {
+		if kinds, ok := s.kinds(q, codes); ok {
 			q.byKind.reset(kinds)
 			check = func(i int32) bool { return q.byKind.fits(codes[i], func() bool { return checkNode(i) }) }
 		}

@@ -8,8 +8,9 @@ import corev1 "k8s.io/api/core/v1"
 type Reads struct {
 	// Name: a nodeName or a matchFields requirement compares the node's name.
 	Name bool
-	// Allocatable: a request that is not zero compares the node's allocatable.
-	Allocatable bool
+	// Requests are the pod's requests that are not zero. Check reads a node's allocatable
+	// only as whether it holds each of them: has the resource, at least as much.
+	Requests corev1.ResourceList
 	// Labels maps each label key that the node selector or a required affinity term names
 	// to how its value is read. A node without the key reads differently from one with it.
 	Labels map[string]LabelRead
@@ -27,10 +28,10 @@ type LabelRead struct {
 
 // readsOf says what Check reads for spec; it follows what NewTemplate keeps.
 func readsOf(spec *corev1.PodSpec, requests corev1.ResourceList) Reads {
-	r := Reads{Name: spec.NodeName != "", Labels: map[string]LabelRead{}}
-	for _, q := range requests {
+	r := Reads{Name: spec.NodeName != "", Labels: map[string]LabelRead{}, Requests: corev1.ResourceList{}}
+	for name, q := range requests {
 		if !q.IsZero() {
-			r.Allocatable = true
+			r.Requests[name] = q
 		}
 	}
 	for k, v := range spec.NodeSelector {

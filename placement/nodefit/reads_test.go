@@ -35,7 +35,7 @@ func TestReads(t *testing.T) {
 		pod  *corev1.PodSpec
 		want Reads
 	}{
-		{"a request reads allocatable", pod(), Reads{Allocatable: true}},
+		{"a request reads allocatable", pod(), Reads{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}},
 		{"no request reads none", pod(noRequests), Reads{}},
 		{"a zero request reads none", pod(requestCPU("0")), Reads{}},
 		{"nodeName reads the name", pod(noRequests, func(p *corev1.PodSpec) { p.NodeName = "n1" }), Reads{Name: true}},
@@ -86,8 +86,14 @@ func TestNodesAlikeInWhatIsReadFitAlike(t *testing.T) {
 	}
 	for run := range 2000 {
 		spec := pod(func(p *corev1.PodSpec) {
-			if r.IntN(2) == 0 {
+			switch r.IntN(3) {
+			case 0:
 				p.Containers[0].Resources.Requests = nil
+			case 1:
+				p.Containers[0].Resources.Requests = corev1.ResourceList{
+					corev1.ResourceCPU:    resource.MustParse([]string{"50m", "1", "4", "5"}[r.IntN(4)]),
+					corev1.ResourceMemory: resource.MustParse([]string{"1Gi", "8Gi", "9Gi"}[r.IntN(3)]),
+				}
 			}
 			if r.IntN(2) == 0 {
 				p.NodeSelector = map[string]string{keys[r.IntN(len(keys))]: values[r.IntN(len(values))]}
@@ -115,8 +121,16 @@ func TestNodesAlikeInWhatIsReadFitAlike(t *testing.T) {
 		if !reads.Name {
 			b.Name = "renamed"
 		}
-		if !reads.Allocatable {
-			b.Status.Allocatable = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}
+		// b holds each request as a does, in other quantities, and other resources.
+		b.Status.Allocatable = corev1.ResourceList{"example.com/other": resource.MustParse(fmt.Sprint(r.IntN(3)))}
+		for name, want := range reads.Requests {
+			if have, ok := a.Status.Allocatable[name]; ok && have.Cmp(want) >= 0 {
+				more := want.DeepCopy()
+				more.Add(resource.MustParse(fmt.Sprint(r.IntN(2))))
+				b.Status.Allocatable[name] = more
+			} else if r.IntN(2) == 0 {
+				b.Status.Allocatable[name] = resource.MustParse("100m")
+			}
 		}
 		b.Labels = randomLabels()
 		for k := range reads.Labels {
