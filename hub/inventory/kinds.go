@@ -54,7 +54,8 @@ func (s *sliceIndex) kinds(q *query, codes []uint64) (uint64, bool) {
 			default:
 				class = other
 			}
-			// class < classes: while stride × classes fits in 64 bits, so do these sums.
+			// class < classes: if stride × classes fits in 64 bits, so do these sums; if
+			// not, kinds gives up below and the codes go unread.
 			for _, i := range positions {
 				codes[i] += class * stride
 			}
