@@ -9,9 +9,13 @@
 // label lookups (equality, In, Exists) that every matching node passes. Per slice it
 // checks, with nodefit, only the nodes of each term's smallest lookup, so a selective
 // template visits its candidates rather than the fleet; NotIn, DoesNotExist, Gt, Lt and
-// matchFields are left to nodefit's check, which decides every candidate. Each slice
-// remembers the fitting nodes of the last templates asked (verdicts.go), keyed by
-// nodefit.Fingerprint; a replaced slice gets a new index, so nothing is ever stale.
+// matchFields are left to nodefit's check, which decides every candidate. When the
+// candidates are many, it numbers the slice's nodes by kind (kinds.go): alike in what
+// nodefit.Reads says the check reads (state, which requests the allocatable holds, the
+// classes of the label values it names), from arrays, ranks and postings built at load, and
+// checks one node per kind. Each slice remembers the fitting nodes of the last templates
+// asked (verdicts.go), keyed by nodefit.Fingerprint; a replaced slice gets a new index, so
+// nothing is ever stale.
 //
 // The Reconciler watches NodeSlices in every member namespace. A slice's cluster is taken
 // from its namespace (muster-member-<cluster>), never from its content, because an agent can

@@ -1,6 +1,7 @@
 package inventory
 
 import (
+	"crypto/sha256"
 	"slices"
 
 	"github.com/hashicorp/go-memdb"
@@ -33,17 +34,24 @@ func (inv *Inventory) EligibleCountByCluster(spec *corev1.PodSpec) map[string]in
 
 // eligibleNames returns the names of the nodes of cluster, or of every cluster when cluster
 // is empty, that fit spec, sorted, by cluster; clusters with no eligible node are left out.
+// One slice's names come sorted; only a cluster with more than one slice's is sorted.
 func (inv *Inventory) eligibleNames(spec *corev1.PodSpec, cluster string) map[string][]string {
-	out := map[string][]string{}
+	out, merged := map[string][]string{}, map[string]bool{}
 	inv.eachFitting(spec, cluster, func(s *sliceIndex, fits bitmap) {
-		names := slices.Grow(out[s.Cluster], fits.count())
-		fits.each(func(i int32) { names = append(names, s.nodes[i].Name) })
-		if len(names) > 0 {
-			out[s.Cluster] = names
+		n := fits.count()
+		if n == 0 {
+			return
 		}
+		names := out[s.Cluster]
+		merged[s.Cluster] = len(names) > 0
+		names = slices.Grow(names, n)
+		fits.each(func(i int32) { names = append(names, s.names[i]) })
+		out[s.Cluster] = names
 	})
-	for _, names := range out {
-		slices.Sort(names)
+	for cluster, more := range merged {
+		if more {
+			slices.Sort(out[cluster])
+		}
 	}
 	return out
 }
@@ -52,15 +60,51 @@ func (inv *Inventory) eligibleNames(spec *corev1.PodSpec, cluster string) map[st
 // empty, and the positions of its nodes that fit spec. The label index narrows the nodes
 // to check and nodefit decides each, unless the slice remembers the answer.
 func (inv *Inventory) eachFitting(spec *corev1.PodSpec, cluster string, fn func(s *sliceIndex, fits bitmap)) {
-	key, tmpl, p := nodefit.Fingerprint(spec), nodefit.NewTemplate(spec), planFor(spec)
+	q := newQuery(spec)
 	it, err := slicesOf(inv.db.Txn(false), cluster)
 	if err != nil {
 		return
 	}
 	for obj := it.Next(); obj != nil; obj = it.Next() {
 		s := obj.(*sliceIndex)
-		fn(s, s.fitting(key, tmpl, p))
+		fn(s, s.fitting(q))
 	}
+}
+
+// query is one eligible-node question, prepared once and asked of each slice in turn.
+type query struct {
+	key   [sha256.Size]byte
+	tmpl  *nodefit.Template
+	plan  plan
+	reads nodefit.Reads
+	// codes, hold, candidates and byKind are fitting's working space, reused from slice
+	// to slice.
+	codes, hold []uint64
+	candidates  []int32
+	byKind      kindVerdicts
+}
+
+func newQuery(spec *corev1.PodSpec) *query {
+	tmpl := nodefit.NewTemplate(spec)
+	return &query{key: nodefit.Fingerprint(spec), tmpl: tmpl, plan: planFor(spec), reads: tmpl.Reads()}
+}
+
+// scratch returns n numbers for kinds to fill, valid until the next call.
+func (q *query) scratch(n int) []uint64 {
+	if cap(q.codes) < n {
+		q.codes = make([]uint64, n)
+	}
+	return q.codes[:n]
+}
+
+// holdScratch returns n zeroed bit sets for kinds, valid until the next call.
+func (q *query) holdScratch(n int) []uint64 {
+	if cap(q.hold) < n {
+		q.hold = make([]uint64, n)
+	}
+	q.hold = q.hold[:n]
+	clear(q.hold)
+	return q.hold
 }
 
 func slicesOf(txn *memdb.Txn, cluster string) (memdb.ResultIterator, error) {

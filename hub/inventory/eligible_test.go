@@ -189,14 +189,14 @@ func FuzzEligibleNodesAnswerAsTheScan(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, seed uint64) {
 		r := rand.New(rand.NewPCG(seed, 20))
-		specs := make([]*corev1.PodSpec, 6)
+		specs := make([]*corev1.PodSpec, 4)
 		for i := range specs {
 			specs[i] = randomSpec(r)
 		}
 		inv := New()
-		for range 10 {
+		for range 6 {
 			randomChange(t, r, inv)
-			for range 4 {
+			for range 2 {
 				expectSameAsScan(t, inv, pick(r, specs))
 			}
 		}
@@ -210,7 +210,7 @@ func randomChange(t *testing.T, r *rand.Rand, inv *Inventory) {
 		must(t, inv.DeleteSlice(musterv1.MemberNamespace(cluster), name))
 		return
 	}
-	nodes := make([]musterv1.NodeInfo, r.IntN(12))
+	nodes := make([]musterv1.NodeInfo, r.IntN(32))
 	for i := range nodes {
 		nodes[i] = randomNode(r)
 	}
@@ -270,22 +270,31 @@ var (
 
 func pick[T any](r *rand.Rand, from []T) T { return from[r.IntN(len(from))] }
 
+// randomNode returns one of 30 names with random labels (and a host label naming it on
+// some), state, taints and allocatable in several forms.
 func randomNode(r *rand.Rand) musterv1.NodeInfo {
-	return nodeInfo(fmt.Sprintf("n%d", r.IntN(20)), func(n *musterv1.NodeInfo) {
+	name := fmt.Sprintf("n%d", r.IntN(30))
+	return nodeInfo(name, func(n *musterv1.NodeInfo) {
 		n.Labels = map[string]string{}
 		for _, k := range labelKeys {
 			if r.IntN(3) > 0 {
 				n.Labels[k] = pick(r, labelValues)
 			}
 		}
+		if r.IntN(2) == 0 {
+			n.Labels["host"] = name
+		}
 		n.Ready = r.IntN(8) > 0
 		n.Unschedulable = r.IntN(8) == 0
-		if r.IntN(4) == 0 {
-			n.Taints = []corev1.Taint{{Key: pick(r, labelKeys), Effect: pick(r, []corev1.TaintEffect{
+		for range r.IntN(3) {
+			n.Taints = append(n.Taints, corev1.Taint{Key: pick(r, labelKeys), Value: pick(r, []string{"", "x"}), Effect: pick(r, []corev1.TaintEffect{
 				corev1.TaintEffectNoSchedule, corev1.TaintEffectNoExecute, corev1.TaintEffectPreferNoSchedule,
-			})}}
+			})})
 		}
-		n.Allocatable[corev1.ResourceCPU] = resource.MustParse(pick(r, []string{"1", "2", "4"}))
+		n.Allocatable[corev1.ResourceCPU] = resource.MustParse(pick(r, []string{"1", "2", "2000m", "4"}))
+		if r.IntN(4) == 0 {
+			delete(n.Allocatable, corev1.ResourceMemory)
+		}
 	})
 }
 
@@ -303,6 +312,11 @@ func randomSpec(r *rand.Rand) *corev1.PodSpec {
 			for range r.IntN(4) {
 				terms[i].MatchExpressions = append(terms[i].MatchExpressions, randomExpression(r))
 			}
+			if r.IntN(10) == 0 {
+				terms[i].MatchFields = []corev1.NodeSelectorRequirement{
+					{Key: "metadata.name", Operator: pick(r, []corev1.NodeSelectorOperator{corev1.NodeSelectorOpIn, corev1.NodeSelectorOpNotIn}), Values: []string{fmt.Sprintf("n%d", r.IntN(30))}},
+				}
+			}
 		}
 		required(terms...)(spec)
 	}
@@ -310,10 +324,13 @@ func randomSpec(r *rand.Rand) *corev1.PodSpec {
 		spec.Tolerations = []corev1.Toleration{{Key: pick(r, labelKeys), Operator: corev1.TolerationOpExists}}
 	}
 	if r.IntN(4) == 0 {
-		spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(pick(r, []string{"1", "3"}))}
+		spec.Tolerations = append(spec.Tolerations, corev1.Toleration{Key: pick(r, labelKeys), Operator: corev1.TolerationOpEqual, Value: "x"})
+	}
+	if r.IntN(4) == 0 {
+		spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(pick(r, []string{"1", "2", "3"}))}
 	}
 	if r.IntN(10) == 0 {
-		spec.NodeName = fmt.Sprintf("n%d", r.IntN(20))
+		spec.NodeName = fmt.Sprintf("n%d", r.IntN(30))
 	}
 	return spec
 }
@@ -323,9 +340,14 @@ func randomExpression(r *rand.Rand) corev1.NodeSelectorRequirement {
 		corev1.NodeSelectorOpIn, corev1.NodeSelectorOpNotIn, corev1.NodeSelectorOpExists,
 		corev1.NodeSelectorOpDoesNotExist, corev1.NodeSelectorOpGt, corev1.NodeSelectorOpLt,
 	})
+	key, value := pick(r, labelKeys), func() string { return pick(r, labelValues) }
+	if r.IntN(5) == 0 {
+		// The host label has a value per node: most values are ones no requirement names.
+		key, value = "host", func() string { return fmt.Sprintf("n%d", r.IntN(30)) }
+	}
 	var values []string
 	for range r.IntN(3) {
-		values = append(values, pick(r, labelValues))
+		values = append(values, value())
 	}
-	return expr(pick(r, labelKeys), op, values...)
+	return expr(key, op, values...)
 }

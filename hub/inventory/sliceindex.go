@@ -1,8 +1,6 @@
 package inventory
 
 import (
-	"crypto/sha256"
-
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/musterhq/muster/placement/nodefit"
@@ -15,17 +13,42 @@ type sliceIndex struct {
 	Key     string // <namespace>/<name> of the NodeSlice
 	Cluster string
 	nodes   []*corev1.Node // sorted by name
+	names   []string       // the nodes' names, in one array for queries that list them
 	// labels maps key → value → positions in nodes, ascending.
 	labels map[string]map[string][]int32
+	// state numbers each node by its readiness, cordon and taints, allocatable by its
+	// allocatable list, densely from 0; states counts the states, lists holds the lists by
+	// number. Nodes alike in these and in the labels a template reads fit it alike (kinds.go).
+	state, allocatable []uint32
+	states             uint32
+	lists              []corev1.ResourceList
+	// ranks orders the lists by their quantity of each resource (ranks.go).
+	ranks map[corev1.ResourceName]resourceRanks
 	// verdicts remembers the fitting nodes of the templates asked lately.
 	verdicts verdicts
 }
 
+// stateKey is what fitness reads of a node besides its name, labels and allocatable.
+type stateKey struct {
+	ready, unschedulable bool
+	taints               uint32
+}
+
 // indexSlice builds the index of rows, which must be sorted by name.
 func indexSlice(key, cluster string, rows []*node) *sliceIndex {
-	s := &sliceIndex{Key: key, Cluster: cluster, nodes: make([]*corev1.Node, len(rows)), labels: map[string]map[string][]int32{}}
+	s := &sliceIndex{
+		Key: key, Cluster: cluster, nodes: make([]*corev1.Node, len(rows)), names: make([]string, len(rows)), labels: map[string]map[string][]int32{},
+		state: make([]uint32, len(rows)), allocatable: make([]uint32, len(rows)),
+	}
+	states, allocatables := map[stateKey]uint32{}, map[uint32]uint32{}
 	for i, row := range rows {
-		s.nodes[i] = row.Node
+		s.nodes[i], s.names[i] = row.Node, row.Node.Name
+		s.state[i] = number(states, stateKey{
+			ready:         row.Node.Status.Conditions[0].Status == corev1.ConditionTrue,
+			unschedulable: row.Node.Spec.Unschedulable,
+			taints:        row.Taints,
+		})
+		s.allocatable[i] = number(allocatables, row.Allocatable)
 		for k, v := range row.Node.Labels {
 			values := s.labels[k]
 			if values == nil {
@@ -35,7 +58,23 @@ func indexSlice(key, cluster string, rows []*node) *sliceIndex {
 			values[v] = append(values[v], int32(i))
 		}
 	}
+	s.states = uint32(len(states))
+	s.lists = make([]corev1.ResourceList, len(allocatables))
+	for i, list := range s.allocatable {
+		s.lists[list] = s.nodes[i].Status.Allocatable
+	}
+	s.ranks = rankLists(s.lists)
 	return s
+}
+
+// number returns k's number in numbers, giving it the next one if it has none.
+func number[K comparable](numbers map[K]uint32, k K) uint32 {
+	n, ok := numbers[k]
+	if !ok {
+		n = uint32(len(numbers))
+		numbers[k] = n
+	}
+	return n
 }
 
 // candidates calls fn with the position of every node that the plan cannot rule out, in
@@ -70,21 +109,41 @@ func (s *sliceIndex) candidates(p plan, fn func(i int32)) {
 	seen.each(fn)
 }
 
-// fitting returns the positions of the nodes that fit the template with fingerprint key,
-// checking the plan's candidates unless a verdict for it is remembered.
-func (s *sliceIndex) fitting(key [sha256.Size]byte, tmpl *nodefit.Template, p plan) bitmap {
-	if fits, ok := s.verdicts.get(key); ok {
+// fitting returns the positions of the nodes that fit the query's template, checking
+// the plan's candidates unless a verdict for it is remembered. When candidates are more
+// than a few, it checks one node of each kind among them (kinds.go) and gives the rest of
+// that kind its verdict: numbering costs a few steps per node of the slice, a check a
+// node's scattered maps and lists.
+func (s *sliceIndex) fitting(q *query) bitmap {
+	if fits, ok := s.verdicts.get(q.key); ok {
 		return fits
 	}
+	candidates := q.candidates[:0]
+	s.candidates(q.plan, func(i int32) { candidates = append(candidates, i) })
+	q.candidates = candidates
 	fits := newBitmap(len(s.nodes))
-	s.candidates(p, func(i int32) {
-		if tmpl.Check(s.nodes[i]) == nodefit.Fits {
+	checkNode := func(i int32) bool { return q.tmpl.Check(s.nodes[i]) == nodefit.Fits }
+	check := checkNode
+	codes := q.scratch(len(s.nodes))
+	if len(candidates)*kindsAfter >= len(s.nodes) {
+		if kinds, ok := s.kinds(q, codes); ok {
+			q.byKind.reset(kinds)
+			check = func(i int32) bool { return q.byKind.fits(codes[i], func() bool { return checkNode(i) }) }
+		}
+	}
+	for _, i := range candidates {
+		if check(i) {
 			fits.set(i)
 		}
-	})
-	s.verdicts.put(key, fits)
+	}
+	s.verdicts.put(q.key, fits)
 	return fits
 }
+
+// kindsAfter: fitting numbers kinds once the candidates are at least 1/kindsAfter of a
+// slice's nodes. Measured at 100k nodes: checking 2% of them each is cheaper than
+// numbering all, checking a third one per kind is three times cheaper.
+const kindsAfter = 16
 
 // smallest returns the lookup of alt that holds the fewest of this slice's nodes.
 func (s *sliceIndex) smallest(alt []lookup) lookup {

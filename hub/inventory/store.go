@@ -34,6 +34,8 @@ type node struct {
 	Cluster string
 	Slice   string // <namespace>/<name> of the NodeSlice that reported it
 	Node    *corev1.Node
+	// Taints and Allocatable number the node's lists among its slice's (traits.go).
+	Taints, Allocatable uint32
 }
 
 var schema = &memdb.DBSchema{Tables: map[string]*memdb.TableSchema{
@@ -81,10 +83,11 @@ func (inv *Inventory) ReplaceSlice(cluster string, slice *musterv1.NodeSlice) er
 	// One array per slice keeps a slice's nodes together in memory for the queries' scans.
 	nodes := make([]corev1.Node, len(slice.Nodes))
 	displaced := map[string]bool{}
+	shared := newTraits()
 	for i := range slice.Nodes {
 		info := &slice.Nodes[i]
-		fillNode(&nodes[i], info)
 		row := &node{ID: cluster + "/" + info.Name, Cluster: cluster, Slice: key, Node: &nodes[i]}
+		fillNode(row, info, shared)
 		if err := ownerOf(txn, row.ID, key, displaced); err != nil {
 			return err
 		}
@@ -158,16 +161,21 @@ var (
 	notReadyConditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionFalse}}
 )
 
-// fillNode writes into n the corev1.Node that fitness checks read.
-func fillNode(n *corev1.Node, info *musterv1.NodeInfo) {
+// fillNode writes into row's node the corev1.Node that fitness checks read, with the
+// taints and allocatable lists shared among the slice's nodes.
+func fillNode(row *node, info *musterv1.NodeInfo, shared *traits) {
 	conditions := notReadyConditions
 	if info.Ready {
 		conditions = readyConditions
 	}
-	*n = corev1.Node{
+	var taints []corev1.Taint
+	var allocatable corev1.ResourceList
+	taints, row.Taints = shared.internTaints(info.Taints)
+	allocatable, row.Allocatable = shared.internAllocatable(info.Allocatable)
+	*row.Node = corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: info.Name, Labels: info.Labels},
-		Spec:       corev1.NodeSpec{Unschedulable: info.Unschedulable, Taints: info.Taints},
-		Status:     corev1.NodeStatus{Allocatable: info.Allocatable, Conditions: conditions},
+		Spec:       corev1.NodeSpec{Unschedulable: info.Unschedulable, Taints: taints},
+		Status:     corev1.NodeStatus{Allocatable: allocatable, Conditions: conditions},
 	}
 }
 

@@ -257,3 +257,23 @@ func BenchmarkEligibleNodesSelectiveColdOver100kNodes(b *testing.B) {
 		expr("zone", corev1.NodeSelectorOpIn, "z1", "z3"), expr("pool", corev1.NodeSelectorOpNotIn, "general")))))
 	reportQueryTimes(b, func() { wantNodes(b, inv.eligibleNames(next(), ""), 7) })
 }
+
+// BenchmarkEligibleNodesColdRequestsOver100kNodes asks, for the first time, a template
+// with a CPU request of a fleet whose nodes each report their own allocatable memory, as
+// kubelets do: no two nodes share an allocatable list.
+func BenchmarkEligibleNodesColdRequestsOver100kNodes(b *testing.B) {
+	inv := New()
+	for _, s := range fleet200x500() {
+		for i := range s.Nodes {
+			s.Nodes[i].Allocatable[corev1.ResourceMemory] = resource.MustParse(fmt.Sprintf("%dKi", 16_000_000+i))
+		}
+		if err := inv.ReplaceSlice(s.ClusterName, s); err != nil {
+			b.Fatal(err)
+		}
+	}
+	runtime.GC()
+	spec := manyMatch.DeepCopy()
+	spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}
+	next := firstAsked(spec)
+	reportQueryTimes(b, func() { wantNodes(b, inv.eligibleNames(next(), ""), 150) })
+}

@@ -33,16 +33,19 @@ type Template struct {
 	affinity    nodeaffinity.RequiredNodeAffinity
 	tolerations []corev1.Toleration
 	requests    corev1.ResourceList
+	reads       Reads
 }
 
 // NewTemplate prepares spec; it keeps no reference to it.
 func NewTemplate(spec *corev1.PodSpec) *Template {
 	pod := &corev1.Pod{Spec: *spec}
+	requests := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
 	return &Template{
 		nodeName:    spec.NodeName,
 		affinity:    nodeaffinity.GetRequiredNodeAffinity(pod),
 		tolerations: spec.Tolerations,
-		requests:    resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}),
+		requests:    requests,
+		reads:       readsOf(spec, requests),
 	}
 }
 
