@@ -24,6 +24,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -48,8 +49,24 @@ const (
 )
 
 type options struct {
-	crons, runs, slots, workers int
-	phases                      bool
+	crons, runs, slots int
+	// workers are the hub's FleetCronJob worker counts compared: with more than one, each
+	// of the hub's turns restarts it with the next count.
+	workers []int
+	phases  bool
+}
+
+// side is one controller in the alternation, with the worker count the hub runs.
+type side struct {
+	controller string
+	workers    int
+}
+
+func (s side) String() string {
+	if s.controller == muster {
+		return fmt.Sprintf("%s (%d workers)", muster, s.workers)
+	}
+	return s.controller
 }
 
 func main() {
@@ -57,7 +74,18 @@ func main() {
 	flag.IntVar(&o.crons, "crons", 500, "CronJobs of each kind")
 	flag.IntVar(&o.runs, "runs", 3, "runs per controller, alternating")
 	flag.IntVar(&o.slots, "slots", 1, "minutes measured per run")
-	flag.IntVar(&o.workers, "workers", hub.NewOptions().CronJobWorkers, "the hub's FleetCronJob workers, and the floor's goroutines")
+	o.workers = []int{hub.NewOptions().CronJobWorkers}
+	flag.Func("workers", fmt.Sprintf("the hub's FleetCronJob workers, comma-separated to compare several (default %d); the first is also the floor's goroutines", o.workers[0]), func(v string) error {
+		o.workers = nil
+		for _, f := range strings.Split(v, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 1 {
+				return fmt.Errorf("workers: %q is not a positive number", f)
+			}
+			o.workers = append(o.workers, n)
+		}
+		return nil
+	})
 	flag.BoolVar(&o.phases, "phases", true, "break the hub's lag down from its log (V(2)) and the API server's metrics")
 	flag.Parse()
 	crlog.SetLogger(logr.Discard())
@@ -90,37 +118,67 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	defer m.Stop()
-	args := []string{"--leader-elect=false", "--kube-api-qps", qps, "--kube-api-burst", burst, "--concurrent-fleetcronjob-syncs", strconv.Itoa(o.workers)}
-	if o.phases {
-		args = append(args, "--zap-log-level=2")
-	}
-	if err := m.StartHubProcess(args...); err != nil {
+	h := &hubProcess{m: m, phases: o.phases}
+	if err := h.run(o.workers[0]); err != nil {
 		return err
 	}
-	fmt.Printf("==> %d crons of each kind, %d runs each alternating, %d slot(s) a run; the hub runs %d FleetCronJob workers\n", o.crons, o.runs, o.slots, o.workers)
-	if err := measureFloor(ctx, f.Hub, o.crons, o.workers); err != nil {
+	fmt.Printf("==> %d crons of each kind, %d runs each alternating, %d slot(s) a run; the hub runs %v FleetCronJob workers\n", o.crons, o.runs, o.slots, o.workers)
+	if err := measureFloor(ctx, f.Hub, o.crons, o.workers[0]); err != nil {
 		return err
 	}
 	w, err := watchChildren(ctx, f.Hub)
 	if err != nil {
 		return err
 	}
-	results := map[string][]result{}
+	sides := []side{{controller: kcm}}
+	for _, n := range o.workers {
+		sides = append(sides, side{controller: muster, workers: n})
+	}
+	results := map[side][]result{}
 	for i := 1; i <= o.runs; i++ {
-		for _, side := range []string{kcm, muster} {
-			r, err := measure(ctx, f.Hub, m, w, side, i, o)
+		for _, s := range sides {
+			if err := h.run(s.workers); err != nil {
+				return err
+			}
+			r, err := measure(ctx, f.Hub, m, w, s, i, o)
 			if err != nil {
 				return err
 			}
-			results[side] = append(results[side], r)
+			results[s] = append(results[s], r)
 		}
 	}
-	return report(results, o)
+	return report(sides, results, o)
+}
+
+// hubProcess runs the hub with a given number of FleetCronJob workers.
+type hubProcess struct {
+	m       *framework.Muster
+	phases  bool
+	workers int
+}
+
+// run (re)starts the hub unless it runs with workers already (0: whatever it runs).
+func (h *hubProcess) run(workers int) error {
+	if workers == 0 || workers == h.workers {
+		return nil
+	}
+	if h.m.HubProc != nil {
+		h.m.HubProc.Stop()
+	}
+	args := []string{"--leader-elect=false", "--kube-api-qps", qps, "--kube-api-burst", burst, "--concurrent-fleetcronjob-syncs", strconv.Itoa(workers)}
+	if h.phases {
+		args = append(args, "--zap-log-level=2")
+	}
+	h.workers = workers
+	return h.m.StartHubProcess(args...)
 }
 
 // namespace makes the namespace of one run of one side.
-func namespace(ctx context.Context, hubCluster *framework.Cluster, side string, run int) (string, error) {
-	name := fmt.Sprintf("bench-%s-%d", map[string]string{kcm: "kcm", muster: "muster"}[side], run)
+func namespace(ctx context.Context, hubCluster *framework.Cluster, s side, run int) (string, error) {
+	name := fmt.Sprintf("bench-kcm-%d", run)
+	if s.controller == muster {
+		name = fmt.Sprintf("bench-muster-%dw-%d", s.workers, run)
+	}
 	err := hubCluster.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
 	return name, err
 }

@@ -8,7 +8,6 @@ import (
 
 // result is one run of one side: its children's lag percentiles.
 type result struct {
-	side          string
 	run           int
 	children      int
 	p50, p99, max time.Duration
@@ -32,30 +31,35 @@ func (r *result) summarize(seen []sighting, want int) {
 	r.p50, r.p99, r.max = percentile(lags, 50), percentile(lags, 99), lags[len(lags)-1]
 }
 
-// report prints each side's medians over its runs and the ratio lines.
-func report(results map[string][]result, o options) error {
+// report prints each side's medians over its runs and the ratio lines: the last two are
+// for the hub's first worker count.
+func report(sides []side, results map[side][]result, o options) error {
 	fmt.Printf("\nmedians of %d runs (%d crons, %d slot(s) a run)\n%-26s %12s %10s %10s %10s\n", o.runs, o.crons, o.slots, "CONTROLLER", "CHILDREN", "P50 (ms)", "P99 (ms)", "MAX (ms)")
-	medians := map[string]result{}
-	for _, side := range []string{kcm, muster} {
-		runs := results[side]
+	medians := map[side]result{}
+	for _, s := range sides {
+		runs := results[s]
 		for _, r := range runs {
 			if r.children == 0 {
-				return fmt.Errorf("run %d of %s created no child in the measured slots", r.run, side)
+				return fmt.Errorf("run %d of %s created no child in the measured slots", r.run, s)
 			}
 		}
 		m := result{
-			side:     side,
 			children: int(median(runs, func(r result) float64 { return float64(r.children) })),
 			p50:      time.Duration(median(runs, func(r result) float64 { return float64(r.p50) })),
 			p99:      time.Duration(median(runs, func(r result) float64 { return float64(r.p99) })),
 			max:      time.Duration(median(runs, func(r result) float64 { return float64(r.max) })),
 		}
-		medians[side] = m
-		fmt.Printf("%-26s %5d/%-6d %10.0f %10.0f %10.0f\n", side, m.children, o.crons*o.slots, ms(m.p50), ms(m.p99), ms(m.max))
+		medians[s] = m
+		fmt.Printf("%-26s %5d/%-6d %10.0f %10.0f %10.0f\n", s, m.children, o.crons*o.slots, ms(m.p50), ms(m.p99), ms(m.max))
 	}
-	k, h := medians[kcm], medians[muster]
+	k := medians[sides[0]]
 	scenario := fmt.Sprintf("cronjob-%d", o.crons)
-	fmt.Printf("%s p99 muster=%.3fs kube-controller-manager=%.3fs\n", scenario, h.p99.Seconds(), k.p99.Seconds())
+	for _, s := range slices.Backward(sides[1:]) {
+		h := medians[s]
+		fmt.Printf("%s %d workers: p99 muster=%.3fs kube-controller-manager=%.3fs, ratio p99=%.2f p50=%.2f\n",
+			scenario, s.workers, h.p99.Seconds(), k.p99.Seconds(), ms(h.p99)/ms(k.p99), ms(h.p50)/ms(k.p50))
+	}
+	h := medians[sides[1]]
 	fmt.Printf("ratio %s muster/kube-controller-manager p99=%.2f\n", scenario, ms(h.p99)/ms(k.p99))
 	fmt.Printf("ratio %s muster/kube-controller-manager p50=%.2f\n", scenario, ms(h.p50)/ms(k.p50))
 	return nil

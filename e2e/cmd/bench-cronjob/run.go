@@ -9,6 +9,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -86,9 +87,9 @@ func watchChildren(ctx context.Context, hubCluster *framework.Cluster) (*watcher
 
 // measure runs one side's crons in a namespace of their own over o.slots slots and
 // returns the lag of their children; it deletes the crons and children again.
-func measure(ctx context.Context, hubCluster *framework.Cluster, m *framework.Muster, w *watcher, side string, run int, o options) (result, error) {
-	r := result{side: side, run: run}
-	ns, err := namespace(ctx, hubCluster, side, run)
+func measure(ctx context.Context, hubCluster *framework.Cluster, m *framework.Muster, w *watcher, s side, run int, o options) (result, error) {
+	r := result{run: run}
+	ns, err := namespace(ctx, hubCluster, s, run)
 	if err != nil {
 		return r, err
 	}
@@ -97,15 +98,15 @@ func measure(ctx context.Context, hubCluster *framework.Cluster, m *framework.Mu
 		return r, err
 	}
 	started := time.Now()
-	if _, err := parallel(ctx, o.crons, o.workers, func(ctx context.Context, i int) error {
-		return hubCluster.Client.Create(ctx, newCron(side, ns, i))
+	if _, err := parallel(ctx, o.crons, cronCreators, func(ctx context.Context, i int) error {
+		return createPatiently(ctx, hubCluster.Client, newCron(s.controller, ns, i))
 	}); err != nil {
-		return r, fmt.Errorf("creating the %s crons: %w", side, err)
+		return r, fmt.Errorf("creating the %s crons: %w", s, err)
 	}
 	first := firstSlot(time.Now(), 20*time.Second)
 	last := first.Add(time.Duration(o.slots-1) * time.Minute)
 	fmt.Printf("==> run %d %s: %d crons created in %.1fs; measuring the slots %s to %s\n",
-		run, side, o.crons, time.Since(started).Seconds(), first.Format("15:04"), last.Format("15:04"))
+		run, s, o.crons, time.Since(started).Seconds(), first.Format("15:04"), last.Format("15:04"))
 	want := o.crons * o.slots
 	var seen []sighting
 	if err := framework.Until(ctx, time.Until(last.Add(30*time.Second)), "every child", func(context.Context) (bool, string, error) {
@@ -118,11 +119,27 @@ func measure(ctx context.Context, hubCluster *framework.Cluster, m *framework.Mu
 	r.summarize(seen, want)
 	fmt.Printf("    %d/%d children; lag P50 %.0f ms, P99 %.0f ms, max %.0f ms\n", r.children, want, ms(r.p50), ms(r.p99), ms(r.max))
 	if o.phases {
-		if err := printPhases(ctx, hubCluster, m, mark, side, ns, seen); err != nil {
+		if err := printPhases(ctx, hubCluster, m, mark, s.controller, ns, seen); err != nil {
 			return r, err
 		}
 	}
-	return r, clean(ctx, hubCluster.Client, side, ns)
+	return r, clean(ctx, hubCluster.Client, s.controller, ns)
+}
+
+// cronCreators create a run's crons: few enough that the hub's webhook (which checks each
+// template with a dry-run) keeps up on a busy machine.
+const cronCreators = 8
+
+// createPatiently creates obj, retrying for a minute while the API server or the hub's
+// webhook (just restarted, or slow) refuses it.
+func createPatiently(ctx context.Context, c client.Client, obj client.Object) error {
+	var err error
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(time.Second) {
+		if err = c.Create(ctx, obj); err == nil || apierrors.IsAlreadyExists(err) || ctx.Err() != nil {
+			return client.IgnoreAlreadyExists(err)
+		}
+	}
+	return err
 }
 
 // clean deletes a run's crons, then their children, and waits until the children are gone,
