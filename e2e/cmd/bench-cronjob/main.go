@@ -7,12 +7,13 @@
 // medians of the runs' P50 and P99 and one `ratio` line per figure. Both sides have client
 // QPS 5000 and burst 10000 (what kwokctl --disable-qps-limits gives
 // kube-controller-manager); kube-controller-manager runs its 5 CronJob workers, the hub its
-// default (-workers changes it). The children are suspended Jobs and FleetJobs that no
+// default; -workers 50,5 adds a turn per count, restarting the hub (the ratio lines are the
+// first count's). The children are suspended Jobs and FleetJobs that no
 // member runs: the benchmark measures scheduling, not running.
 //
 // Before the runs it measures the floor: how long -crons plain creates of Jobs and of
-// FleetJobs (which pass the hub's admission webhook) take from one client with -workers
-// goroutines. With -phases (default) the hub logs its decisions and each of its runs is
+// FleetJobs (which pass the hub's admission webhook) take from one client with as many
+// goroutines as the first worker count. With -phases (default) the hub logs its decisions and each of its runs is
 // broken down: slot to the create being sent, the create call, and the watch's delivery,
 // with the API server's mean create latencies. `make bench-cronjob` runs it.
 package main
