@@ -31,8 +31,10 @@ type Options struct {
 	// (https://host:port), for a hub running as a process; empty means in-cluster, through
 	// the muster-hub-webhook Service.
 	WebhookHost string
-	// CronJobWorkers is how many FleetCronJobs are reconciled at once (default 5, as
-	// kube-controller-manager's --concurrent-cron-job-syncs).
+	// CronJobWorkers is how many FleetCronJobs are reconciled at once (default 50;
+	// kube-controller-manager's --concurrent-cron-job-syncs is 5). Every cron on one
+	// schedule is due in the same instant and a pass mostly waits for its create: the
+	// workers let a slot's creates reach the API server together rather than five at a time.
 	CronJobWorkers int
 	// KubeAPIQPS and KubeAPIBurst limit requests to the hub's API server (default 200
 	// and 400). Every cron on the same schedule writes in the same second.
@@ -52,7 +54,7 @@ func NewOptions() *Options {
 		LeaderElectionNamespace:   "muster-system",
 		ClusterGracePeriod:        40 * time.Second,
 		WebhookPort:               9443,
-		CronJobWorkers:            5,
+		CronJobWorkers:            50,
 		KubeAPIQPS:                200,
 		KubeAPIBurst:              400,
 		SpreadUnschedulableWindow: fleetjob.DefaultUnschedulableWindow,
