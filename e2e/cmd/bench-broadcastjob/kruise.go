@@ -39,7 +39,10 @@ var kruiseFeatureGates = strings.Join([]string{
 // installKruise installs what kruise-manager needs in member before it starts: its
 // BroadcastJob CRD, the ImagePullJob CRD (the manager indexes ImagePullJobs at start, whatever
 // runs; their controller stays off with KruiseDaemon) and no other, so its other controllers
-// stay idle; and its two webhook configurations, empty. The manager refuses to start until
+// are never set up (each looks its kind up first, retrying for 16 s when it is missing:
+// the manager takes about a minute to start, and goes on with those lookups, a few
+// discovery requests every 16 s, for minutes after); and its two webhook configurations,
+// empty. The manager refuses to start until
 // it finds them; left empty, the API server never calls its webhooks, so nothing of Kruise's
 // admission (defaulting, validation) runs: the benchmark's jobs set the defaults themselves.
 func installKruise(ctx context.Context, member *framework.Cluster, crdPaths []string) error {
