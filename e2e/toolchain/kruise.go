@@ -15,14 +15,12 @@ import (
 // agent's BroadcastJob controller.
 const KruiseVersion = "v1.9.1"
 
-// Files of the kruise entry.
-const (
-	// KruiseManager is kruise-manager, built from the module root's main package.
-	KruiseManager = "kruise-manager"
-	// KruiseBroadcastJobCRD is the BroadcastJob CRD of the same release, copied from its
-	// config/crd/bases.
-	KruiseBroadcastJobCRD = "apps.kruise.io_broadcastjobs.yaml"
-)
+// KruiseManager is kruise-manager, built from the module root's main package.
+const KruiseManager = "kruise-manager"
+
+// kruiseCRDs are copied from the release's config/crd/bases: BroadcastJob, and ImagePullJob,
+// on which kruise-manager registers a cache index at start whatever runs.
+var kruiseCRDs = []string{"apps.kruise.io_broadcastjobs.yaml", "apps.kruise.io_imagepulljobs.yaml"}
 
 const kruiseModule = "github.com/openkruise/kruise"
 
@@ -32,16 +30,16 @@ var kruise = component{
 	name:     "kruise",
 	version:  KruiseVersion,
 	binaries: []string{KruiseManager},
-	files:    []string{KruiseBroadcastJobCRD},
+	files:    kruiseCRDs,
 	build:    buildKruise,
 }
 
-// Kruise locates a built kruise-manager and the CRD it serves.
+// Kruise locates a built kruise-manager and the CRDs it needs.
 type Kruise struct {
 	// Manager is the kruise-manager binary.
 	Manager string
-	// BroadcastJobCRD is the YAML of the apps.kruise.io BroadcastJob CRD.
-	BroadcastJobCRD string
+	// CRDs are the YAML files of the CRDs to install before it starts.
+	CRDs []string
 }
 
 // EnsureKruise builds OpenKruise's manager once (several minutes) under the cache's lock and
@@ -51,7 +49,11 @@ func EnsureKruise(ctx context.Context, cacheDir string, log io.Writer) (*Kruise,
 		return nil, err
 	}
 	dir := filepath.Join(cacheDir, kruise.entryName())
-	return &Kruise{Manager: filepath.Join(dir, KruiseManager), BroadcastJobCRD: filepath.Join(dir, KruiseBroadcastJobCRD)}, nil
+	k := &Kruise{Manager: filepath.Join(dir, KruiseManager)}
+	for _, crd := range kruiseCRDs {
+		k.CRDs = append(k.CRDs, filepath.Join(dir, crd))
+	}
+	return k, nil
 }
 
 // buildKruise builds kruise-manager in a helper module: kruise's go.mod replaces every
@@ -90,11 +92,16 @@ func buildKruise(ctx context.Context, g *goTool, src, outDir string) error {
 	if _, err := g.run(ctx, src, nil, "build", "-ldflags", "-s -w", "-o", filepath.Join(outDir, KruiseManager), kruiseModule); err != nil {
 		return err
 	}
-	crd, err := os.ReadFile(filepath.Join(mod.Dir, "config", "crd", "bases", KruiseBroadcastJobCRD))
-	if err != nil {
-		return err
+	for _, name := range kruiseCRDs {
+		crd, err := os.ReadFile(filepath.Join(mod.Dir, "config", "crd", "bases", name))
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(outDir, name), crd, 0o644); err != nil {
+			return err
+		}
 	}
-	return os.WriteFile(filepath.Join(outDir, KruiseBroadcastJobCRD), crd, 0o644)
+	return nil
 }
 
 // pinnedHelperGoMod is a helper module that requires module at version and carries the

@@ -37,21 +37,27 @@ var kruiseFeatureGates = strings.Join([]string{
 }, ",")
 
 // installKruise installs what kruise-manager needs in member before it starts: its
-// BroadcastJob CRD (the only Kruise CRD, so every other controller of the manager stays
-// idle) and its two webhook configurations, empty. The manager refuses to start until it
-// finds them; left empty, the API server never calls its webhooks, so nothing of Kruise's
+// BroadcastJob CRD, the ImagePullJob CRD (the manager indexes ImagePullJobs at start, whatever
+// runs; their controller stays off with KruiseDaemon) and no other, so its other controllers
+// are never set up (each looks its kind up first, retrying for 16 s when it is missing:
+// the manager takes about a minute to start, and goes on with those lookups, a few
+// discovery requests every 16 s, for minutes after); and its two webhook configurations,
+// empty. The manager refuses to start until
+// it finds them; left empty, the API server never calls its webhooks, so nothing of Kruise's
 // admission (defaulting, validation) runs: the benchmark's jobs set the defaults themselves.
-func installKruise(ctx context.Context, member *framework.Cluster, crdPath string) error {
-	raw, err := os.ReadFile(crdPath)
-	if err != nil {
-		return err
-	}
-	crd := &unstructured.Unstructured{}
-	if err := yaml.Unmarshal(raw, &crd.Object); err != nil {
-		return fmt.Errorf("parsing %s: %w", crdPath, err)
-	}
-	if err := member.Client.Create(ctx, crd); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("installing Kruise's BroadcastJob CRD: %w", err)
+func installKruise(ctx context.Context, member *framework.Cluster, crdPaths []string) error {
+	for _, path := range crdPaths {
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		crd := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal(raw, &crd.Object); err != nil {
+			return fmt.Errorf("parsing %s: %w", path, err)
+		}
+		if err := member.Client.Create(ctx, crd); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("installing Kruise's CRD %s: %w", crd.GetName(), err)
+		}
 	}
 	admission := member.Clientset.AdmissionregistrationV1()
 	if _, err := admission.MutatingWebhookConfigurations().Create(ctx, &admissionregistrationv1.MutatingWebhookConfiguration{

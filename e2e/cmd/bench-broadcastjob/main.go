@@ -108,7 +108,7 @@ func run(ctx context.Context, o options) (err error) {
 	if err := mu.JoinAndAccept(ctx, f.Members, agentArgs...); err != nil {
 		return err
 	}
-	if err := installKruise(ctx, member1, kruise.BroadcastJobCRD); err != nil {
+	if err := installKruise(ctx, member1, kruise.CRDs); err != nil {
 		return err
 	}
 	fmt.Printf("==> hub and member1 (%d nodes) up, Kruise %s installed; logs in %s\n", o.big, toolchain.KruiseVersion, dir)
