@@ -153,8 +153,8 @@ func sideBySide(ctx context.Context, o options, dir string, mu *framework.Muster
 				return fmt.Errorf("run %d of %s: %w", i, s.name(), err)
 			}
 			results[j] = append(results[j], r)
-			fmt.Printf("==> run %d %-16s created %.2fs, bound %.2fs, Complete %.2fs; writes %.0f (jobs %.0f, pods %.0f, events %.0f); CPU %.2fs\n",
-				i, r.side, r.created.Seconds(), r.bound.Seconds(), r.complete.Seconds(), r.writes.total(), r.writes.jobs, r.writes.pods, r.writes.events, r.cpu.Seconds())
+			fmt.Printf("==> run %d %-16s created %.2fs, bound %.2fs, all succeeded %.2fs, Complete %.2fs; writes %.0f (jobs %.0f, pods %.0f, events %.0f); CPU %.2fs\n",
+				i, r.side, r.created.Seconds(), r.bound.Seconds(), r.succeeded.Seconds(), r.complete.Seconds(), r.writes.total(), r.writes.jobs, r.writes.pods, r.writes.events, r.cpu.Seconds())
 		}
 	}
 	report(os.Stdout, fmt.Sprintf("broadcastjob-%d", o.big), results)

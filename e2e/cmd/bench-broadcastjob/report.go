@@ -24,11 +24,12 @@ func median(runs []runResult) runResult {
 		return time.Duration(of(func(r runResult) float64 { return float64(v(r)) }))
 	}
 	return runResult{
-		side:     runs[0].side,
-		created:  dur(func(r runResult) time.Duration { return r.created }),
-		bound:    dur(func(r runResult) time.Duration { return r.bound }),
-		complete: dur(func(r runResult) time.Duration { return r.complete }),
-		cpu:      dur(func(r runResult) time.Duration { return r.cpu }),
+		side:      runs[0].side,
+		created:   dur(func(r runResult) time.Duration { return r.created }),
+		bound:     dur(func(r runResult) time.Duration { return r.bound }),
+		succeeded: dur(func(r runResult) time.Duration { return r.succeeded }),
+		complete:  dur(func(r runResult) time.Duration { return r.complete }),
+		cpu:       dur(func(r runResult) time.Duration { return r.cpu }),
 		writes: writeCounts{
 			jobs:   of(func(r runResult) float64 { return r.writes.jobs }),
 			pods:   of(func(r runResult) float64 { return r.writes.pods }),
@@ -37,15 +38,15 @@ func median(runs []runResult) runResult {
 	}
 }
 
-const rowFormat = "%-18s %4s %12s %10s %13s %8s %6s %6s %7s %7s\n"
+const rowFormat = "%-18s %4s %12s %10s %14s %13s %8s %6s %6s %7s %7s\n"
 
 func header(w io.Writer) {
-	fmt.Fprintf(w, rowFormat, "SIDE", "RUN", "CREATED (s)", "BOUND (s)", "COMPLETE (s)", "CPU (s)", "JOBS", "PODS", "EVENTS", "WRITES")
+	fmt.Fprintf(w, rowFormat, "SIDE", "RUN", "CREATED (s)", "BOUND (s)", "SUCCEEDED (s)", "COMPLETE (s)", "CPU (s)", "JOBS", "PODS", "EVENTS", "WRITES")
 }
 
 func row(w io.Writer, run string, r runResult) {
 	fmt.Fprintf(w, rowFormat, r.side, run,
-		fmt.Sprintf("%.2f", r.created.Seconds()), fmt.Sprintf("%.2f", r.bound.Seconds()), fmt.Sprintf("%.2f", r.complete.Seconds()),
+		fmt.Sprintf("%.2f", r.created.Seconds()), fmt.Sprintf("%.2f", r.bound.Seconds()), fmt.Sprintf("%.2f", r.succeeded.Seconds()), fmt.Sprintf("%.2f", r.complete.Seconds()),
 		fmt.Sprintf("%.2f", r.cpu.Seconds()),
 		fmt.Sprintf("%.0f", r.writes.jobs), fmt.Sprintf("%.0f", r.writes.pods), fmt.Sprintf("%.0f", r.writes.events), fmt.Sprintf("%.0f", r.writes.total()))
 }

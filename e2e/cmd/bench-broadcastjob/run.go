@@ -25,8 +25,11 @@ type runResult struct {
 	side                     string
 	run                      int
 	created, bound, complete time.Duration
-	writes                   writeCounts
-	cpu                      time.Duration
+	// succeeded is when the last pod succeeded: what is left until complete is the
+	// controller seeing it and writing the status.
+	succeeded time.Duration
+	writes    writeCounts
+	cpu       time.Duration
 }
 
 // writeCounts are write requests by resource: the BroadcastJobs (any group, status
@@ -100,7 +103,7 @@ func measureRun(ctx context.Context, member *framework.Cluster, s side, run, wan
 		return r, err
 	}
 	r.complete = time.Since(start)
-	r.created, r.bound = pods.times()
+	r.created, r.bound, r.succeeded = pods.times()
 	// Let the last status write and events land before counting.
 	time.Sleep(3 * time.Second)
 	after, err := countWrites(ctx, member)
@@ -146,7 +149,9 @@ type podTimes struct {
 	start           time.Time
 	bound           map[string]bool
 	boundCount      int
+	succeeded       map[string]bool
 	created, allSet time.Duration
+	allSucceeded    time.Duration
 }
 
 func (p *podTimes) begin(t time.Time) {
@@ -175,12 +180,18 @@ func (p *podTimes) observe(obj any) {
 			p.allSet = time.Since(p.start)
 		}
 	}
+	if pod.Status.Phase == corev1.PodSucceeded && !p.succeeded[pod.Name] {
+		p.succeeded[pod.Name] = true
+		if len(p.succeeded) == p.want {
+			p.allSucceeded = time.Since(p.start)
+		}
+	}
 }
 
-func (p *podTimes) times() (created, bound time.Duration) {
+func (p *podTimes) times() (created, bound, succeeded time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.created, p.allSet
+	return p.created, p.allSet, p.allSucceeded
 }
 
 func (p *podTimes) String() string {
@@ -191,7 +202,7 @@ func (p *podTimes) String() string {
 
 // watchPods starts an informer on ns's pods feeding a podTimes.
 func watchPods(ctx context.Context, member *framework.Cluster, ns string, want int) (*podTimes, func(), error) {
-	p := &podTimes{want: want, start: time.Now(), bound: map[string]bool{}}
+	p := &podTimes{want: want, start: time.Now(), bound: map[string]bool{}, succeeded: map[string]bool{}}
 	factory := informers.NewSharedInformerFactoryWithOptions(member.Clientset, 0, informers.WithNamespace(ns))
 	inf := factory.Core().V1().Pods().Informer()
 	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
