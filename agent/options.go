@@ -35,6 +35,12 @@ type Options struct {
 	// JobWorkers is how many Jobs, and how many BroadcastJobs, are reconciled
 	// concurrently (default 4 each).
 	JobWorkers int
+	// JobBatchPeriod bounds how long a change of a Job's pods waits for the round that
+	// handles it (default 1s, the built-in controller's fixed wait); JobBatchQuiet is the
+	// pause in a Job's changes after which they are handled sooner (default 100ms; 0 waits
+	// JobBatchPeriod, as upstream).
+	JobBatchPeriod time.Duration
+	JobBatchQuiet  time.Duration
 }
 
 // NewOptions returns the defaults.
@@ -50,6 +56,8 @@ func NewOptions() *Options {
 		KubeAPIBurst:      400,
 		WorkWorkers:       8,
 		JobWorkers:        4,
+		JobBatchPeriod:    time.Second,
+		JobBatchQuiet:     100 * time.Millisecond,
 	}
 }
 
@@ -66,4 +74,6 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.KubeAPIBurst, "kube-api-burst", o.KubeAPIBurst, "burst of requests to the member and to the hub")
 	fs.IntVar(&o.WorkWorkers, "work-workers", o.WorkWorkers, "how many Works are synced concurrently")
 	fs.IntVar(&o.JobWorkers, "job-workers", o.JobWorkers, "how many Jobs, and how many BroadcastJobs, are reconciled concurrently")
+	fs.DurationVar(&o.JobBatchPeriod, "job-batch-period", o.JobBatchPeriod, "longest wait of a change of a Job's pods for the round that handles it")
+	fs.DurationVar(&o.JobBatchQuiet, "job-batch-quiet", o.JobBatchQuiet, "pause in a Job's changes after which they are handled without waiting out the batch period; 0 always waits it")
 }
