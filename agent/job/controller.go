@@ -245,8 +245,14 @@ func managedByAgent(o client.Object) bool {
 // that succeeded; the round comes back when due.
 func (r *clusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	if wait := r.rounds.wait(req.NamespacedName); wait > 0 {
-		if err := r.replaceEarly(ctx, req); err != nil {
+		unseen, err := r.replaceEarly(ctx, req)
+		if err != nil {
 			return ctrl.Result{}, err
+		}
+		if unseen {
+			// Its last pods are not all in the cache yet: look again soon rather than
+			// leave the slots of the pods that succeeded meanwhile to the round.
+			wait = min(wait, r.rounds.Quiet)
 		}
 		return ctrl.Result{RequeueAfter: wait}, nil
 	}

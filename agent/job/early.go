@@ -22,30 +22,32 @@ import (
 // built-in controller too creates before it writes the status): anything else — a
 // failure, which may hold new pods back or end the Job, pods to delete, a Job that ends,
 // is suspended or being deleted — is the round's.
-func (r *clusterReconciler) replaceEarly(ctx context.Context, req ctrl.Request) error {
+// It reports whether the Job's last pod writes are not all seen yet, which holds new pods
+// back until they are.
+func (r *clusterReconciler) replaceEarly(ctx context.Context, req ctrl.Request) (unseen bool, err error) {
 	job := &batchv1.Job{}
 	if err := r.Client.Get(ctx, req.NamespacedName, job); err != nil {
 		if apierrors.IsNotFound(err) {
-			return nil
+			return false, nil
 		}
-		return fmt.Errorf("reading the job: %w", err)
+		return false, fmt.Errorf("reading the job: %w", err)
 	}
 	if !managedByAgent(job) || jobFinished(&job.Status) || job.DeletionTimestamp != nil || suspended(job) {
-		return nil
+		return false, nil
 	}
 	pods, err := r.pods(ctx, job)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if !r.expectations.Satisfied(req.NamespacedName, pods) {
-		return nil
+		return true, nil
 	}
 	toCreate, retry := replacements(job, pods, r.backoff.get(job.UID), r.Clock.Now())
 	if len(toCreate) == 0 {
-		return nil
+		return false, nil
 	}
 	_, err = r.createPods(ctx, job, toCreate, retry)
-	return err
+	return false, err
 }
 
 // replacements are the pods a round would create for a running job whose pods only

@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 )
 
@@ -18,23 +19,35 @@ import (
 type podTimes struct {
 	mu                                 sync.Mutex
 	start                              time.Time
-	seen                               map[string]bool
 	created, bound, running, succeeded map[string]time.Duration
 }
 
-// watchPods records the pods of namespace ns until ctx ends.
+// watchPods records the pods of namespace ns until ctx ends; a watch the server closes
+// is opened again (a pod seen again keeps its first times).
 func watchPods(ctx context.Context, cs kubernetes.Interface, ns string, start time.Time) (*podTimes, error) {
-	w, err := cs.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("watching the run's pods: %w", err)
+	open := func() (watch.Interface, error) {
+		w, err := cs.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("watching the run's pods: %w", err)
+		}
+		return w, nil
 	}
-	t := &podTimes{start: start, seen: map[string]bool{}, created: map[string]time.Duration{}, bound: map[string]time.Duration{},
+	w, err := open()
+	if err != nil {
+		return nil, err
+	}
+	t := &podTimes{start: start, created: map[string]time.Duration{}, bound: map[string]time.Duration{},
 		running: map[string]time.Duration{}, succeeded: map[string]time.Duration{}}
 	go func() {
-		defer w.Stop()
-		for e := range w.ResultChan() {
-			if p, ok := e.Object.(*corev1.Pod); ok {
-				t.saw(p)
+		for ctx.Err() == nil {
+			for e := range w.ResultChan() {
+				if p, ok := e.Object.(*corev1.Pod); ok {
+					t.saw(p)
+				}
+			}
+			w.Stop()
+			if w, err = open(); err != nil {
+				return
 			}
 		}
 	}()
@@ -65,7 +78,7 @@ func (t *podTimes) saw(p *corev1.Pod) {
 // phases are the medians of a run's pod phases, and of the refill: how long after the
 // k-th pod succeeded the pod that took its slot (the parallelism+k-th created) appeared,
 // which is the controller's own share of each wave.
-type phases struct{ refill, toBound, toRunning, toSucceeded time.Duration }
+type phases struct{ refill, refill90, toBound, toRunning, toSucceeded time.Duration }
 
 func (t *podTimes) phases(parallelism int) phases {
 	t.mu.Lock()
@@ -84,12 +97,12 @@ func (t *podTimes) phases(parallelism int) phases {
 	for k := 0; k < len(succeeded) && parallelism+k < len(created); k++ {
 		refill = append(refill, created[parallelism+k]-succeeded[k])
 	}
-	return phases{refill: medianOf(refill), toBound: between(t.created, t.bound), toRunning: between(t.bound, t.running), toSucceeded: between(t.running, t.succeeded)}
+	return phases{refill: medianOf(refill), refill90: quantile(refill, 0.9), toBound: between(t.created, t.bound), toRunning: between(t.bound, t.running), toSucceeded: between(t.running, t.succeeded)}
 }
 
 func (p phases) String() string {
-	return fmt.Sprintf("refill %.2fs, created→bound %.2fs, bound→Running %.2fs, Running→Succeeded %.2fs",
-		p.refill.Seconds(), p.toBound.Seconds(), p.toRunning.Seconds(), p.toSucceeded.Seconds())
+	return fmt.Sprintf("refill %.2fs (p90 %.2fs), created→bound %.2fs, bound→Running %.2fs, Running→Succeeded %.2fs",
+		p.refill.Seconds(), p.refill90.Seconds(), p.toBound.Seconds(), p.toRunning.Seconds(), p.toSucceeded.Seconds())
 }
 
 func sortedTimes(m map[string]time.Duration) []time.Duration {
@@ -101,10 +114,12 @@ func sortedTimes(m map[string]time.Duration) []time.Duration {
 	return out
 }
 
-func medianOf(d []time.Duration) time.Duration {
+func medianOf(d []time.Duration) time.Duration { return quantile(d, 0.5) }
+
+func quantile(d []time.Duration, q float64) time.Duration {
 	if len(d) == 0 {
 		return 0
 	}
 	slices.Sort(d)
-	return d[len(d)/2]
+	return d[int(q*float64(len(d)-1))]
 }
