@@ -22,6 +22,7 @@ import (
 // built-in controller too creates before it writes the status): anything else — a
 // failure, which may hold new pods back or end the Job, pods to delete, a Job that ends,
 // is suspended or being deleted — is the round's.
+//
 // It reports whether the Job's last pod writes are not all seen yet, which holds new pods
 // back until they are.
 func (r *clusterReconciler) replaceEarly(ctx context.Context, req ctrl.Request) (unseen bool, err error) {
