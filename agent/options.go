@@ -44,6 +44,12 @@ type Options struct {
 	// by spec.nodeName when the template asks nothing of the scheduler that the agent's
 	// node check does not cover; scheduler: always through the scheduler).
 	BroadcastJobBinding broadcastjob.Binding
+	// JobBatchPeriod bounds how long a change of a Job's pods waits for the round that
+	// handles it (default 1s, the built-in controller's fixed wait); JobBatchQuiet is the
+	// pause in a Job's changes after which they are handled sooner (default 100ms; 0 waits
+	// JobBatchPeriod, as upstream).
+	JobBatchPeriod time.Duration
+	JobBatchQuiet  time.Duration
 }
 
 // NewOptions returns the defaults.
@@ -61,6 +67,8 @@ func NewOptions() *Options {
 		WorkWorkers:         8,
 		JobWorkers:          4,
 		BroadcastJobBinding: broadcastjob.BindingAuto,
+		JobBatchPeriod:      time.Second,
+		JobBatchQuiet:       100 * time.Millisecond,
 	}
 }
 
@@ -79,4 +87,6 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.WorkWorkers, "work-workers", o.WorkWorkers, "how many Works are synced concurrently")
 	fs.Var(&o.BroadcastJobBinding, "broadcastjob-binding", "how BroadcastJob pods are put on their nodes: auto (by spec.nodeName when the template needs nothing else from the scheduler: no resource requests, host ports, claimed volumes, inter-pod affinity or spread) or scheduler")
 	fs.IntVar(&o.JobWorkers, "job-workers", o.JobWorkers, "how many Jobs, and how many BroadcastJobs, are reconciled concurrently")
+	fs.DurationVar(&o.JobBatchPeriod, "job-batch-period", o.JobBatchPeriod, "longest wait of a change of a Job's pods for the round that handles it")
+	fs.DurationVar(&o.JobBatchQuiet, "job-batch-quiet", o.JobBatchQuiet, "pause in a Job's changes after which they are handled without waiting out the batch period; 0 always waits it")
 }

@@ -134,7 +134,7 @@ func setupControllers(mgr mcmanager.Manager, hub cluster.Cluster, hubClient clie
 	}{
 		{"work-sync", (&worksync.Reconciler{Manager: mgr, HubCluster: HubClusterName, Cluster: clusterName, Workers: opts.WorkWorkers}).SetupWithManager},
 		{"broadcastjob", (&broadcastjob.Reconciler{Manager: mgr, Clock: clock.RealClock{}, Workers: opts.JobWorkers, Binding: opts.BroadcastJobBinding}).SetupWithManager},
-		{"job", (&job.Reconciler{Manager: mgr, Clock: clock.RealClock{}, Workers: opts.JobWorkers, BatchPeriod: time.Second, BatchQuiet: 100 * time.Millisecond}).SetupWithManager},
+		{"job", (&job.Reconciler{Manager: mgr, Clock: clock.RealClock{}, Workers: opts.JobWorkers, BatchPeriod: opts.JobBatchPeriod, BatchQuiet: opts.JobBatchQuiet}).SetupWithManager},
 	} {
 		if err := c.setup(mgr); err != nil {
 			return fmt.Errorf("setting up %s: %w", c.name, err)

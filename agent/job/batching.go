@@ -4,7 +4,8 @@ import (
 	"sync"
 	"time"
 
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
 )
 
 // batching says when a Job's pod and status changes are handled. The built-in controller
@@ -25,87 +26,106 @@ type batching struct {
 	Quiet time.Duration
 }
 
+// roundAt is when the round handling a Job's pending changes is due: Quiet after the last
+// of them, never later than Period after the first, and never sooner than Period after
+// the round before the Job's latest one.
+func (b batching) roundAt(first, last, roundBeforeLatest time.Time) time.Time {
+	at := last.Add(min(b.Quiet, b.Period))
+	if deadline := first.Add(b.Period); deadline.Before(at) {
+		at = deadline
+	}
+	if earliest := roundBeforeLatest.Add(b.Period); at.Before(earliest) {
+		at = earliest
+	}
+	return at
+}
+
 // jobRounds is what a Job's next round waits for: the first and the latest change since
 // its previous round, and when its two previous rounds were, the latest first.
 type jobRounds struct {
 	first, last time.Time
 	previous    [2]time.Time
 	pending     bool
+	// urgent: a change that is handled at once (the Job appeared, its spec changed, it is
+	// being deleted) came while changes were pending.
+	urgent bool
 }
 
-// roundAt is when the round of a Job with these pending changes runs.
-func (b batching) roundAt(j jobRounds) time.Time {
-	at := j.last.Add(b.Quiet)
-	if deadline := j.first.Add(b.Period); deadline.Before(at) {
-		at = deadline
-	}
-	if earliest := j.previous[1].Add(b.Period); at.Before(earliest) {
-		at = earliest
-	}
-	return at
-}
-
-// batcher enqueues the Jobs of one cluster when their rounds are due. It holds a Job only
-// while a round is pending or was just run, so what it remembers is bounded by the Jobs
-// whose pods are changing.
-type batcher struct {
+// rounds holds the rounds of one cluster's Jobs. It only decides; the work queue waits: a
+// change adds its Job after the time left until its round, and a Job whose round a later
+// change postponed goes back to the queue for the rest (the queue keeps the earliest of a
+// key's waits, so a key waits once however many changes came).
+type rounds struct {
 	batching
-	now func() time.Time
+	// clock times the rounds; it is the work queue's (real) time, not the Jobs' clock,
+	// which tests move by hand.
+	clock clock.PassiveClock
 
 	mu   sync.Mutex
-	jobs map[reconcile.Request]*jobRounds
+	jobs map[types.NamespacedName]*jobRounds
 }
 
-// queue is where a due Job goes: the controller's work queue, as its cluster's event
-// handlers see it.
-type queue interface{ Add(reconcile.Request) }
-
-func newBatcher(b batching, now func() time.Time) *batcher {
-	return &batcher{batching: b, now: now, jobs: map[reconcile.Request]*jobRounds{}}
+func newRounds(b batching, clk clock.PassiveClock) *rounds {
+	return &rounds{batching: b, clock: clk, jobs: map[types.NamespacedName]*jobRounds{}}
 }
 
-// changed notes a change of the Job key names; the Job is added to q when its round is due.
-func (b *batcher) changed(key reconcile.Request, q queue) {
-	now := b.now()
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	j, ok := b.jobs[key]
+// changed notes a change of the Job key names and returns how long until its round.
+func (r *rounds) changed(key types.NamespacedName) time.Duration {
+	now := r.clock.Now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	j, ok := r.jobs[key]
 	if !ok {
 		j = &jobRounds{}
-		b.jobs[key] = j
+		r.jobs[key] = j
+	}
+	if !j.pending {
+		j.pending, j.first = true, now
 	}
 	j.last = now
-	if j.pending {
-		// Its timer is armed; when it fires too early it waits again for the new roundAt.
-		return
-	}
-	j.pending, j.first = true, now
-	time.AfterFunc(b.roundAt(*j).Sub(now), func() { b.due(key, q) })
+	return r.roundAt(j.first, j.last, j.previous[1]).Sub(now)
 }
 
-// due runs when a Job's timer fires: the round starts, or waits on when a later change
-// moved it.
-func (b *batcher) due(key reconcile.Request, q queue) {
-	now := b.now()
-	b.mu.Lock()
-	j := b.jobs[key]
-	if wait := b.roundAt(*j).Sub(now); wait > 0 {
-		b.mu.Unlock()
-		time.AfterFunc(wait, func() { b.due(key, q) })
-		return
+// urgent makes the Job's next round run when it is next taken from the queue.
+func (r *rounds) urgent(key types.NamespacedName) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if j, ok := r.jobs[key]; ok && j.pending {
+		j.urgent = true
 	}
-	j.pending, j.previous = false, [2]time.Time{now, j.previous[0]}
-	b.mu.Unlock()
-	time.AfterFunc(b.Period, func() { b.forget(key) })
-	q.Add(key)
 }
 
-// forget drops a Job whose last round is over a Period ago and has no change pending.
-func (b *batcher) forget(key reconcile.Request) {
-	now := b.now()
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if j, ok := b.jobs[key]; ok && !j.pending && !now.Before(j.previous[0].Add(b.Period)) {
-		delete(b.jobs, key)
+// wait is how long the Job's pending changes still wait for their round; zero when the
+// round is due, or when nothing is pending (the Job was queued for another reason: its
+// own requeue, an urgent change).
+func (r *rounds) wait(key types.NamespacedName) time.Duration {
+	now := r.clock.Now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	j, ok := r.jobs[key]
+	if !ok || !j.pending || j.urgent {
+		return 0
 	}
+	return max(r.roundAt(j.first, j.last, j.previous[1]).Sub(now), 0)
+}
+
+// start records that a round of the Job begins: the changes so far are its, and those
+// that come while it runs wait for the next.
+func (r *rounds) start(key types.NamespacedName) {
+	now := r.clock.Now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	j, ok := r.jobs[key]
+	if !ok {
+		j = &jobRounds{}
+		r.jobs[key] = j
+	}
+	j.pending, j.urgent, j.previous = false, false, [2]time.Time{now, j.previous[0]}
+}
+
+// forget drops a Job that is gone or finished; a change that comes later starts afresh.
+func (r *rounds) forget(key types.NamespacedName) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.jobs, key)
 }

@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"sync"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -69,9 +68,6 @@ type Reconciler struct {
 	BatchQuiet time.Duration
 
 	clusters percluster.Store[*clusterReconciler]
-
-	batchersMu sync.Mutex
-	batchers   map[multicluster.ClusterName]*batcher
 }
 
 // clusterReconciler runs the agent-managed Jobs of one cluster.
@@ -81,22 +77,33 @@ type clusterReconciler struct {
 	Clock        clock.PassiveClock
 	expectations *expectations.Expectations
 	backoff      *backoffStore
+	rounds       *rounds
 }
 
-func newClusterReconciler(cl cluster.Cluster, clk clock.PassiveClock) *clusterReconciler {
+func newClusterReconciler(cl cluster.Cluster, clk clock.PassiveClock, b batching) *clusterReconciler {
 	return &clusterReconciler{
 		Client:       cl.GetClient(),
 		Recorder:     cl.GetEventRecorder("muster-job"),
 		Clock:        clk,
 		expectations: expectations.New(expectationsTTL, clk.Now),
 		backoff:      newBackoffStore(),
+		rounds:       newRounds(b, clock.RealClock{}),
 	}
+}
+
+// batching is the reconciler's BatchPeriod and BatchQuiet.
+func (r *Reconciler) batching() batching {
+	quiet := r.BatchQuiet
+	if quiet <= 0 {
+		quiet = r.BatchPeriod
+	}
+	return batching{Period: r.BatchPeriod, Quiet: quiet}
 }
 
 // SetupWithManager watches agent-managed Jobs and their pods in the local cluster only:
 // the provider's clusters are the hub, whose Jobs are not the agent's to run.
 func (r *Reconciler) SetupWithManager(mgr mcmanager.Manager) error {
-	r.clusters.New = func(cl cluster.Cluster) *clusterReconciler { return newClusterReconciler(cl, r.Clock) }
+	r.clusters.New = func(cl cluster.Cluster) *clusterReconciler { return newClusterReconciler(cl, r.Clock, r.batching()) }
 	return mcbuilder.ControllerManagedBy(mgr).
 		Named("job").
 		Watches(&batchv1.Job{}, r.jobChanges, percluster.EngageLocal, percluster.IgnoreProviders,
@@ -115,87 +122,99 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 	return c.Reconcile(ctx, req.Request)
 }
 
-// batcherOf is the batcher of the cluster named name.
-func (r *Reconciler) batcherOf(name multicluster.ClusterName) *batcher {
-	r.batchersMu.Lock()
-	defer r.batchersMu.Unlock()
-	if b, ok := r.batchers[name]; ok {
-		return b
+// roundsOf is the rounds of the cluster named name, as its event handlers see them.
+func (r *Reconciler) roundsOf(ctx context.Context, name multicluster.ClusterName) (*rounds, bool) {
+	c, err := r.clusters.Get(ctx, r.Manager, name)
+	if err != nil {
+		// Reconcile sorts out a cluster that is gone; the Job is queued at once.
+		return nil, false
 	}
-	if r.batchers == nil {
-		r.batchers = map[multicluster.ClusterName]*batcher{}
+	return c.rounds, true
+}
+
+// inRound adds the Job key names to q for the round that handles its changes. A change
+// that frees a pod's slot also adds it Quiet later (the queue keeps a key's earliest
+// wait), for the pods that replace those that finished meanwhile, should the round come
+// later (see replaceEarly).
+func (r *Reconciler) inRound(ctx context.Context, name multicluster.ClusterName, key reconcile.Request, freesSlot bool, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	rs, ok := r.roundsOf(ctx, name)
+	if !ok {
+		q.Add(key)
+		return
 	}
-	quiet := r.BatchQuiet
-	if quiet <= 0 {
-		quiet = r.BatchPeriod
+	wait := rs.changed(key.NamespacedName)
+	if freesSlot {
+		wait = min(wait, rs.Quiet)
 	}
-	b := newBatcher(batching{Period: r.BatchPeriod, Quiet: quiet}, time.Now)
-	r.batchers[name] = b
-	return b
+	q.AddAfter(key, wait)
+}
+
+// now adds the Job key names to q for a round at once.
+func (r *Reconciler) now(ctx context.Context, name multicluster.ClusterName, key reconcile.Request, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	if rs, ok := r.roundsOf(ctx, name); ok {
+		rs.urgent(key.NamespacedName)
+	}
+	q.Add(key)
 }
 
 // jobChanges enqueues a Job at once when it appears or its spec changes, and in its next
 // batched round when only its status or metadata changed: those updates are mostly this
 // controller's own writes, and reacting at once would write again for little.
 func (r *Reconciler) jobChanges(name multicluster.ClusterName, _ cluster.Cluster) handler.TypedEventHandler[client.Object, mcreconcile.Request] {
-	return mchandler.ForCluster(r.jobChangesIn(r.batcherOf(name)), name)
-}
-
-func (r *Reconciler) jobChangesIn(b *batcher) handler.TypedEventHandler[client.Object, reconcile.Request] {
 	key := func(o client.Object) reconcile.Request {
 		return reconcile.Request{NamespacedName: client.ObjectKeyFromObject(o)}
 	}
-	return handler.TypedFuncs[client.Object, reconcile.Request]{
-		CreateFunc: func(_ context.Context, e event.TypedCreateEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			q.Add(key(e.Object))
+	return mchandler.ForCluster(handler.TypedFuncs[client.Object, reconcile.Request]{
+		CreateFunc: func(ctx context.Context, e event.TypedCreateEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			r.now(ctx, name, key(e.Object), q)
 		},
-		UpdateFunc: func(_ context.Context, e event.TypedUpdateEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		UpdateFunc: func(ctx context.Context, e event.TypedUpdateEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			if e.ObjectNew.GetGeneration() != e.ObjectOld.GetGeneration() || e.ObjectNew.GetDeletionTimestamp() != nil {
-				q.Add(key(e.ObjectNew))
+				r.now(ctx, name, key(e.ObjectNew), q)
 				return
 			}
-			b.changed(key(e.ObjectNew), q)
+			r.inRound(ctx, name, key(e.ObjectNew), false, q)
 		},
-		DeleteFunc: func(_ context.Context, e event.TypedDeleteEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			q.Add(key(e.Object))
+		DeleteFunc: func(ctx context.Context, e event.TypedDeleteEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			r.now(ctx, name, key(e.Object), q)
 		},
-	}
+	}, name)
 }
 
 // batchedOwner enqueues a pod's Job in its next batched round: the changes of many pods
-// share one. A pod no controller owns enqueues the Jobs of its cluster that may adopt it.
+// share one; a pod that just succeeded also brings the pod that replaces it forward (see
+// inRound). A pod no controller owns enqueues the Jobs of its
+// cluster that may adopt it.
 func (r *Reconciler) batchedOwner(name multicluster.ClusterName, cl cluster.Cluster) handler.TypedEventHandler[client.Object, mcreconcile.Request] {
-	return mchandler.ForCluster(r.batchedOwnerIn(cl.GetClient(), r.batcherOf(name)), name)
-}
-
-func (r *Reconciler) batchedOwnerIn(jobs client.Reader, b *batcher) handler.TypedEventHandler[client.Object, reconcile.Request] {
-	enqueue := func(ctx context.Context, o client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	jobs := cl.GetClient()
+	enqueue := func(ctx context.Context, o client.Object, succeeded bool, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 		ref := metav1.GetControllerOf(o)
 		if ref == nil {
-			r.enqueueAdopters(ctx, jobs, b, o, q)
+			r.enqueueAdopters(ctx, jobs, name, o, q)
 			return
 		}
 		if ref.Kind != "Job" || ref.APIVersion != batchv1.SchemeGroupVersion.String() {
 			return
 		}
-		b.changed(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: ref.Name}}, q)
+		key := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: ref.Name}}
+		r.inRound(ctx, name, key, succeeded, q)
 	}
-	return handler.TypedFuncs[client.Object, reconcile.Request]{
+	return mchandler.ForCluster(handler.TypedFuncs[client.Object, reconcile.Request]{
 		CreateFunc: func(ctx context.Context, e event.TypedCreateEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			enqueue(ctx, e.Object, q)
+			enqueue(ctx, e.Object, false, q)
 		},
 		UpdateFunc: func(ctx context.Context, e event.TypedUpdateEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			enqueue(ctx, e.ObjectNew, q)
+			enqueue(ctx, e.ObjectNew, justSucceeded(e.ObjectOld, e.ObjectNew), q)
 		},
 		DeleteFunc: func(ctx context.Context, e event.TypedDeleteEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			enqueue(ctx, e.Object, q)
+			enqueue(ctx, e.Object, false, q)
 		},
-	}
+	}, name)
 }
 
 // enqueueAdopters enqueues the agent-managed Jobs whose selector matches a pod no
 // controller owns: one of them adopts it.
-func (r *Reconciler) enqueueAdopters(ctx context.Context, c client.Reader, b *batcher, pod client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+func (r *Reconciler) enqueueAdopters(ctx context.Context, c client.Reader, name multicluster.ClusterName, pod client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 	if pod.GetDeletionTimestamp() != nil {
 		return
 	}
@@ -210,7 +229,7 @@ func (r *Reconciler) enqueueAdopters(ctx context.Context, c client.Reader, b *ba
 			continue
 		}
 		if selector, err := metav1.LabelSelectorAsSelector(job.Spec.Selector); err == nil && !selector.Empty() && selector.Matches(labels.Set(pod.GetLabels())) {
-			b.changed(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(job)}, q)
+			r.inRound(ctx, name, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(job)}, false, q)
 		}
 	}
 }
@@ -222,11 +241,27 @@ func managedByAgent(o client.Object) bool {
 
 // Reconcile runs one round of the Job's life: record the pods that finished, decide
 // whether the job ends, bring the active pods to what it needs, and write the status.
+// A Job whose changes still wait for their round only gets the pods that replace those
+// that succeeded; the round comes back when due.
 func (r *clusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	if wait := r.rounds.wait(req.NamespacedName); wait > 0 {
+		unseen, err := r.replaceEarly(ctx, req)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if unseen {
+			// Its last pods are not all in the cache yet: look again soon rather than
+			// leave the slots of the pods that succeeded meanwhile to the round.
+			wait = min(wait, r.rounds.Quiet)
+		}
+		return ctrl.Result{RequeueAfter: wait}, nil
+	}
+	r.rounds.start(req.NamespacedName)
 	job := &batchv1.Job{}
 	if err := r.Client.Get(ctx, req.NamespacedName, job); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.expectations.Forget(req.NamespacedName)
+			r.rounds.forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -238,6 +273,7 @@ func (r *clusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		return ctrl.Result{}, err
 	}
 	if jobFinished(&job.Status) {
+		r.rounds.forget(req.NamespacedName)
 		return r.afterFinish(ctx, job, pods)
 	}
 	if !r.expectations.Satisfied(req.NamespacedName, pods) {

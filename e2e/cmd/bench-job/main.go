@@ -6,7 +6,8 @@
 // wall time from creation to Complete and the write requests the member's API server
 // served for Jobs, pods (not their status or binding, which the kubelet and scheduler
 // write) and events; then the medians, and one `ratio` line per figure. `make bench-job`
-// runs it.
+// runs it. Per run it also prints the medians of its pods' phases as a watch saw them,
+// among them the refill: how long a slot a pod freed stays empty.
 package main
 
 import (
@@ -52,6 +53,7 @@ type result struct {
 	name               string
 	wall               time.Duration
 	jobs, pods, events float64
+	phases             phases
 }
 
 func (r result) writes() float64 { return r.jobs + r.pods + r.events }
@@ -100,6 +102,7 @@ func run(ctx context.Context, nodes int, completions, parallelism int32, runs in
 				agent = append(agent, r)
 			}
 			fmt.Printf("==> run %d %s: Complete in %.2fs; writes: jobs %.0f, pods %.0f, events %.0f\n", i, r.name, r.wall.Seconds(), r.jobs, r.pods, r.events)
+			fmt.Printf("    pod medians: %s\n", r.phases)
 		}
 	}
 	k, a := medians(kcm), medians(agent)
@@ -171,6 +174,12 @@ func measure(ctx context.Context, member *framework.Cluster, managedBy string, r
 		job.Spec.ManagedBy = ptr.To(managedBy)
 	}
 	start := time.Now()
+	watchCtx, stopWatching := context.WithCancel(ctx)
+	defer stopWatching()
+	times, err := watchPods(watchCtx, member.Clientset, ns.Name, start)
+	if err != nil {
+		return r, err
+	}
 	if err := member.Client.Create(ctx, job); err != nil {
 		return r, err
 	}
@@ -178,6 +187,7 @@ func measure(ctx context.Context, member *framework.Cluster, managedBy string, r
 		return r, err
 	}
 	r.wall = time.Since(start)
+	r.phases = times.phases(int(parallelism))
 	// Let the last finalizer removals and events land before counting.
 	time.Sleep(3 * time.Second)
 	after, err := writes(ctx, member)
