@@ -3,23 +3,14 @@ package main
 import (
 	"fmt"
 	"io"
-	"slices"
 	"time"
+
+	"github.com/musterhq/muster/e2e/benchstat"
 )
 
 // median is the median of each figure over runs, each taken on its own.
 func median(runs []runResult) runResult {
-	of := func(v func(runResult) float64) float64 {
-		xs := make([]float64, len(runs))
-		for i, r := range runs {
-			xs[i] = v(r)
-		}
-		slices.Sort(xs)
-		if n := len(xs); n%2 == 0 {
-			return (xs[n/2-1] + xs[n/2]) / 2
-		}
-		return xs[len(xs)/2]
-	}
+	of := func(v func(runResult) float64) float64 { return benchstat.Median(runs, v) }
 	dur := func(v func(runResult) time.Duration) time.Duration {
 		return time.Duration(of(func(r runResult) float64 { return float64(v(r)) }))
 	}

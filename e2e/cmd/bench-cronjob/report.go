@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/musterhq/muster/e2e/benchstat"
 )
 
 // result is one run of one side: its children's lag percentiles.
@@ -67,15 +69,7 @@ func report(sides []side, results map[side][]result, o options) error {
 
 // median is the median of one figure over the runs.
 func median(runs []result, figure func(result) float64) float64 {
-	xs := make([]float64, len(runs))
-	for i, r := range runs {
-		xs[i] = figure(r)
-	}
-	slices.Sort(xs)
-	if n := len(xs); n%2 == 0 {
-		return (xs[n/2-1] + xs[n/2]) / 2
-	}
-	return xs[len(xs)/2]
+	return benchstat.Median(runs, figure)
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"slices"
 	"syscall"
 	"time"
 
@@ -27,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/e2e/benchstat"
 	"github.com/musterhq/muster/e2e/framework"
 )
 
@@ -118,17 +118,7 @@ func run(ctx context.Context, nodes int, completions, parallelism int32, runs in
 
 // medians is the median of each figure over the runs, each taken on its own.
 func medians(runs []result) result {
-	median := func(v func(result) float64) float64 {
-		xs := make([]float64, len(runs))
-		for i, r := range runs {
-			xs[i] = v(r)
-		}
-		slices.Sort(xs)
-		if n := len(xs); n%2 == 0 {
-			return (xs[n/2-1] + xs[n/2]) / 2
-		}
-		return xs[len(xs)/2]
-	}
+	median := func(v func(result) float64) float64 { return benchstat.Median(runs, v) }
 	return result{
 		name:   runs[0].name,
 		wall:   time.Duration(median(func(r result) float64 { return float64(r.wall) })),
