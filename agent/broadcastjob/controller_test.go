@@ -393,3 +393,30 @@ func (f *fixture) expectEvent(j client.Object, reason string) {
 	f.t.Helper()
 	env.ExpectEvent(f.t, f.ns, j.GetName(), reason)
 }
+
+// TestTerminateAnnotationWakesTheJob: the controller ignores the job's status-only updates
+// (its own writes), but an annotation change, such as the hub terminating the shard, is
+// acted on at once even though no pod changes.
+func TestTerminateAnnotationWakesTheJob(t *testing.T) {
+	f := newFixture(t)
+	f.node("a")
+	j := f.job()
+	f.waitForPods("a")
+	f.waitForStatus(j, musterv1.BroadcastJobRunning, musterv1.BroadcastCounts{Desired: 1, Active: 1})
+	// Let the passes the pod's creation queued run first, so that only the annotation can
+	// wake the job.
+	time.Sleep(time.Second)
+
+	cur := f.get(j)
+	patch := client.MergeFrom(cur.DeepCopy())
+	cur.Annotations = map[string]string{musterv1.TerminateAnnotation: "stopped on the hub"}
+	if err := env.Client.Patch(t.Context(), cur, patch); err != nil {
+		t.Fatal(err)
+	}
+	f.eventually("the job failed as terminated", func() (bool, string) {
+		got := f.get(j)
+		c := meta.FindStatusCondition(got.Status.Conditions, musterv1.BroadcastJobFailed)
+		return got.Status.Phase == musterv1.BroadcastJobFailedPh && c != nil && c.Reason == musterv1.BroadcastJobReasonTerminated,
+			fmt.Sprintf("phase %s conditions %+v", got.Status.Phase, got.Status.Conditions)
+	})
+}
