@@ -111,9 +111,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 	return c.Reconcile(ctx, req.Request)
 }
 
-// podEvents maps a pod's changes to its job, batched (see PodBatchPeriod).
+// podEvents maps a pod's changes to its job, batched (see podBatchPeriod).
 func podEvents(name multicluster.ClusterName, _ cluster.Cluster) handler.TypedEventHandler[client.Object, mcreconcile.Request] {
-	return mchandler.ForCluster(podsToJob(PodBatchPeriod), name)
+	return mchandler.ForCluster(podsToJob(podBatchPeriod), name)
 }
 
 // memberLocal keeps BroadcastJobs without placement: a job with placement belongs to the

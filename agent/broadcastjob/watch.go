@@ -17,13 +17,13 @@ import (
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 )
 
-// PodBatchPeriod is how long a job's pod changes are collected before the job is
+// podBatchPeriod is how long a job's pod changes are collected before the job is
 // reconciled. A job's pods change in bursts — hundreds created at once, then turning
 // Running and Succeeded in waves — and every round reads all of the job's pods and
 // nodes; reconciling on each pod change made a 1000-node job take 70–100 rounds, most
 // of them repeating the one before. Collecting for a fifth of a second makes that a
 // handful per second at most, and delays the job's progress by no more than that.
-const PodBatchPeriod = 200 * time.Millisecond
+const podBatchPeriod = 200 * time.Millisecond
 
 // jobSpecChanged lets a job's updates through when they can change what the controller
 // does — its spec (generation, which deletion also bumps), labels, or annotations such

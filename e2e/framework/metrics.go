@@ -82,14 +82,9 @@ type APIWrite struct {
 // PUT, PATCH, DELETE, DELETECOLLECTION) it has served, one entry per series; benchmarks
 // count a controller's writes as the difference of two readings.
 func APIWrites(ctx context.Context, c *Cluster) ([]APIWrite, error) {
-	raw, err := c.Clientset.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	families, err := APIServerMetrics(ctx, c)
 	if err != nil {
-		return nil, fmt.Errorf("reading the API server metrics of %s: %w", c.Name, err)
-	}
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(bytes.NewReader(raw))
-	if err != nil {
-		return nil, fmt.Errorf("parsing the API server metrics of %s: %w", c.Name, err)
+		return nil, err
 	}
 	family := families["apiserver_request_total"]
 	if family == nil {
@@ -116,4 +111,18 @@ func APIWrites(ctx context.Context, c *Cluster) ([]APIWrite, error) {
 		}
 	}
 	return out, nil
+}
+
+// APIServerMetrics reads a cluster's API server metrics, by family name.
+func APIServerMetrics(ctx context.Context, c *Cluster) (map[string]*dto.MetricFamily, error) {
+	raw, err := c.Clientset.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading the API server metrics of %s: %w", c.Name, err)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(bytes.NewReader(raw))
+	if err != nil {
+		return nil, fmt.Errorf("parsing the API server metrics of %s: %w", c.Name, err)
+	}
+	return families, nil
 }

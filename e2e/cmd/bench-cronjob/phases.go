@@ -12,8 +12,6 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 
 	"github.com/musterhq/muster/e2e/framework"
 )
@@ -136,12 +134,7 @@ func duration(raw json.RawMessage) time.Duration {
 
 // apiLatencies reads the hub API server's request and admission webhook durations.
 func apiLatencies(ctx context.Context, hubCluster *framework.Cluster) (latencies, error) {
-	raw, err := hubCluster.Clientset.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("reading the hub's API server metrics: %w", err)
-	}
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(bytes.NewReader(raw))
+	families, err := framework.APIServerMetrics(ctx, hubCluster)
 	if err != nil {
 		return nil, err
 	}
