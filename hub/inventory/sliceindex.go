@@ -124,8 +124,8 @@ func (s *sliceIndex) fitting(q *query) bitmap {
 	fits := newBitmap(len(s.nodes))
 	checkNode := func(i int32) bool { return q.tmpl.Check(s.nodes[i]) == nodefit.Fits }
 	check := checkNode
-	codes := q.scratch(len(s.nodes))
 	if len(candidates)*kindsAfter >= len(s.nodes) {
+		codes := q.scratch(len(s.nodes))
 		if kinds, ok := s.kinds(q, codes); ok {
 			q.byKind.reset(kinds)
 			check = func(i int32) bool { return q.byKind.fits(codes[i], func() bool { return checkNode(i) }) }

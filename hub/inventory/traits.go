@@ -14,46 +14,50 @@ import (
 // alike, so a slice's index groups its nodes by these numbers (kinds.go), and memory holds
 // each list once: nodes of one instance type share their allocatable map.
 type traits struct {
-	taints      map[string]uint32
-	taintLists  [][]corev1.Taint
-	allocatable map[string]uint32
-	allocLists  []corev1.ResourceList
+	taints      interner[[]corev1.Taint]
+	allocatable interner[corev1.ResourceList]
 }
 
 func newTraits() *traits {
-	return &traits{taints: map[string]uint32{}, allocatable: map[string]uint32{}}
+	return &traits{
+		taints:      interner[[]corev1.Taint]{key: taintsKey, ids: map[string]uint32{}},
+		allocatable: interner[corev1.ResourceList]{key: allocatableKey, ids: map[string]uint32{}},
+	}
 }
 
 // internTaints returns the shared list equal to taints and its number; an empty list is
 // kept as it is and numbered 0.
 func (t *traits) internTaints(taints []corev1.Taint) ([]corev1.Taint, uint32) {
-	if len(taints) == 0 {
-		return taints, 0
-	}
-	key := taintsKey(taints)
-	if id, ok := t.taints[key]; ok {
-		return t.taintLists[id-1], id
-	}
-	t.taintLists = append(t.taintLists, taints)
-	id := uint32(len(t.taintLists))
-	t.taints[key] = id
-	return taints, id
+	return t.taints.intern(taints, len(taints))
 }
 
 // internAllocatable returns the shared map equal to list and its number; an empty map is
 // kept as it is and numbered 0.
 func (t *traits) internAllocatable(list corev1.ResourceList) (corev1.ResourceList, uint32) {
-	if len(list) == 0 {
-		return list, 0
+	return t.allocatable.intern(list, len(list))
+}
+
+// interner keeps one value of each key and numbers them from 1.
+type interner[T any] struct {
+	key    func(T) string
+	ids    map[string]uint32
+	values []T
+}
+
+// intern returns the kept value equal to v (by key) and its number, keeping v when none is;
+// an empty v (size 0) is returned as it is, numbered 0.
+func (in *interner[T]) intern(v T, size int) (T, uint32) {
+	if size == 0 {
+		return v, 0
 	}
-	key := allocatableKey(list)
-	if id, ok := t.allocatable[key]; ok {
-		return t.allocLists[id-1], id
+	k := in.key(v)
+	if id, ok := in.ids[k]; ok {
+		return in.values[id-1], id
 	}
-	t.allocLists = append(t.allocLists, list)
-	id := uint32(len(t.allocLists))
-	t.allocatable[key] = id
-	return list, id
+	in.values = append(in.values, v)
+	id := uint32(len(in.values))
+	in.ids[k] = id
+	return v, id
 }
 
 // taintsKey writes every field of every taint, quoted, in order: equal keys, equal lists.
