@@ -74,16 +74,22 @@ func (r *rounds) changed(key types.NamespacedName) time.Duration {
 	now := r.clock.Now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	j, ok := r.jobs[key]
-	if !ok {
-		j = &jobRounds{}
-		r.jobs[key] = j
-	}
+	j := r.job(key)
 	if !j.pending {
 		j.pending, j.first = true, now
 	}
 	j.last = now
 	return r.roundAt(j.first, j.last, j.previous[1]).Sub(now)
+}
+
+// job is the Job's entry, made when it has none; the caller holds mu.
+func (r *rounds) job(key types.NamespacedName) *jobRounds {
+	j, ok := r.jobs[key]
+	if !ok {
+		j = &jobRounds{}
+		r.jobs[key] = j
+	}
+	return j
 }
 
 // urgent makes the Job's next round run when it is next taken from the queue.
@@ -115,11 +121,7 @@ func (r *rounds) start(key types.NamespacedName) {
 	now := r.clock.Now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	j, ok := r.jobs[key]
-	if !ok {
-		j = &jobRounds{}
-		r.jobs[key] = j
-	}
+	j := r.job(key)
 	j.pending, j.urgent, j.previous = false, false, [2]time.Time{now, j.previous[0]}
 }
 

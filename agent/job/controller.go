@@ -149,8 +149,8 @@ func (r *Reconciler) inRound(ctx context.Context, name multicluster.ClusterName,
 	q.AddAfter(key, wait)
 }
 
-// now adds the Job key names to q for a round at once.
-func (r *Reconciler) now(ctx context.Context, name multicluster.ClusterName, key reconcile.Request, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+// atOnce adds the Job key names to q for a round at once.
+func (r *Reconciler) atOnce(ctx context.Context, name multicluster.ClusterName, key reconcile.Request, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 	if rs, ok := r.roundsOf(ctx, name); ok {
 		rs.urgent(key.NamespacedName)
 	}
@@ -166,17 +166,17 @@ func (r *Reconciler) jobChanges(name multicluster.ClusterName, _ cluster.Cluster
 	}
 	return mchandler.ForCluster(handler.TypedFuncs[client.Object, reconcile.Request]{
 		CreateFunc: func(ctx context.Context, e event.TypedCreateEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			r.now(ctx, name, key(e.Object), q)
+			r.atOnce(ctx, name, key(e.Object), q)
 		},
 		UpdateFunc: func(ctx context.Context, e event.TypedUpdateEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			if e.ObjectNew.GetGeneration() != e.ObjectOld.GetGeneration() || e.ObjectNew.GetDeletionTimestamp() != nil {
-				r.now(ctx, name, key(e.ObjectNew), q)
+				r.atOnce(ctx, name, key(e.ObjectNew), q)
 				return
 			}
 			r.inRound(ctx, name, key(e.ObjectNew), false, q)
 		},
 		DeleteFunc: func(ctx context.Context, e event.TypedDeleteEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			r.now(ctx, name, key(e.Object), q)
+			r.atOnce(ctx, name, key(e.Object), q)
 		},
 	}, name)
 }
