@@ -19,6 +19,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -31,6 +32,7 @@ import (
 	hubmetrics "github.com/musterhq/muster/hub/metrics"
 	"github.com/musterhq/muster/hub/shards"
 	bcjwrite "github.com/musterhq/muster/internal/broadcastjob"
+	"github.com/musterhq/muster/internal/fairqueue"
 	"github.com/musterhq/muster/internal/patch"
 	"github.com/musterhq/muster/placement/clusters"
 )
@@ -63,6 +65,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&musterv1.BroadcastJob{}, builder.WithPredicates(hubManaged)).
 		Watches(&musterv1.Work{}, handler.EnqueueRequestsFromMapFunc(shards.OwnerOf(musterv1.BroadcastJobNameLabel, musterv1.BroadcastJobNamespaceLabel))).
 		Watches(&musterv1.MemberCluster{}, handler.EnqueueRequestsFromMapFunc(r.unfinishedJobs)).
+		// Hub namespaces take turns: one tenant's burst does not delay another's jobs.
+		WithOptions(controller.Options{NewQueue: fairqueue.New}).
 		Complete(r)
 }
 

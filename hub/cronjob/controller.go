@@ -29,6 +29,7 @@ import (
 	bcj "github.com/musterhq/muster/api/broadcastjob"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	hubmetrics "github.com/musterhq/muster/hub/metrics"
+	"github.com/musterhq/muster/internal/fairqueue"
 	"github.com/musterhq/muster/internal/patch"
 )
 
@@ -74,7 +75,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&musterv1.FleetCronJob{}).
 		Owns(&musterv1.FleetJob{}).
 		Owns(&musterv1.BroadcastJob{}).
-		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Workers, 1)}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Workers, 1), NewQueue: fairqueue.New}).
 		Complete(r)
 }
 

@@ -17,6 +17,7 @@ import (
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -26,6 +27,7 @@ import (
 	"github.com/musterhq/muster/hub/inventory"
 	hubmetrics "github.com/musterhq/muster/hub/metrics"
 	"github.com/musterhq/muster/hub/shards"
+	"github.com/musterhq/muster/internal/fairqueue"
 	"github.com/musterhq/muster/internal/patch"
 	"github.com/musterhq/muster/placement/clusters"
 )
@@ -48,6 +50,9 @@ type Reconciler struct {
 	// UnschedulableWindow is how long an Adaptive WorkloadSpread keeps new pods off a
 	// subset whose pods could not be scheduled; zero means DefaultUnschedulableWindow.
 	UnschedulableWindow time.Duration
+	// NewQueue builds the controller's work queue; nil means fairqueue.New, where hub
+	// namespaces take turns so one tenant's burst does not delay another's FleetJobs.
+	NewQueue fairqueue.NewFunc
 
 	// writes are the FleetJob status writes the cache may not show yet.
 	writes patch.Writes
@@ -70,6 +75,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&musterv1.Work{}, handler.EnqueueRequestsFromMapFunc(shards.OwnerOf(musterv1.FleetJobNameLabel, musterv1.FleetJobNamespaceLabel))).
 		Watches(&musterv1.MemberCluster{}, handler.EnqueueRequestsFromMapFunc(r.unplaced)).
 		Watches(&musterv1.WorkloadSpread{}, handler.EnqueueRequestsFromMapFunc(targetOfSpread)).
+		WithOptions(controller.Options{NewQueue: fairqueue.Or(r.NewQueue)}).
 		Complete(r)
 }
 
