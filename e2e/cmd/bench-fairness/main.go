@@ -87,8 +87,8 @@ func run(burst, runs int) error {
 	}
 	results := map[string][]result{}
 	for i := range runs {
-		for _, s := range sides {
-			r, err := measure(ctx, env, s, fmt.Sprintf("r%d-%d", i, len(results[s.name])), burst, i)
+		for j, s := range sides {
+			r, err := measure(ctx, env, s, fmt.Sprintf("%d-%d", i, j), burst)
 			if err != nil {
 				return fmt.Errorf("%s: %w", s.name, err)
 			}
@@ -105,7 +105,7 @@ func run(burst, runs int) error {
 
 // measure runs the hub's FleetJob controller with s's queue in a manager of its own, for
 // one burst, and stops it.
-func measure(ctx context.Context, env *envtest.Environment, s side, tag string, burst, run int) (result, error) {
+func measure(ctx context.Context, env *envtest.Environment, s side, tag string, burst int) (result, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
@@ -124,7 +124,7 @@ func measure(ctx context.Context, env *envtest.Environment, s side, tag string, 
 	if !mgr.GetCache().WaitForCacheSync(ctx) {
 		return result{}, fmt.Errorf("cache did not sync")
 	}
-	nsA, nsB := "tenant-a-"+tag+"-"+fmt.Sprint(run), "tenant-b-"+tag+"-"+fmt.Sprint(run)
+	nsA, nsB := "tenant-a-"+tag, "tenant-b-"+tag
 	for _, ns := range []string{nsA, nsB} {
 		if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 			return result{}, err
