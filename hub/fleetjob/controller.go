@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
+	psaapi "k8s.io/pod-security-admission/api"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -53,6 +54,9 @@ type Reconciler struct {
 	// NewQueue builds the controller's work queue; nil means fairqueue.New, where hub
 	// namespaces take turns so one tenant's burst does not delay another's FleetJobs.
 	NewQueue fairqueue.NewFunc
+	// PodSecurityLevel is the enforce level of a hub namespace whose labels name none
+	// (empty: podsecurity.DefaultLevel); the shards' Works carry their namespace's levels.
+	PodSecurityLevel psaapi.Level
 
 	// writes are the FleetJob status writes the cache may not show yet.
 	writes patch.Writes
@@ -208,6 +212,9 @@ func (r *Reconciler) place(ctx context.Context, fj *musterv1.FleetJob) (ctrl.Res
 		works = append(works, w)
 		names = append(names, s.cluster)
 	}
+	if err := r.annotatePodSecurity(ctx, fj, works...); err != nil {
+		return ctrl.Result{}, err
+	}
 	if taken, err := r.nameTaken(ctx, fj, works); err != nil || taken != nil {
 		if err != nil {
 			return ctrl.Result{}, err
@@ -265,10 +272,26 @@ func (r *Reconciler) suspend(ctx context.Context, fj *musterv1.FleetJob, w *must
 	}
 	h := patch.NewHelper(r.Client, w)
 	w.Spec = want.Spec
+	if err := r.annotatePodSecurity(ctx, fj, w); err != nil {
+		return err
+	}
 	if err := h.Patch(ctx, w); err != nil {
 		return fmt.Errorf("suspending the shard in %s: %w", s.describe(), err)
 	}
 	r.Recorder.Eventf(fj, nil, corev1.EventTypeWarning, musterv1.FleetJobReasonShardStopped, "Suspend", "suspended the shard in %s after another shard failed", s.describe())
+	return nil
+}
+
+// annotatePodSecurity puts the Pod Security labels of fj's namespace on works, for the
+// agents to put on the member namespaces they create (see shards.PodSecurityOf).
+func (r *Reconciler) annotatePodSecurity(ctx context.Context, fj *musterv1.FleetJob, works ...*musterv1.Work) error {
+	value, err := shards.PodSecurityOf(ctx, r.Client, r.PodSecurityLevel, fj.Namespace)
+	if err != nil {
+		return err
+	}
+	for _, w := range works {
+		shards.SetPodSecurity(w, value)
+	}
 	return nil
 }
 
