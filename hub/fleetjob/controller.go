@@ -244,14 +244,19 @@ func (r *Reconciler) place(ctx context.Context, fj *musterv1.FleetJob) (ctrl.Res
 }
 
 // nameTaken returns a False Scheduled condition, with an event, when another object's
-// Work already holds the name of one of works; nil when every name is free or fj's.
+// Work (one made by hand: no other FleetJob's shard has the name) already holds the name
+// of one of works; nil when every name is free or fj's.
 func (r *Reconciler) nameTaken(ctx context.Context, fj *musterv1.FleetJob, works []*musterv1.Work) (*metav1.Condition, error) {
 	taken, err := shards.Taken(ctx, r.Client, works, musterv1.FleetJobUIDLabel)
 	if err != nil || taken == nil {
 		return nil, err
 	}
-	msg := fmt.Sprintf("Work %s/%s, which would carry a shard, belongs to FleetJob %s/%s: rename this FleetJob or its WorkloadSpread subset",
-		taken.Namespace, taken.Name, taken.Labels[musterv1.FleetJobNamespaceLabel], taken.Labels[musterv1.FleetJobNameLabel])
+	owner := "another object"
+	if l := taken.Labels; l[musterv1.FleetJobNameLabel] != "" {
+		owner = fmt.Sprintf("FleetJob %s/%s", l[musterv1.FleetJobNamespaceLabel], l[musterv1.FleetJobNameLabel])
+	}
+	msg := fmt.Sprintf("Work %s/%s, which would carry a shard, belongs to %s: delete that Work or rename this FleetJob or its WorkloadSpread subset",
+		taken.Namespace, taken.Name, owner)
 	if c := meta.FindStatusCondition(fj.Status.Conditions, musterv1.FleetJobScheduled); c == nil || c.Reason != musterv1.ReasonShardNameTaken {
 		r.Recorder.Eventf(fj, nil, corev1.EventTypeWarning, musterv1.ReasonShardNameTaken, "Place", "%s", msg)
 	}

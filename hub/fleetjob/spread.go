@@ -206,6 +206,10 @@ func (r *Reconciler) writeShard(ctx context.Context, s shard, w, want *musterv1.
 			return nil, false, fmt.Errorf("resizing the shard for %s: %w", s.describe(), err)
 		}
 		return w, false, nil
+	case w != nil:
+		// Still going: its agent removes its Job first. Create would not always say so,
+		// as a Work an older hub named has another name than want.
+		return nil, true, nil
 	}
 	err := r.Client.Create(ctx, want)
 	switch {
