@@ -45,6 +45,9 @@ const expectationsTTL = time.Minute
 
 // +kubebuilder:rbac:groups=muster.dev,resources=broadcastjobs,verbs=get;list;watch;update;patch;delete
 // +kubebuilder:rbac:groups=muster.dev,resources=broadcastjobs/status,verbs=get;update;patch
+// Pods name their BroadcastJob as controller with blockOwnerDeletion, which clusters
+// running the OwnerReferencesPermissionEnforcement admission plugin allow only with this.
+// +kubebuilder:rbac:groups=muster.dev,resources=broadcastjobs/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
 

@@ -49,6 +49,9 @@ const expectationsTTL = time.Minute
 
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;delete
 // +kubebuilder:rbac:groups=batch,resources=jobs/status,verbs=get;update;patch
+// Pods name their Job as controller with blockOwnerDeletion, which clusters running the
+// OwnerReferencesPermissionEnforcement admission plugin allow only with this.
+// +kubebuilder:rbac:groups=batch,resources=jobs/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;update;patch;delete
 
 // Reconciler runs agent-managed Jobs in the clusters its manager engages: the agent's

@@ -15,7 +15,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -32,9 +34,6 @@ import (
 	agentmetrics "github.com/musterhq/muster/agent/metrics"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 )
-
-// Member-side: the agent applies whatever the hub sends, so it may manage any object.
-// +kubebuilder:rbac:groups=*,resources=*,verbs=*
 
 // deletionPoll is how often a deleting Work checks that its member objects are gone.
 const deletionPoll = time.Second
@@ -56,6 +55,9 @@ type Reconciler struct {
 	Cluster string
 	// Workers is how many Works are synced at once.
 	Workers int
+	// Executor is the member as the Work executor sees it (see NewExecutor): manifests are
+	// applied, deleted, read and watched through it, never with the agent's own rights.
+	Executor cluster.Cluster
 
 	controller mccontroller.TypedController[mcreconcile.Request]
 	watchMu    sync.Mutex
@@ -66,6 +68,10 @@ type Reconciler struct {
 // appear in Works.
 func (r *Reconciler) SetupWithManager(mgr mcmanager.Manager) error {
 	r.watched = map[schema.GroupVersionKind]bool{}
+	// The executor's cache starts with the member's: the watches on applied kinds live there.
+	if err := mgr.GetLocalManager().Add(r.Executor); err != nil {
+		return fmt.Errorf("adding the work executor's cache: %w", err)
+	}
 	ns := musterv1.MemberNamespace(r.Cluster)
 	c, err := mcbuilder.ControllerManagedBy(mgr).
 		Named("work-sync").
@@ -103,7 +109,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (re
 	if err := hub.Get(ctx, req.NamespacedName, &work); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
-	member := r.Manager.GetLocalManager().GetClient()
+	member := r.Executor.GetClient()
 	if !work.DeletionTimestamp.IsZero() {
 		return r.finalize(ctx, hub, member, &work)
 	}
@@ -126,6 +132,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (re
 			return reconcile.Result{RequeueAfter: time.Second}, nil
 		}
 		return reconcile.Result{}, err
+	}
+	if after, ok := nextAttempt(work.Status.Manifests, outcomes, time.Now()); ok {
+		log.FromContext(ctx).V(2).Info("retrying refused manifests later", "after", after)
+		return reconcile.Result{RequeueAfter: after}, nil
 	}
 	return reconcile.Result{}, nil
 }
@@ -207,7 +217,7 @@ func (r *Reconciler) watch(gvk schema.GroupVersionKind) error {
 		}
 		return []mcreconcile.Request{{ClusterName: hubName, Request: reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}}}
 	})
-	src := source.TypedKind[*unstructured.Unstructured, mcreconcile.Request](r.Manager.GetLocalManager().GetCache(), obj, toWork)
+	src := source.TypedKind[*unstructured.Unstructured, mcreconcile.Request](r.Executor.GetCache(), obj, toWork)
 	if err := r.controller.Watch(src); err != nil {
 		return err
 	}
@@ -225,7 +235,7 @@ func (r *Reconciler) pruneDropped(ctx context.Context, member client.Client, wor
 		if current[prev.Resource] || prev.Resource.Kind == "" || orphans(work) {
 			continue
 		}
-		if err := member.Delete(ctx, objectFor(prev.Resource), client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil && !apierrors.IsNotFound(err) {
+		if _, err := deleteObject(ctx, member, objectFor(prev.Resource)); err != nil {
 			return fmt.Errorf("deleting %s %s/%s dropped from the Work: %w", prev.Resource.Kind, prev.Resource.Namespace, prev.Resource.Name, err)
 		}
 	}
@@ -254,12 +264,11 @@ func (r *Reconciler) finalize(ctx context.Context, hub, member client.Client, wo
 					obj.SetNamespace(metav1.NamespaceDefault)
 				}
 			}
-			err := member.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground))
-			switch {
-			case apierrors.IsNotFound(err):
-			case err != nil && !meta.IsNoMatchError(err):
+			deleting, err := deleteObject(ctx, member, obj)
+			if err != nil {
 				return reconcile.Result{}, fmt.Errorf("deleting %s %s: %w", obj.GetKind(), obj.GetName(), err)
-			case err == nil:
+			}
+			if deleting {
 				remaining++
 			}
 		}
@@ -272,6 +281,26 @@ func (r *Reconciler) finalize(ctx context.Context, hub, member client.Client, wo
 		return reconcile.Result{}, fmt.Errorf("releasing the Work: %w", err)
 	}
 	return reconcile.Result{}, nil
+}
+
+// deleteObject deletes a member object the Work applied, and says whether it may still be
+// there (its deletion was accepted). Gone, of a kind the member no longer serves, or
+// forbidden to the executor all count as done: a manifest the member refused to apply is
+// refused deletion too, and waiting for it would hold the Work, and the hub object whose
+// shard it is, forever. An object applied before the member's admin took the right away
+// stays, for the admin to remove.
+func deleteObject(ctx context.Context, member client.Client, obj *unstructured.Unstructured) (bool, error) {
+	err := member.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground))
+	switch {
+	case err == nil:
+		return true, nil
+	case apierrors.IsNotFound(err), meta.IsNoMatchError(err):
+		return false, nil
+	case apierrors.IsForbidden(err):
+		log.FromContext(ctx).Info("the work executor may not delete this object; leaving it in the member", "kind", obj.GetKind(), "object", klog.KObj(obj), "message", err.Error())
+		return false, nil
+	}
+	return false, err
 }
 
 // writeStatus records the outcomes on the Work if anything changed.
