@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/musterhq/muster/hub/fleetjob"
+	"github.com/musterhq/muster/hub/registration"
 )
 
 // Options configure the hub. Each field's default is set by NewOptions.
@@ -25,6 +26,9 @@ type Options struct {
 	ClusterGracePeriod time.Duration
 	// AutoAcceptClusters accepts every cluster that registers (default false).
 	AutoAcceptClusters bool
+	// MaxAgentCertificateLifetime is the longest agent certificate the hub approves
+	// (default 24h); requests for longer ones, or for none, are denied.
+	MaxAgentCertificateLifetime time.Duration
 	// WebhookPort serves the validating admission webhook (default 9443; 0 disables it).
 	WebhookPort int
 	// WebhookHost, when set, is the address the API server calls the webhook at
@@ -48,16 +52,17 @@ type Options struct {
 // NewOptions returns the defaults.
 func NewOptions() *Options {
 	return &Options{
-		MetricsAddr:               ":8080",
-		ProbeAddr:                 ":8081",
-		LeaderElect:               true,
-		LeaderElectionNamespace:   "muster-system",
-		ClusterGracePeriod:        40 * time.Second,
-		WebhookPort:               9443,
-		CronJobWorkers:            50,
-		KubeAPIQPS:                200,
-		KubeAPIBurst:              400,
-		SpreadUnschedulableWindow: fleetjob.DefaultUnschedulableWindow,
+		MetricsAddr:                 ":8080",
+		ProbeAddr:                   ":8081",
+		LeaderElect:                 true,
+		LeaderElectionNamespace:     "muster-system",
+		ClusterGracePeriod:          40 * time.Second,
+		WebhookPort:                 9443,
+		CronJobWorkers:              50,
+		KubeAPIQPS:                  200,
+		KubeAPIBurst:                400,
+		SpreadUnschedulableWindow:   fleetjob.DefaultUnschedulableWindow,
+		MaxAgentCertificateLifetime: registration.DefaultMaxCertificateLifetime,
 	}
 }
 
@@ -77,4 +82,6 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.SpreadUnschedulableWindow, "spread-unschedulable-window", o.SpreadUnschedulableWindow,
 		"how long an Adaptive WorkloadSpread keeps new pods off a subset whose pods could not be scheduled, before trying it again")
 	fs.BoolVar(&o.AutoAcceptClusters, "auto-accept-clusters", o.AutoAcceptClusters, "accept every cluster that registers, without musterctl accept")
+	fs.DurationVar(&o.MaxAgentCertificateLifetime, "max-agent-certificate-lifetime", o.MaxAgentCertificateLifetime,
+		"longest agent client certificate the hub approves; requests for longer ones, or with no expirationSeconds, are denied")
 }
