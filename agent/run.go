@@ -115,9 +115,14 @@ func Run(ctx context.Context, opts *Options) error {
 }
 
 // keepIdentity adds what keeps the agent a member in good standing: the certificate
-// rotator, the heartbeat Lease renewer and the certificate expiry metric.
+// rotator, the heartbeat Lease renewer, the certificate expiry metric, and the rejoiner
+// that restarts the agent to join again when it was denied and a new join line installed.
 func keepIdentity(local manager.Manager, reg *registration.Registrar, holder *registration.CertHolder, creds *registration.Credentials, hubCfg *rest.Config, opts *Options) error {
 	hubset, err := kubernetes.NewForConfig(hubCfg)
+	if err != nil {
+		return err
+	}
+	hubReader, err := client.New(hubCfg, client.Options{Scheme: scheme.Scheme})
 	if err != nil {
 		return err
 	}
@@ -128,6 +133,7 @@ func keepIdentity(local manager.Manager, reg *registration.Registrar, holder *re
 	for _, r := range []manager.Runnable{
 		&registration.Rotator{Registrar: reg, Holder: holder, Hub: hubset, Credentials: creds},
 		&heartbeat.Renewer{Hub: hubset, Cluster: creds.ClusterName, Holder: holderIdentity(), Interval: opts.HeartbeatInterval},
+		&registration.Rejoiner{Store: reg.Store, Hub: hubReader, Cluster: creds.ClusterName, Interval: registration.RejoinPoll},
 	} {
 		if err := local.Add(r); err != nil {
 			return err

@@ -7,6 +7,7 @@ import (
 
 	"github.com/musterhq/muster/api/podsecurity"
 	"github.com/musterhq/muster/hub/fleetjob"
+	"github.com/musterhq/muster/hub/registration"
 )
 
 // Options configure the hub. Each field's default is set by NewOptions.
@@ -26,6 +27,9 @@ type Options struct {
 	ClusterGracePeriod time.Duration
 	// AutoAcceptClusters accepts every cluster that registers (default false).
 	AutoAcceptClusters bool
+	// MaxAgentCertificateLifetime is the longest agent certificate the hub approves
+	// (default 24h); requests for longer ones, or for none, are denied.
+	MaxAgentCertificateLifetime time.Duration
 	// WebhookPort serves the validating admission webhook (default 9443; 0 disables it).
 	WebhookPort int
 	// WebhookHost, when set, is the address the API server calls the webhook at
@@ -57,17 +61,18 @@ type Options struct {
 // NewOptions returns the defaults.
 func NewOptions() *Options {
 	return &Options{
-		MetricsAddr:               ":8080",
-		ProbeAddr:                 ":8081",
-		LeaderElect:               true,
-		LeaderElectionNamespace:   "muster-system",
-		ClusterGracePeriod:        40 * time.Second,
-		WebhookPort:               9443,
-		CronJobWorkers:            50,
-		KubeAPIQPS:                200,
-		KubeAPIBurst:              400,
-		SpreadUnschedulableWindow: fleetjob.DefaultUnschedulableWindow,
-		DefaultPodSecurityLevel:   string(podsecurity.DefaultLevel),
+		MetricsAddr:                 ":8080",
+		ProbeAddr:                   ":8081",
+		LeaderElect:                 true,
+		LeaderElectionNamespace:     "muster-system",
+		ClusterGracePeriod:          40 * time.Second,
+		WebhookPort:                 9443,
+		CronJobWorkers:              50,
+		KubeAPIQPS:                  200,
+		KubeAPIBurst:                400,
+		SpreadUnschedulableWindow:   fleetjob.DefaultUnschedulableWindow,
+		DefaultPodSecurityLevel:     string(podsecurity.DefaultLevel),
+		MaxAgentCertificateLifetime: registration.DefaultMaxCertificateLifetime,
 	}
 }
 
@@ -91,4 +96,6 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&o.ReservedNamespaces, "reserved-namespaces", o.ReservedNamespaces,
 		"hub namespaces where FleetJobs, BroadcastJobs, FleetCronJobs and WorkloadSpreads are refused, besides kube-system, kube-public, kube-node-lease, muster-system, muster-agent and muster-member-*; a trailing * makes a prefix")
 	fs.BoolVar(&o.AutoAcceptClusters, "auto-accept-clusters", o.AutoAcceptClusters, "accept every cluster that registers, without musterctl accept")
+	fs.DurationVar(&o.MaxAgentCertificateLifetime, "max-agent-certificate-lifetime", o.MaxAgentCertificateLifetime,
+		"longest agent client certificate the hub approves; requests for longer ones, or with no expirationSeconds, are denied")
 }

@@ -45,7 +45,7 @@ func Setup(_ context.Context, mgr ctrl.Manager, opts *Options) (*Controllers, er
 		}).SetupWithManager},
 		{"csr-approver", (&registration.Approver{
 			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Clientset: cs, AutoAccept: opts.AutoAcceptClusters,
-			Recorder: mgr.GetEventRecorder("muster-csr-approver"),
+			Recorder: mgr.GetEventRecorder("muster-csr-approver"), MaxCertificateLifetime: opts.MaxAgentCertificateLifetime,
 		}).SetupWithManager},
 		{"health", (&health.Reconciler{
 			Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("muster-health"), Clock: clock.RealClock{}, GracePeriod: opts.ClusterGracePeriod,

@@ -128,6 +128,17 @@ func (e *Environment) StartManager(ctx context.Context, setup func(ctrl.Manager)
 // Stop stops the control plane.
 func (e *Environment) Stop() error { return e.env.Stop() }
 
+// UserConfig is a rest.Config that authenticates as user, in groups, with a client
+// certificate signed by the API server's client CA: the API server sees exactly what it
+// sees of a certificate its signer issued (groups from the subject's organizations).
+func (e *Environment) UserConfig(user string, groups ...string) (*rest.Config, error) {
+	u, err := e.env.AddUser(crenvtest.User{Name: user, Groups: groups}, &rest.Config{QPS: e.Config.QPS, Burst: e.Config.Burst})
+	if err != nil {
+		return nil, fmt.Errorf("adding user %s: %w", user, err)
+	}
+	return u.Config(), nil
+}
+
 // RepoRoot finds the module root; see framework.RepoRoot.
 func RepoRoot() (string, error) { return framework.RepoRoot() }
 

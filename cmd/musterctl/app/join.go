@@ -111,23 +111,33 @@ func (o *joinOptions) run(ctx context.Context, cmd *cobra.Command) error {
 }
 
 // checkName makes sure the bootstrap token is accepted by the hub and the name is free,
-// or already this cluster's (a re-join).
+// or already this cluster's (a re-join). A dry-run create asks both without reading any
+// MemberCluster, which a token may not; only a token bound to the name (musterctl token
+// create --cluster) may read that one cluster, to see whether it is this one.
 func (o *joinOptions) checkName(ctx context.Context, hub *bootstrap.Hub, token bootstrap.Token, clusterID string) error {
 	c, err := client.New(&rest.Config{Host: hub.URL, BearerToken: token.String(), TLSClientConfig: rest.TLSClientConfig{CAData: hub.CA}, Timeout: o.timeout},
 		client.Options{Scheme: scheme.Scheme})
 	if err != nil {
 		return err
 	}
-	var mc musterv1.MemberCluster
-	err = c.Get(ctx, clientKey("", o.clusterName), &mc)
+	mc := musterv1.MemberCluster{ObjectMeta: metav1.ObjectMeta{Name: o.clusterName, Annotations: map[string]string{registration.ClusterIDAnnotation: clusterID}}}
+	err = c.Create(ctx, &mc, client.DryRunAll)
 	switch {
-	case apierrors.IsNotFound(err):
+	case err == nil:
 		return nil
 	case apierrors.IsUnauthorized(err):
 		return fmt.Errorf("the hub rejected bootstrap token %s: it is expired or deleted", token.ID)
-	case apierrors.IsForbidden(err):
-		return fmt.Errorf("bootstrap token %s may not register clusters: was it created by musterctl? %w", token.ID, err)
-	case err != nil:
+	case apierrors.IsForbidden(err) || apierrors.IsInvalid(err):
+		return fmt.Errorf("bootstrap token %s may not register cluster %s: %w", token.ID, o.clusterName, err)
+	case !apierrors.IsAlreadyExists(err):
+		return fmt.Errorf("asking the hub about cluster %s: %w", o.clusterName, err)
+	}
+	err = c.Get(ctx, clientKey("", o.clusterName), &mc)
+	if apierrors.IsForbidden(err) {
+		return fmt.Errorf("the hub already has a cluster named %s, and this token may not read it: if this cluster is %s joining again, "+
+			"use a token bound to it (musterctl token create --cluster %s); otherwise choose another --cluster-name", o.clusterName, o.clusterName, o.clusterName)
+	}
+	if err != nil {
 		return fmt.Errorf("asking the hub about cluster %s: %w", o.clusterName, err)
 	}
 	if got := mc.Annotations[registration.ClusterIDAnnotation]; got != clusterID {
