@@ -150,6 +150,10 @@ bench-job: toolchain ## Fleet benchmark: a 1000-completion Job by kube-controlle
 bench-cronjob: toolchain ## Fleet benchmark: 500 FleetCronJobs and 500 CronJobs on one slot in turns (BENCH_CRONJOB_ARGS, default -runs 3 -slots 1), medians and ratios.
 	$(GO) run ./e2e/cmd/bench-cronjob $(BENCH_CRONJOB_ARGS)
 
+.PHONY: bench-fairness
+bench-fairness: toolchain ## Benchmark: one hub namespace creates 500 FleetJobs, another one; the second's time to Scheduled with the hub's per-namespace queue and controller-runtime's default, medians and ratio.
+	$(GO) run ./e2e/cmd/bench-fairness $(BENCH_FAIRNESS_ARGS)
+
 .PHONY: bench-work
 bench-work: toolchain ## Fleet benchmark: 200 Works over 2 members, P50/P99 to the member and back.
 	$(GO) test -tags e2e -run '^$$' -bench BenchmarkWorkDelivery -benchtime 3x -timeout 10m -v ./e2e/work/ | grep -E 'round|Benchmark|ok|FAIL'

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/musterhq/muster/api/podsecurity"
 	"github.com/musterhq/muster/hub/fleetjob"
 )
 
@@ -43,6 +44,14 @@ type Options struct {
 	// SpreadUnschedulableWindow is how long an Adaptive WorkloadSpread keeps new pods off a
 	// subset whose pods could not be scheduled (default 5m, as OpenKruise).
 	SpreadUnschedulableWindow time.Duration
+	// DefaultPodSecurityLevel is the Pod Security enforce level of a hub namespace whose
+	// labels name none (default baseline): a hub namespace reaches many clusters, so it
+	// is stricter than a single cluster's default, privileged.
+	DefaultPodSecurityLevel string
+	// ReservedNamespaces are hub namespaces where Muster objects are refused, besides
+	// kube-system, kube-public, kube-node-lease, muster-system, muster-agent and
+	// muster-member-* (default none); an entry ending in * is a prefix.
+	ReservedNamespaces []string
 }
 
 // NewOptions returns the defaults.
@@ -58,6 +67,7 @@ func NewOptions() *Options {
 		KubeAPIQPS:                200,
 		KubeAPIBurst:              400,
 		SpreadUnschedulableWindow: fleetjob.DefaultUnschedulableWindow,
+		DefaultPodSecurityLevel:   string(podsecurity.DefaultLevel),
 	}
 }
 
@@ -76,5 +86,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.KubeAPIBurst, "kube-api-burst", o.KubeAPIBurst, "burst of queries to the hub's API server")
 	fs.DurationVar(&o.SpreadUnschedulableWindow, "spread-unschedulable-window", o.SpreadUnschedulableWindow,
 		"how long an Adaptive WorkloadSpread keeps new pods off a subset whose pods could not be scheduled, before trying it again")
+	fs.StringVar(&o.DefaultPodSecurityLevel, "default-pod-security-level", o.DefaultPodSecurityLevel,
+		"Pod Security enforce level (privileged, baseline or restricted) of a hub namespace without a pod-security.kubernetes.io/enforce label")
+	fs.StringSliceVar(&o.ReservedNamespaces, "reserved-namespaces", o.ReservedNamespaces,
+		"hub namespaces where FleetJobs, BroadcastJobs, FleetCronJobs and WorkloadSpreads are refused, besides kube-system, kube-public, kube-node-lease, muster-system, muster-agent and muster-member-*; a trailing * makes a prefix")
 	fs.BoolVar(&o.AutoAcceptClusters, "auto-accept-clusters", o.AutoAcceptClusters, "accept every cluster that registers, without musterctl accept")
 }

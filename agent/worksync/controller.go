@@ -146,6 +146,7 @@ func (r *Reconciler) applyAll(ctx context.Context, member client.Client, work *m
 	var outcomes []outcome
 	ms := decodeManifests(work)
 	dups := duplicates(ms)
+	namespaces := namespaceSpecOf(work)
 	for _, m := range applyOrder(ms) {
 		if m.err != nil {
 			outcomes = append(outcomes, outcome{ordinal: m.ordinal, err: invalidManifest{m.err}})
@@ -157,7 +158,7 @@ func (r *Reconciler) applyAll(ctx context.Context, member client.Client, work *m
 			outcomes = append(outcomes, outcome{ordinal: m.ordinal, id: id, err: duplicateManifest{ordinal: m.ordinal, first: first, id: id}})
 			continue
 		}
-		obj, err := r.apply(ctx, member, work.Name, m.object, force)
+		obj, err := r.apply(ctx, member, namespaces, m.object, force)
 		outcomes = append(outcomes, outcome{ordinal: m.ordinal, id: id, object: obj, err: err})
 	}
 	return outcomes
@@ -165,13 +166,13 @@ func (r *Reconciler) applyAll(ctx context.Context, member client.Client, work *m
 
 // apply server-side-applies one object, creating its namespace first if it is missing,
 // and makes sure the member's events for its kind reach this controller.
-func (r *Reconciler) apply(ctx context.Context, member client.Client, workName string, desired *unstructured.Unstructured, force bool) (*unstructured.Unstructured, error) {
+func (r *Reconciler) apply(ctx context.Context, member client.Client, namespaces namespaceSpec, desired *unstructured.Unstructured, force bool) (*unstructured.Unstructured, error) {
 	obj := desired.DeepCopy()
 	labels := obj.GetLabels()
 	if labels == nil {
 		labels = map[string]string{}
 	}
-	labels[WorkLabel] = workName
+	labels[WorkLabel] = namespaces.work
 	obj.SetLabels(labels)
 	namespaced, err := member.IsObjectNamespaced(obj)
 	if err != nil {
@@ -181,7 +182,7 @@ func (r *Reconciler) apply(ctx context.Context, member client.Client, workName s
 		if obj.GetNamespace() == "" {
 			obj.SetNamespace(metav1.NamespaceDefault)
 		}
-		if err := ensureNamespace(ctx, member, obj.GetNamespace(), workName); err != nil {
+		if err := ensureNamespace(ctx, member, obj.GetNamespace(), namespaces); err != nil {
 			return nil, err
 		}
 	}

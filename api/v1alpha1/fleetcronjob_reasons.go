@@ -20,4 +20,8 @@ const (
 	FleetCronJobReasonSawCompletedJob = "SawCompletedJob"
 	// FleetCronJobReasonMissingJob is the event of an active run that no longer exists.
 	FleetCronJobReasonMissingJob = "MissingJob"
+	// FleetCronJobReasonChildNameTaken is the warning event of a run created under its
+	// alternate name because an object the cron does not control holds the slot's name
+	// (or of a run not created because both are held).
+	FleetCronJobReasonChildNameTaken = "ChildNameTaken"
 )

@@ -17,11 +17,12 @@ import (
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/e2e/framework"
+	"github.com/musterhq/muster/hub/fleetjob"
 )
 
 // TestWorkloadSpreadPlacesSubsetsOnTheirMembers: subset a (member1) takes at most 2 of a
 // FleetJob's 3 pods, subset b (member2) the rest; the pods run real containers there, as
-// Jobs named after their subsets, and the job completes.
+// Jobs named after the FleetJob and their subsets, and the job completes.
 func TestWorkloadSpreadPlacesSubsetsOnTheirMembers(t *testing.T) {
 	muster(t)
 	ctx := t.Context()
@@ -45,7 +46,7 @@ func TestWorkloadSpreadPlacesSubsetsOnTheirMembers(t *testing.T) {
 	}
 	createOnHub(t, ws, fj)
 
-	want := map[string]int{member1.Name + "/spread-a": 2, member2.Name + "/spread-b": 1}
+	want := map[string]int{member1.Name + "/" + fleetjob.JobName(fj, "a"): 2, member2.Name + "/" + fleetjob.JobName(fj, "b"): 1}
 	err := framework.Until(ctx, 2*time.Minute, fmt.Sprintf("pods running as %v", want), func(ctx context.Context) (bool, string, error) {
 		got := map[string]int{}
 		for _, m := range fleet.Members {

@@ -83,7 +83,7 @@ func livePods(ctx context.Context, fj *musterv1.FleetJob) (all, pending shape, p
 			if p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
 				continue
 			}
-			key := strings.TrimPrefix(p.Labels[batchv1.JobNameLabel], fj.Name+"-") + "@" + m.Name
+			key := subsetOfJob(fj.Name, p.Labels[batchv1.JobNameLabel]) + "@" + m.Name
 			all[key]++
 			pods[key] = append(pods[key], p)
 			if p.Status.Phase != corev1.PodRunning {
@@ -92,6 +92,16 @@ func livePods(ctx context.Context, fj *musterv1.FleetJob) (all, pending shape, p
 		}
 	}
 	return all, pending, pods, nil
+}
+
+// subsetOfJob is the subset of the FleetJob named fj whose shard Job is named job:
+// "<fj>-<subset>-<hash>" (names here are short enough not to be cut).
+func subsetOfJob(fj, job string) string {
+	s := strings.TrimPrefix(job, fj+"-")
+	if i := strings.LastIndex(s, "-"); i >= 0 {
+		return s[:i]
+	}
+	return s
 }
 
 // waitShape waits until the FleetJob's pods run exactly as want says, none pending, and

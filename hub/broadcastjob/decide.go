@@ -350,11 +350,10 @@ func appliedCondition(status *musterv1.BroadcastJobStatus, job *musterv1.Broadca
 }
 
 // withNameTaken changes plan for a job whose new shards cannot be created because taken,
-// another object's Work, holds their name (names joined from parts repeat: namespace
-// "a-b" with job "c", and namespace "a" with job "b-c"): plan creates no new shard, its
-// existing shards go on as planned, and ShardsApplied is False with reason
-// ShardNameTaken, announced once. The job looks again after takenRetry, in case the name
-// was freed.
+// another object's Work, holds their name (no other job's shard does, but a Work can be
+// made by hand): plan creates no new shard, its existing shards go on as planned, and
+// ShardsApplied is False with reason ShardNameTaken, announced once. The job looks again
+// after takenRetry, in case the name was freed.
 func withNameTaken(p fleetPlan, job *musterv1.BroadcastJob, works map[string]*musterv1.Work, taken *musterv1.Work) fleetPlan {
 	for cluster := range p.shards {
 		if _, ok := works[cluster]; !ok {
@@ -367,7 +366,7 @@ func withNameTaken(p fleetPlan, job *musterv1.BroadcastJob, works map[string]*mu
 	}
 	cond := metav1.Condition{
 		Type: musterv1.BroadcastJobShardsApplied, Status: metav1.ConditionFalse, Reason: musterv1.ReasonShardNameTaken, ObservedGeneration: job.Generation,
-		Message: fmt.Sprintf("Work %s/%s, which would carry the shard, belongs to %s: rename this BroadcastJob (a shard's Work is named broadcastjob-<namespace>-<name>)",
+		Message: fmt.Sprintf("Work %s/%s, which would carry the shard, belongs to %s: delete that Work or rename this BroadcastJob",
 			taken.Namespace, taken.Name, owner),
 	}
 	prev := meta.FindStatusCondition(job.Status.Conditions, musterv1.BroadcastJobShardsApplied)

@@ -1,6 +1,7 @@
 package broadcastjob_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -120,44 +122,76 @@ func TestHubJobWithoutPlacementSaysSo(t *testing.T) {
 	}
 }
 
-// TestShardNameTakenByAnotherBroadcastJob: namespace "<ns>-b" with job "c" and namespace
-// "<ns>" with job "b-c" both name their shards' Works broadcastjob-<ns>-b-c. The second
-// job says so instead of running without shards.
-func TestShardNameTakenByAnotherBroadcastJob(t *testing.T) {
+// TestNamesakesInNeighbouringNamespacesBothRun: job "c" in namespace "<ns>-b" and job
+// "b-c" in namespace "<ns>" join alike ("<ns>-b-c"), yet each gets Works of its own in
+// every cluster and runs: no tenant can take the name another's shard needs.
+func TestNamesakesInNeighbouringNamespacesBothRun(t *testing.T) {
 	f := newFixture(t)
-	otherNS := f.ns + "-b"
-	f.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: otherNS}})
-	first := f.job("c", f.c1, f.c2)
-	first.Namespace = otherNS
-	f.create(first)
-	workName := broadcastjob.WorkName(first)
-	envtest.Eventually(t, "the first job's Works", func() (bool, string) {
-		return f.workOwner(f.c1, workName) == otherNS && f.workOwner(f.c2, workName) == otherNS, ""
-	})
-
+	g := *f
+	g.ns = f.ns + "-b"
+	f.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: g.ns}})
+	g.create(g.job("c", f.c1, f.c2))
 	f.create(f.job("b-c", f.c1, f.c2))
-	c := f.waitCondition("b-c", musterv1.BroadcastJobShardsApplied, metav1.ConditionFalse, musterv1.ReasonShardNameTaken, nil)
-	want := "Work " + musterv1.MemberNamespace(f.c1) + "/" + workName + ", which would carry the shard, belongs to BroadcastJob " + otherNS +
-		"/c: rename this BroadcastJob (a shard's Work is named broadcastjob-<namespace>-<name>)"
+	mine, theirs := broadcastjob.WorkName(f.job("b-c")), broadcastjob.WorkName(g.job("c"))
+	if mine == theirs {
+		t.Fatalf("both jobs name their Works %s", mine)
+	}
+	for _, c := range []string{f.c1, f.c2} {
+		envtest.Eventually(t, "both jobs' Works in "+c, func() (bool, string) {
+			return f.workOwner(c, mine) == f.ns && f.workOwner(c, theirs) == g.ns, fmt.Sprintf("%q %q", f.workOwner(c, mine), f.workOwner(c, theirs))
+		})
+	}
+	for _, x := range []struct {
+		f    *fixture
+		name string
+	}{{f, "b-c"}, {&g, "c"}} {
+		for _, c := range []string{f.c1, f.c2} {
+			x.f.agentApplies(x.name, c, "", musterv1.BroadcastJobStatus{Phase: musterv1.BroadcastJobRunning, BroadcastCounts: musterv1.BroadcastCounts{Desired: 1, Active: 1}})
+		}
+		x.f.waitCondition(x.name, musterv1.BroadcastJobShardsApplied, metav1.ConditionTrue, musterv1.ReasonApplied,
+			func(j *musterv1.BroadcastJob) bool { return j.Status.Active == 2 })
+	}
+	if evs := append(f.events("b-c", musterv1.ReasonShardNameTaken), g.events("c", musterv1.ReasonShardNameTaken)...); len(evs) != 0 {
+		t.Errorf("ShardNameTaken events: %+v", evs)
+	}
+}
+
+// TestShardNameHeldByAHandMadeWork: a Work made by hand under the name of a job's shard
+// (no other job's shard can have it) holds that shard back; the job says so, once, runs
+// its other shards, and places the held one when the name is free.
+func TestShardNameHeldByAHandMadeWork(t *testing.T) {
+	f := newFixture(t)
+	workName := broadcastjob.WorkName(f.job("prefetch"))
+	squatter := &musterv1.Work{
+		ObjectMeta: metav1.ObjectMeta{Name: workName, Namespace: musterv1.MemberNamespace(f.c1)},
+		Spec: musterv1.WorkSpec{Manifests: []musterv1.Manifest{{RawExtension: runtime.RawExtension{
+			Raw: []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x","namespace":"default"}}`),
+		}}}},
+	}
+	f.create(squatter)
+
+	f.create(f.job("prefetch", f.c1, f.c2))
+	c := f.waitCondition("prefetch", musterv1.BroadcastJobShardsApplied, metav1.ConditionFalse, musterv1.ReasonShardNameTaken, nil)
+	want := "Work " + musterv1.MemberNamespace(f.c1) + "/" + workName + ", which would carry the shard, belongs to another object: delete that Work or rename this BroadcastJob"
 	if c.Message != want {
 		t.Errorf("message %q, want %q", c.Message, want)
 	}
-	env.ExpectEvent(t, f.ns, "b-c", musterv1.ReasonShardNameTaken)
+	env.ExpectEvent(t, f.ns, "prefetch", musterv1.ReasonShardNameTaken)
+	if f.workOwner(f.c2, workName) != f.ns {
+		t.Errorf("the shard whose name is free was not placed")
+	}
 	time.Sleep(time.Second)
-	if evs := f.events("b-c", musterv1.ReasonShardNameTaken); len(evs) != 1 {
+	if evs := f.events("prefetch", musterv1.ReasonShardNameTaken); len(evs) != 1 {
 		t.Errorf("want one ShardNameTaken event, got %d: %+v", len(evs), evs)
 	}
-	if f.workOwner(f.c1, workName) != otherNS || f.workOwner(f.c2, workName) != otherNS {
-		t.Errorf("the second job touched the first job's Works")
+	if f.workOwner(f.c1, workName) != "" {
+		t.Errorf("the job took the hand-made Work")
 	}
 
 	// Once the name is free, the next look (here: a member cluster change) places it.
-	if err := env.Client.Delete(t.Context(), first); err != nil {
+	if err := env.Client.Delete(t.Context(), squatter); err != nil {
 		t.Fatal(err)
 	}
-	envtest.Eventually(t, "the first job's Works gone", func() (bool, string) {
-		return f.workOwner(f.c1, workName) == "" && f.workOwner(f.c2, workName) == "", ""
-	})
 	mc := &musterv1.MemberCluster{}
 	if err := env.Client.Get(t.Context(), client.ObjectKey{Name: f.c1}, mc); err != nil {
 		t.Fatal(err)
@@ -166,10 +200,8 @@ func TestShardNameTakenByAnotherBroadcastJob(t *testing.T) {
 	if err := env.Client.Update(t.Context(), mc); err != nil {
 		t.Fatal(err)
 	}
-	envtest.Eventually(t, "the second job's Works", func() (bool, string) {
-		return f.workOwner(f.c1, workName) == f.ns && f.workOwner(f.c2, workName) == f.ns, ""
-	})
-	f.waitCondition("b-c", musterv1.BroadcastJobShardsApplied, metav1.ConditionUnknown, musterv1.ReasonApplying, nil)
+	envtest.Eventually(t, "the held shard's Work", func() (bool, string) { return f.workOwner(f.c1, workName) == f.ns, "" })
+	f.waitCondition("prefetch", musterv1.BroadcastJobShardsApplied, metav1.ConditionUnknown, musterv1.ReasonApplying, nil)
 }
 
 // workOwner is the namespace of the BroadcastJob whose shard Work name carries in

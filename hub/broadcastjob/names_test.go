@@ -51,13 +51,13 @@ func TestWithNameTaken(t *testing.T) {
 		wantRequeue time.Duration
 	}{
 		{name: "first seen", taken: other, wantNews: []string{musterv1.ReasonShardNameTaken}, wantRequeue: takenRetry,
-			wantMessage: "Work muster-member-c2/broadcastjob-a-b-c, which would carry the shard, belongs to BroadcastJob a/b-c: rename this BroadcastJob (a shard's Work is named broadcastjob-<namespace>-<name>)"},
+			wantMessage: "Work muster-member-c2/broadcastjob-a-b-c, which would carry the shard, belongs to BroadcastJob a/b-c: delete that Work or rename this BroadcastJob"},
 		{name: "already reported", prev: &taken, taken: other, wantRequeue: takenRetry},
 		{name: "a refusal decided from the shards is replaced, not announced", prev: &taken, taken: other, news: []metav1.Condition{applyFailed}, wantRequeue: takenRetry},
 		{name: "a sooner deadline is kept", prev: &taken, taken: other, before: time.Second, wantRequeue: time.Second},
 		{name: "a later deadline waits for the retry", prev: &taken, taken: other, before: time.Hour, wantRequeue: takenRetry},
 		{name: "a Work made by hand", prev: &applyFailed, taken: handMade, wantNews: []string{musterv1.ReasonShardNameTaken}, wantRequeue: takenRetry,
-			wantMessage: "Work muster-member-c2/broadcastjob-a-b-c, which would carry the shard, belongs to another object: rename this BroadcastJob (a shard's Work is named broadcastjob-<namespace>-<name>)"},
+			wantMessage: "Work muster-member-c2/broadcastjob-a-b-c, which would carry the shard, belongs to another object: delete that Work or rename this BroadcastJob"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -22,11 +22,10 @@ func (s shardSpec) equal(o shardSpec) bool {
 		(s.parallelism == nil) == (o.parallelism == nil) && (s.parallelism == nil || *s.parallelism == *o.parallelism)
 }
 
-// WorkName is the name of the Work that carries job's shard in every member namespace:
-// capped as FleetJob shards' are, so that a long namespace and name still make a valid
-// Work name, and two long ones that share a start still make two.
+// WorkName is the name of the Work that carries job's shard in every member namespace,
+// which no other object's shard shares (shards.WorkName).
 func WorkName(job *musterv1.BroadcastJob) string {
-	return shards.Name("broadcastjob", job.Namespace, job.Name)
+	return shards.WorkName("broadcastjob", job.Namespace, job.Name, "")
 }
 
 // shardObject is the member BroadcastJob for one cluster: the hub job's spec without

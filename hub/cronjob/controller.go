@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/robfig/cron/v3"
@@ -27,8 +28,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	bcj "github.com/musterhq/muster/api/broadcastjob"
+	"github.com/musterhq/muster/api/names"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	hubmetrics "github.com/musterhq/muster/hub/metrics"
+	"github.com/musterhq/muster/internal/fairqueue"
 	"github.com/musterhq/muster/internal/patch"
 )
 
@@ -74,8 +77,16 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&musterv1.FleetCronJob{}).
 		Owns(&musterv1.FleetJob{}).
 		Owns(&musterv1.BroadcastJob{}).
-		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Workers, 1)}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Workers, 1), NewQueue: fairqueue.New}).
 		Complete(r)
+}
+
+// apiReader reads around the cache; the cache when no API reader was given.
+func (r *Reconciler) apiReader() client.Reader {
+	if r.APIReader != nil {
+		return r.APIReader
+	}
+	return r.Client
 }
 
 func cronOwnerUID(obj client.Object) []string {
@@ -209,19 +220,32 @@ func (r *Reconciler) created(ctx context.Context, cj *musterv1.FleetCronJob, sta
 	return afterCreate(), nil
 }
 
-// ChildName is the one name the child for a slot can have: the cron's name and the slot in
-// Unix minutes. Two hub replicas firing the same slot across a failover create the same
+// ChildName is the name the child for a slot gets: the cron's name and the slot in Unix
+// minutes. Two hub replicas firing the same slot across a failover create the same
 // object, and the API server refuses the second.
 func ChildName(cj *musterv1.FleetCronJob, slot time.Time) string {
 	return fmt.Sprintf("%s-%d", cj.Name, slot.Unix()/60)
 }
 
+// AlternateChildName is the name the child for a slot gets when an object the cron does
+// not control holds ChildName (anyone who may create FleetJobs in the namespace can
+// guess it): the cron's name (cut to fit), the slot, and a hash of the cron's UID and the
+// slot. It is as predictable to the hub as ChildName, so replicas and restarts still
+// agree on one child per slot.
+func AlternateChildName(cj *musterv1.FleetCronJob, slot time.Time) string {
+	minutes := strconv.FormatInt(slot.Unix()/60, 10)
+	return names.Name(cj.Name, minutes, "fleetcronjob-run", string(cj.UID), minutes)
+}
+
+// errNamesTaken says neither of a slot's names is free for its child.
+var errNamesTaken = errors.New("objects the FleetCronJob does not control hold both names of the run")
+
 // runSlot creates the slot's child unless it exists, honouring the concurrency policy
 // over the active children anywhere in the fleet. It says whether it created the child.
 func (r *Reconciler) runSlot(ctx context.Context, cj *musterv1.FleetCronJob, status *musterv1.FleetCronJobStatus, children []child, slot time.Time) (bool, error) {
-	name := ChildName(cj, slot)
+	name, alt := ChildName(cj, slot), AlternateChildName(cj, slot)
 	for _, c := range children {
-		if c.obj.GetName() == name {
+		if n := c.obj.GetName(); n == name || n == alt {
 			// Created before (by this or another replica): the slot is done.
 			recordSchedule(status, slot)
 			return false, nil
@@ -245,27 +269,72 @@ func (r *Reconciler) runSlot(ctx context.Context, cj *musterv1.FleetCronJob, sta
 			status.Active = slices.DeleteFunc(status.Active, func(ref corev1.ObjectReference) bool { return ref.UID == c.obj.GetUID() })
 		}
 	}
-	obj := newChild(cj, name, slot)
 	began := r.Clock.Now()
-	err := r.Client.Create(ctx, obj)
-	if apierrors.IsAlreadyExists(err) {
+	obj, err := r.createRun(ctx, cj, slot, name, alt)
+	if err != nil {
+		if !errors.Is(err, errNamesTaken) {
+			r.Recorder.Eventf(cj, nil, corev1.EventTypeWarning, musterv1.ReasonFailedCreate, "Create", "creating run %s for %s: %v", name, slot.Format(time.RFC3339), err)
+		}
+		return false, fmt.Errorf("creating the run for %s: %w", slot.Format(time.RFC3339), err)
+	}
+	if obj == nil {
 		// Not in the cache yet, or created by another replica: the slot is done.
 		recordSchedule(status, slot)
 		return false, nil
 	}
-	if err != nil {
-		r.Recorder.Eventf(cj, nil, corev1.EventTypeWarning, musterv1.ReasonFailedCreate, "Create", "creating run %s for %s: %v", name, slot.Format(time.RFC3339), err)
-		return false, fmt.Errorf("creating the run for %s: %w", slot.Format(time.RFC3339), err)
-	}
-	r.Recorder.Eventf(cj, obj, corev1.EventTypeNormal, musterv1.ReasonSuccessfulCreate, "Create", "created %s for %s", name, slot.Format(time.RFC3339))
+	r.Recorder.Eventf(cj, obj, corev1.EventTypeNormal, musterv1.ReasonSuccessfulCreate, "Create", "created %s for %s", obj.GetName(), slot.Format(time.RFC3339))
 	done := r.Clock.Now()
 	lag := done.Sub(slot)
 	hubmetrics.CronScheduleLag.WithLabelValues(childKind(cj)).Observe(lag.Seconds())
 	// Where the lag went: until the create was sent (the wait for a worker and the pass's
 	// reads), and the create itself.
-	log.FromContext(ctx).V(2).Info("created the run of a slot", "run", name, "slot", slot, "lag", lag,
+	log.FromContext(ctx).V(2).Info("created the run of a slot", "run", obj.GetName(), "slot", slot, "lag", lag,
 		"beforeCreate", began.Sub(slot), "create", done.Sub(began))
 	return true, nil
+}
+
+// createRun creates the slot's child under name or, when an object the cron does not
+// control holds name, under alt, and says so in a ChildNameTaken event. It returns the
+// child it created; nil when the cron's child for the slot exists already.
+func (r *Reconciler) createRun(ctx context.Context, cj *musterv1.FleetCronJob, slot time.Time, name, alt string) (client.Object, error) {
+	var taken []string
+	for _, n := range []string{name, alt} {
+		obj := newChild(cj, n, slot)
+		err := r.Client.Create(ctx, obj)
+		if err == nil {
+			if len(taken) > 0 {
+				r.Recorder.Eventf(cj, obj, corev1.EventTypeWarning, musterv1.FleetCronJobReasonChildNameTaken, "Create",
+					"%s %s is not this FleetCronJob's: the run for %s is named %s", childKind(cj), name, slot.Format(time.RFC3339), n)
+			}
+			return obj, nil
+		}
+		if !apierrors.IsAlreadyExists(err) {
+			return nil, err
+		}
+		ours, err := r.controls(ctx, cj, obj)
+		if err != nil || ours {
+			return nil, err
+		}
+		log.FromContext(ctx).V(2).Info("an object the cron does not control holds the run's name", "name", n, "slot", slot)
+		taken = append(taken, n)
+	}
+	r.Recorder.Eventf(cj, nil, corev1.EventTypeWarning, musterv1.FleetCronJobReasonChildNameTaken, "Create",
+		"%s %s and %s are not this FleetCronJob's: the run for %s cannot be created until one goes", childKind(cj), name, alt, slot.Format(time.RFC3339))
+	return nil, errNamesTaken
+}
+
+// controls reads, from the API server (the cache may not show the cron's own child yet),
+// the object that holds obj's name and says whether cj controls it. One gone since is an
+// error: the retry takes the name.
+func (r *Reconciler) controls(ctx context.Context, cj *musterv1.FleetCronJob, obj client.Object) (bool, error) {
+	cur, ok := obj.DeepCopyObject().(client.Object)
+	if !ok {
+		return false, fmt.Errorf("%T is not an object", obj)
+	}
+	if err := r.apiReader().Get(ctx, client.ObjectKeyFromObject(obj), cur); err != nil {
+		return false, fmt.Errorf("reading the holder of the run's name %s: %w", obj.GetName(), err)
+	}
+	return metav1.IsControlledBy(cur, cj), nil
 }
 
 // recordSchedule stores the slot as the last one run. It is kept in status and never
@@ -399,12 +468,8 @@ func (r *Reconciler) reportLeftActive(ctx context.Context, cj *musterv1.FleetCro
 	}
 	// The cache may not show yet the status this controller last wrote, which no longer
 	// lists the runs it reported (or deleted): the API server's copy says which are news.
-	var reader client.Reader = r.Client
-	if r.APIReader != nil {
-		reader = r.APIReader
-	}
 	live := &musterv1.FleetCronJob{}
-	if err := reader.Get(ctx, client.ObjectKeyFromObject(cj), live); apierrors.IsNotFound(err) {
+	if err := r.apiReader().Get(ctx, client.ObjectKeyFromObject(cj), live); apierrors.IsNotFound(err) {
 		return nil
 	} else if err != nil {
 		return fmt.Errorf("reading the FleetCronJob's active runs: %w", err)

@@ -14,9 +14,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
+	psaapi "k8s.io/pod-security-admission/api"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -26,6 +28,7 @@ import (
 	"github.com/musterhq/muster/hub/inventory"
 	hubmetrics "github.com/musterhq/muster/hub/metrics"
 	"github.com/musterhq/muster/hub/shards"
+	"github.com/musterhq/muster/internal/fairqueue"
 	"github.com/musterhq/muster/internal/patch"
 	"github.com/musterhq/muster/placement/clusters"
 )
@@ -48,6 +51,12 @@ type Reconciler struct {
 	// UnschedulableWindow is how long an Adaptive WorkloadSpread keeps new pods off a
 	// subset whose pods could not be scheduled; zero means DefaultUnschedulableWindow.
 	UnschedulableWindow time.Duration
+	// NewQueue builds the controller's work queue; nil means fairqueue.New, where hub
+	// namespaces take turns so one tenant's burst does not delay another's FleetJobs.
+	NewQueue fairqueue.NewFunc
+	// PodSecurityLevel is the enforce level of a hub namespace whose labels name none
+	// (empty: podsecurity.DefaultLevel); the shards' Works carry their namespace's levels.
+	PodSecurityLevel psaapi.Level
 
 	// writes are the FleetJob status writes the cache may not show yet.
 	writes patch.Writes
@@ -70,6 +79,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&musterv1.Work{}, handler.EnqueueRequestsFromMapFunc(shards.OwnerOf(musterv1.FleetJobNameLabel, musterv1.FleetJobNamespaceLabel))).
 		Watches(&musterv1.MemberCluster{}, handler.EnqueueRequestsFromMapFunc(r.unplaced)).
 		Watches(&musterv1.WorkloadSpread{}, handler.EnqueueRequestsFromMapFunc(targetOfSpread)).
+		WithOptions(controller.Options{NewQueue: fairqueue.Or(r.NewQueue)}).
 		Complete(r)
 }
 
@@ -202,6 +212,9 @@ func (r *Reconciler) place(ctx context.Context, fj *musterv1.FleetJob) (ctrl.Res
 		works = append(works, w)
 		names = append(names, s.cluster)
 	}
+	if err := r.annotatePodSecurity(ctx, fj, works...); err != nil {
+		return ctrl.Result{}, err
+	}
 	if taken, err := r.nameTaken(ctx, fj, works); err != nil || taken != nil {
 		if err != nil {
 			return ctrl.Result{}, err
@@ -231,14 +244,19 @@ func (r *Reconciler) place(ctx context.Context, fj *musterv1.FleetJob) (ctrl.Res
 }
 
 // nameTaken returns a False Scheduled condition, with an event, when another object's
-// Work already holds the name of one of works; nil when every name is free or fj's.
+// Work (one made by hand: no other FleetJob's shard has the name) already holds the name
+// of one of works; nil when every name is free or fj's.
 func (r *Reconciler) nameTaken(ctx context.Context, fj *musterv1.FleetJob, works []*musterv1.Work) (*metav1.Condition, error) {
 	taken, err := shards.Taken(ctx, r.Client, works, musterv1.FleetJobUIDLabel)
 	if err != nil || taken == nil {
 		return nil, err
 	}
-	msg := fmt.Sprintf("Work %s/%s, which would carry a shard, belongs to FleetJob %s/%s: rename this FleetJob or its WorkloadSpread subset",
-		taken.Namespace, taken.Name, taken.Labels[musterv1.FleetJobNamespaceLabel], taken.Labels[musterv1.FleetJobNameLabel])
+	owner := "another object"
+	if l := taken.Labels; l[musterv1.FleetJobNameLabel] != "" {
+		owner = fmt.Sprintf("FleetJob %s/%s", l[musterv1.FleetJobNamespaceLabel], l[musterv1.FleetJobNameLabel])
+	}
+	msg := fmt.Sprintf("Work %s/%s, which would carry a shard, belongs to %s: delete that Work or rename this FleetJob or its WorkloadSpread subset",
+		taken.Namespace, taken.Name, owner)
 	if c := meta.FindStatusCondition(fj.Status.Conditions, musterv1.FleetJobScheduled); c == nil || c.Reason != musterv1.ReasonShardNameTaken {
 		r.Recorder.Eventf(fj, nil, corev1.EventTypeWarning, musterv1.ReasonShardNameTaken, "Place", "%s", msg)
 	}
@@ -259,10 +277,26 @@ func (r *Reconciler) suspend(ctx context.Context, fj *musterv1.FleetJob, w *must
 	}
 	h := patch.NewHelper(r.Client, w)
 	w.Spec = want.Spec
+	if err := r.annotatePodSecurity(ctx, fj, w); err != nil {
+		return err
+	}
 	if err := h.Patch(ctx, w); err != nil {
 		return fmt.Errorf("suspending the shard in %s: %w", s.describe(), err)
 	}
 	r.Recorder.Eventf(fj, nil, corev1.EventTypeWarning, musterv1.FleetJobReasonShardStopped, "Suspend", "suspended the shard in %s after another shard failed", s.describe())
+	return nil
+}
+
+// annotatePodSecurity puts the Pod Security labels of fj's namespace on works, for the
+// agents to put on the member namespaces they create (see shards.PodSecurityOf).
+func (r *Reconciler) annotatePodSecurity(ctx context.Context, fj *musterv1.FleetJob, works ...*musterv1.Work) error {
+	value, err := shards.PodSecurityOf(ctx, r.Client, r.PodSecurityLevel, fj.Namespace)
+	if err != nil {
+		return err
+	}
+	for _, w := range works {
+		shards.SetPodSecurity(w, value)
+	}
 	return nil
 }
 

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/musterhq/muster/api/names"
 	"github.com/musterhq/muster/api/templates"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/hub/shards"
@@ -29,6 +30,9 @@ type shard struct {
 	// indexes is the slice of the fleet's completion indexes, for a divided Indexed job.
 	indexes *musterv1.IndexRange
 	suspend bool
+	// jobName is the name of the shard's Job as its Work carries it; empty for a new
+	// shard, which gets JobName. A shard placed by an older hub keeps the name it has.
+	jobName string
 }
 
 func (s shard) key() string { return shards.Key(s.cluster, s.subset) }
@@ -44,26 +48,29 @@ func (s shard) describe() string {
 // WorkName is the name of the Work that carries fj's shard, in the shard's member
 // namespace: one per FleetJob, or one per subset with a WorkloadSpread.
 func WorkName(fj *musterv1.FleetJob, subset string) string {
-	if subset == "" {
-		return shards.Name("fleetjob", fj.Namespace, fj.Name)
-	}
-	return shards.Name("fleetjob", fj.Namespace, fj.Name, subset)
+	return shards.WorkName("fleetjob", fj.Namespace, fj.Name, subset)
 }
 
-// JobName is the name of the shard's Job in its member: the FleetJob's, suffixed with
-// the subset so that two subsets can share a cluster.
+// JobName is the name of a new shard's Job in its member, in the FleetJob's namespace:
+// the FleetJob's own, unique there; with a subset, one derived from both, as subsets of
+// two FleetJobs (and another FleetJob's name) may join alike: "a" with subset "b-c",
+// "a-b" with subset "c", FleetJob "a-b-c".
 func JobName(fj *musterv1.FleetJob, subset string) string {
 	if subset == "" {
 		return fj.Name
 	}
-	return shards.Name(fj.Name, subset)
+	return names.Name(fj.Name+"-"+subset, "", "fleetjob-subset-job", fj.Name, subset)
 }
 
 // shardJob is the member Job for s: the template's Job run by the agent's Job controller,
 // built as the hub's webhook validated it at admission (templates.Job), with the shard's
 // share, subset and index offset.
 func shardJob(fj *musterv1.FleetJob, s shard) *batchv1.Job {
-	job := templates.Job(JobName(fj, s.subset), fj.Namespace, fj.UID, &fj.Spec.Template)
+	name := s.jobName
+	if name == "" {
+		name = JobName(fj, s.subset)
+	}
+	job := templates.Job(name, fj.Namespace, fj.UID, &fj.Spec.Template)
 	if s.template != nil {
 		job.Spec.Template = *s.template.DeepCopy()
 	}
@@ -107,6 +114,7 @@ func readWork(work *musterv1.Work) (shard, *batchv1.JobStatus, error) {
 	s := shard{
 		cluster: work.Labels[musterv1.ClusterNameLabel], subset: work.Labels[musterv1.SubsetLabel], template: &job.Spec.Template,
 		parallelism: job.Spec.Parallelism, completions: job.Spec.Completions, suspend: ptr.Deref(job.Spec.Suspend, false),
+		jobName: job.Name,
 	}
 	if v, ok := job.Annotations[musterv1.IndexOffsetAnnotation]; ok {
 		if start, err := strconv.Atoi(v); err == nil {

@@ -183,29 +183,3 @@ func TestFinishedShardFreezesTheSpread(t *testing.T) {
 		t.Errorf("scaling a job that is winding down: %s", got)
 	}
 }
-
-func TestShardNameHeldByAnotherFleetJobIsReportedNotLost(t *testing.T) {
-	f := newFixture(t)
-	// FleetJob "workers-a" on c1 holds Work fleetjob-<ns>-workers-a there; the spread's
-	// subset "a" of FleetJob "workers" on c1 would need the same name.
-	other := f.workers(1)
-	other.Name = "workers-a"
-	other.Spec.Placement.ClusterNames = []string{f.c1}
-	f.create(other)
-	f.waitShards("@" + f.c1 + "=1")
-
-	f.create(f.spread(f.subset("a", f.c1, nil)))
-	f.create(f.workers(2))
-	envtest.Eventually(t, "Scheduled=False ShardNameTaken", func() (bool, string) {
-		var fj musterv1.FleetJob
-		if err := env.Client.Get(t.Context(), client.ObjectKey{Namespace: f.ns, Name: "workers"}, &fj); err != nil {
-			return false, err.Error()
-		}
-		c := meta.FindStatusCondition(fj.Status.Conditions, musterv1.FleetJobScheduled)
-		return c != nil && c.Status == metav1.ConditionFalse && c.Reason == musterv1.ReasonShardNameTaken, fmt.Sprintf("%+v", c)
-	})
-	if got := f.shards(); got != "@"+f.c1+"=1" {
-		t.Errorf("the other FleetJob's shard changed: %s", got)
-	}
-	env.ExpectEvent(t, f.ns, "workers", musterv1.ReasonShardNameTaken)
-}

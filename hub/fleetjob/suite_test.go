@@ -11,6 +11,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -66,7 +67,8 @@ func (f *fixture) member(suffix string) string {
 	if err := env.Client.Status().Update(f.t.Context(), mc); err != nil {
 		f.t.Fatal(err)
 	}
-	if err := env.Client.Create(f.t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: musterv1.MemberNamespace(name)}}); err != nil {
+	// The namespace may be there already, holding Works made before the cluster joined.
+	if err := env.Client.Create(f.t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: musterv1.MemberNamespace(name)}}); err != nil && !apierrors.IsAlreadyExists(err) {
 		f.t.Fatal(err)
 	}
 	return name

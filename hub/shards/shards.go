@@ -1,5 +1,5 @@
 // Package shards holds what the hub's placing controllers share about the Works that carry
-// their objects' shards: naming them (Name), wrapping a member object in one and reading
+// their objects' shards: naming them (WorkName), wrapping a member object in one and reading
 // it back with its fed-back status (NewWork, Decode), mapping a Work's events to its owner
 // (OwnerOf), finding them by owner, removing them before the owner goes, and reporting
 // what the members said about them. What goes into a shard stays with its kind.
@@ -8,14 +8,13 @@ package shards
 import (
 	"context"
 	"fmt"
-	"hash/fnv"
-	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
+	"github.com/musterhq/muster/api/names"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/internal/patch"
 )
@@ -29,20 +28,17 @@ func Key(cluster, subset string) string {
 	return subset + "/" + cluster
 }
 
-// maxNameLength bounds Work and member object names that become label values.
-const maxNameLength = 63
-
-// Name joins parts with "-" into a name of at most 63 characters; a longer one keeps its
-// start and ends in a hash of the whole, so distinct long names stay distinct.
-func Name(parts ...string) string {
-	name := strings.Join(parts, "-")
-	if len(name) <= maxNameLength {
-		return name
+// WorkName is the name of the Work that carries a shard of the kind's object
+// namespace/name (of its WorkloadSpread subset, when not empty) in a member namespace:
+// readable, and a hash of all four, so no two objects anywhere on the hub share one,
+// however their namespaces and names join. Works are found by their owner's UID label,
+// never by name: those an older hub named otherwise are still found.
+func WorkName(kind, namespace, name, subset string) string {
+	head := kind + "-" + namespace + "-" + name
+	if subset != "" {
+		head += "-" + subset
 	}
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(name))
-	suffix := fmt.Sprintf("-%08x", h.Sum32())
-	return strings.TrimRight(name[:maxNameLength-len(suffix)], "-.") + suffix
+	return names.Name(head, "", kind, namespace, name, subset)
 }
 
 // Works lists the Works labelled uidLabel=uid, by shard Key.
@@ -61,10 +57,11 @@ func Works(ctx context.Context, c client.Client, uidLabel string, uid types.UID)
 	return out, nil
 }
 
-// Taken returns the first of works whose name another owner's Work already holds (a
-// name built from parts can repeat: FleetJob "a" with subset "b-c" and FleetJob "a-b"
-// with subset "c"), or nil. Works labelled uidLabel with their owner's UID are checked
-// before they are created, so a clash is reported instead of a shard silently missing.
+// Taken returns the first of works whose name another owner's Work already holds, or
+// nil. Derived names do not repeat (WorkName), but anyone who may write Works in a member
+// namespace can make one by hand: Works labelled uidLabel with their owner's UID are
+// checked before they are created, so a clash is reported instead of a shard silently
+// missing.
 func Taken(ctx context.Context, c client.Reader, works []*musterv1.Work, uidLabel string) (*musterv1.Work, error) {
 	for _, w := range works {
 		var cur musterv1.Work
