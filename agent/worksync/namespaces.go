@@ -16,7 +16,9 @@ import (
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 )
 
-// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch;create;patch
+// Namespaces are created, read and relabelled through the Executor, never with the
+// agent's own rights: the Work executor's ClusterRole (deploy/agent/executor.yaml) grants
+// them.
 
 // Marks on a namespace the agent created because a manifest needed it.
 const (

@@ -85,6 +85,19 @@ func TestJoinGivesTheAgentLeastPrivilege(t *testing.T) {
 	if !slices.ContainsFunc(ns.Rules, func(r rbacv1.PolicyRule) bool { return slices.Contains(r.Verbs, "impersonate") }) {
 		t.Errorf("the agent's Role %+v cannot impersonate the executor", ns.Rules)
 	}
+	// What the controllers need cluster-wide, for any object: a rule narrowed by a
+	// careless merge of the generated file (nodes only named kube-system) fails here.
+	for _, need := range []struct{ group, resource, verb string }{
+		{"", "pods", "create"}, {"", "pods", "watch"}, {"", "nodes", "watch"}, {"", "events", "watch"},
+		{"batch", "jobs", "watch"}, {"batch", "jobs/status", "update"}, {"muster.dev", "broadcastjobs", "watch"},
+		{"events.k8s.io", "events", "create"},
+	} {
+		if !slices.ContainsFunc(cluster.Rules, func(r rbacv1.PolicyRule) bool {
+			return len(r.ResourceNames) == 0 && slices.Contains(r.APIGroups, need.group) && slices.Contains(r.Resources, need.resource) && slices.Contains(r.Verbs, need.verb)
+		}) {
+			t.Errorf("the agent's ClusterRole does not let it %s %s (group %q) of any name", need.verb, need.resource, need.group)
+		}
+	}
 	binding := installed[rbacv1.RoleBinding](t, objs, "RoleBinding", "muster-agent", "muster-agent")
 	if binding.RoleRef.Kind != "Role" || binding.RoleRef.Name != "muster-agent" ||
 		!cmp.Equal(binding.Subjects, []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: "muster-agent", Name: "muster-agent"}}) {
