@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -28,7 +29,7 @@ const (
 	rootOnEveryNode = `Forbidden: violates PodSecurity "baseline:latest": host namespaces (hostPID=true), hostPath volumes (volume "root"), privileged (container "main" must not set securityContext.privileged=true)`
 	hostNetwork     = `Forbidden: violates PodSecurity "baseline:latest": host namespaces (hostNetwork=true)`
 	privileged      = `Forbidden: violates PodSecurity "baseline:latest": privileged (container "main" must not set securityContext.privileged=true)`
-	notRestricted   = `violates PodSecurity "restricted:latest": allowPrivilegeEscalation != false (container "main" must set securityContext.allowPrivilegeEscalation=false), unrestricted capabilities (container "main" must set securityContext.capabilities.drop=["ALL"]), runAsNonRoot != true (pod or container "main" must set securityContext.runAsNonRoot=true), seccompProfile (pod or container "main" must set securityContext.seccompProfile.type to "RuntimeDefault" or "Localhost")`
+	notRestricted   = `PodSecurity "restricted:latest": allowPrivilegeEscalation != false (container "main" must set securityContext.allowPrivilegeEscalation=false), unrestricted capabilities (container "main" must set securityContext.capabilities.drop=["ALL"]), runAsNonRoot != true (pod or container "main" must set securityContext.runAsNonRoot=true), seccompProfile (pod or container "main" must set securityContext.seccompProfile.type to "RuntimeDefault" or "Localhost")`
 )
 
 // levelNamespace creates a namespace for the test whose Pod Security labels are labels.
@@ -101,7 +102,7 @@ func TestTenancyAttacksAreRefused(t *testing.T) {
 		{"FleetCronJob whose broadcast runs are root on every node", cronJob("bcron", ns, nil, rootOnNodes),
 			refusal{"spec.broadcastJobTemplate.spec.template.spec", rootOnEveryNode}},
 		{"FleetJob of baseline pods in a restricted namespace", fleetJob("plain", restricted, nil),
-			refusal{"spec.template.spec.template.spec", "Forbidden: " + notRestricted}},
+			refusal{"spec.template.spec.template.spec", "Forbidden: violates " + notRestricted}},
 		{"FleetJob in kube-system", fleetJob("sys", "kube-system", nil), reserved("kube-system", "")},
 		{"FleetJob in muster-agent as the agent's ServiceAccount", fleetJob("agent", musterv1.AgentNamespace, fleetJobPods(func(s *corev1.PodSpec) {
 			s.ServiceAccountName = "muster-agent"
@@ -137,7 +138,7 @@ func TestPodSecurityLevelsOfLabelledNamespaces(t *testing.T) {
 	})
 	t.Run("the version label picks the checks", func(t *testing.T) {
 		expectRefused(t, fleetJob("plain", restricted, nil), []refusal{{"spec.template.spec.template.spec",
-			"Forbidden: " + strings.Replace(notRestricted, "restricted:latest", "restricted:v1.36", 1)}})
+			"Forbidden: violates " + strings.Replace(notRestricted, "restricted:latest", "restricted:v1.36", 1)}})
 	})
 }
 
@@ -173,7 +174,7 @@ func createWarned(t *testing.T, obj client.Object) []string {
 // warning naming what breaks the level, on the field of the template.
 func TestPodSecurityWarnLevelWarns(t *testing.T) {
 	ns := levelNamespace(t, "warn", map[string]string{"pod-security.kubernetes.io/warn": "restricted"})
-	want := "spec.template.spec.template.spec: would " + notRestricted
+	want := "spec.template.spec.template.spec: would violate " + notRestricted
 	if got := createWarned(t, fleetJob("plain", ns, nil)); !slices.Contains(got, want) {
 		t.Errorf("warnings = %q, want %q", got, want)
 	}
@@ -194,7 +195,7 @@ func TestPodSecurityAuditLevelAnnotatesTheAuditEvent(t *testing.T) {
 	expectAdmitted(t, job)
 	want := map[string]string{
 		"broadcastjobs.muster.dev/enforce-policy":   "baseline:latest",
-		"broadcastjobs.muster.dev/audit-violations": "spec.template.spec: would " + notRestricted,
+		"broadcastjobs.muster.dev/audit-violations": "spec.template.spec: would violate " + notRestricted,
 	}
 	envtest.Eventually(t, "the audit event of the BroadcastJob's create", func() (bool, string) {
 		got, err := auditAnnotations(ns, job.Name)
@@ -248,7 +249,10 @@ func TestWorkloadSpreadPatchesKeepThePodSecurityLevel(t *testing.T) {
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
 			Spec: musterv1.WorkloadSpreadSpec{
 				TargetReference: musterv1.TargetReference{APIVersion: musterv1.GroupVersion.String(), Kind: "FleetJob", Name: target},
-				Subsets:         []musterv1.WorkloadSpreadSubset{{Name: "plain"}, {Name: "root", Patch: privilegedPatch}},
+				Subsets: []musterv1.WorkloadSpreadSubset{
+					{Name: "plain", ClusterAffinity: musterv1.ClusterAffinity{ClusterNames: []string{"c1"}}, MaxReplicas: ptr.To(intstr.FromInt32(1))},
+					{Name: "root", ClusterAffinity: musterv1.ClusterAffinity{ClusterNames: []string{"c2"}}, Patch: privilegedPatch},
+				},
 			},
 		}
 	}
