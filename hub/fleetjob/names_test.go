@@ -169,23 +169,55 @@ func (f *fixture) oldWork(fj *musterv1.FleetJob, subset, cluster string, paralle
 	return w
 }
 
+// unavailableMember joins a cluster that is not Available yet: no new shard goes there,
+// and shards already there stay.
+func (f *fixture) unavailableMember(suffix string) string {
+	f.t.Helper()
+	name := fmt.Sprintf("%.40s-%s", f.ns, suffix)
+	f.create(&musterv1.MemberCluster{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: musterv1.MemberClusterSpec{Accepted: true}})
+	f.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: musterv1.MemberNamespace(name)}})
+	return name
+}
+
+func (f *fixture) makeAvailable(cluster string) {
+	f.t.Helper()
+	mc := &musterv1.MemberCluster{}
+	if err := env.Client.Get(f.t.Context(), client.ObjectKey{Name: cluster}, mc); err != nil {
+		f.t.Fatal(err)
+	}
+	meta.SetStatusCondition(&mc.Status.Conditions, metav1.Condition{Type: musterv1.MemberClusterAvailable, Status: metav1.ConditionTrue, Reason: "Test"})
+	if err := env.Client.Status().Update(f.t.Context(), mc); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// waitSeen waits until the FleetJob's status lists a shard in cluster: the controller
+// has read the Works there.
+func (f *fixture) waitSeen(cluster string) {
+	f.t.Helper()
+	envtest.Eventually(f.t, "a shard in "+cluster+" in status", func() (bool, string) {
+		st := f.getJob(f.ns, "workers").Status
+		return slices.ContainsFunc(st.Clusters, func(c musterv1.ClusterJobStatus) bool { return c.ClusterName == cluster }), fmt.Sprintf("%+v", st.Clusters)
+	})
+}
+
 // TestAShardAnOlderHubNamedIsFoundByItsOwner: a hub upgraded under running work finds a
 // FleetJob's shard by the FleetJob's UID, not by name: it writes no second Work for the
 // cluster that has one under the old name, and sums up what that one reports.
 func TestAShardAnOlderHubNamedIsFoundByItsOwner(t *testing.T) {
 	f := newFixture(t)
-	// The cluster joins only once the old Work is there: until then the FleetJob cannot
-	// be placed, and once it can, only finding the old Work keeps the hub from placing it.
-	late := fmt.Sprintf("%.40s-%s", f.ns, "3")
+	// The FleetJob cannot be placed until its cluster is Available; once it is, only
+	// finding the old Work keeps the hub from placing it (its Scheduled is False).
+	late := f.unavailableMember("3")
 	fj := f.workers(1)
 	fj.Spec.Placement.ClusterNames = []string{late}
 	f.create(fj)
 	f.waitScheduled(f.ns, "workers", musterv1.ReasonNoEligibleClusters)
 	fj = f.getJob(f.ns, "workers")
-	f.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: musterv1.MemberNamespace(late)}})
 	old := f.oldWork(fj, "", late, 1)
 	f.create(old)
-	f.member("3")
+	f.waitSeen(late)
+	f.makeAvailable(late)
 
 	reportJob(t, old, batchv1.JobStatus{Active: 1, Ready: ptr.To[int32](1)})
 	f.waitCondition(musterv1.FleetJobShardsApplied, metav1.ConditionTrue, musterv1.ReasonApplied, func(fj *musterv1.FleetJob) bool {
@@ -201,16 +233,18 @@ func TestAShardAnOlderHubNamedIsFoundByItsOwner(t *testing.T) {
 // running Job is resized rather than replaced.
 func TestASubsetShardAnOlderHubNamedKeepsItsJob(t *testing.T) {
 	f := newFixture(t)
-	late := fmt.Sprintf("%.40s-%s", f.ns, "3")
+	late := f.unavailableMember("3")
 	f.create(f.spread(f.subset("a", late, nil)))
 	f.create(f.workers(2))
 	f.waitScheduled(f.ns, "workers", musterv1.ReasonNoEligibleClusters)
 	fj := f.getJob(f.ns, "workers")
-	f.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: musterv1.MemberNamespace(late)}})
 	old := f.oldWork(fj, "a", late, 2)
 	f.create(old)
-	f.member("3")
+	// An unavailable cluster keeps the replicas it has: the spread takes the old shard
+	// as placed.
 	f.waitScheduled(f.ns, "workers", musterv1.FleetJobReasonPlacedBySpread)
+	f.waitSeen(late)
+	f.makeAvailable(late)
 
 	f.scale(3)
 	f.waitShards("a@" + late + "=3")

@@ -2,6 +2,7 @@ package fleetjob_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/e2e/envtest"
+	"github.com/musterhq/muster/hub/fleetjob"
 )
 
 func TestSpreadPlacesOneShardPerSubsetAndCluster(t *testing.T) {
@@ -26,11 +28,15 @@ func TestSpreadPlacesOneShardPerSubsetAndCluster(t *testing.T) {
 
 	f.waitShards("a@" + f.c1 + "=3 b@" + f.c2 + "=2")
 	jobA, jobB := decodeJob(t, f.work("a", f.c1)), decodeJob(t, f.work("b", f.c2))
-	if jobA.Name != "workers-a" || jobA.Labels[musterv1.SubsetLabel] != "a" || jobA.Spec.Template.Labels["tier"] != "big" || jobA.Spec.Template.Labels["app"] != "workers" {
-		t.Errorf("subset a's Job %s labels %v, pod labels %v: want workers-a, the subset label, and the patched pod label with the template's", jobA.Name, jobA.Labels, jobA.Spec.Template.Labels)
+	wantA, wantB := fleetjob.JobName(f.workers(5), "a"), fleetjob.JobName(f.workers(5), "b")
+	if !strings.HasPrefix(wantA, "workers-a-") || !strings.HasPrefix(wantB, "workers-b-") {
+		t.Errorf("subset Job names %s and %s, want workers-a-… and workers-b-…", wantA, wantB)
 	}
-	if jobB.Name != "workers-b" || jobB.Spec.Template.Labels["tier"] != "" {
-		t.Errorf("subset b's Job %s pod labels %v: want workers-b without a's patch", jobB.Name, jobB.Spec.Template.Labels)
+	if jobA.Name != wantA || jobA.Labels[musterv1.SubsetLabel] != "a" || jobA.Spec.Template.Labels["tier"] != "big" || jobA.Spec.Template.Labels["app"] != "workers" {
+		t.Errorf("subset a's Job %s labels %v, pod labels %v: want %s, the subset label, and the patched pod label with the template's", jobA.Name, jobA.Labels, jobA.Spec.Template.Labels, wantA)
+	}
+	if jobB.Name != wantB || jobB.Spec.Template.Labels["tier"] != "" {
+		t.Errorf("subset b's Job %s pod labels %v: want %s without a's patch", jobB.Name, jobB.Spec.Template.Labels, wantB)
 	}
 
 	var fj musterv1.FleetJob
