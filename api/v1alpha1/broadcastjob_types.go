@@ -48,10 +48,10 @@ type CompletionPolicy struct {
 	Type CompletionPolicyType `json:"type,omitempty"`
 
 	// activeDeadlineSeconds fails the job, and deletes its active pods, when it has run
-	// longer than this many seconds since startTime. At least 1; only with type Always.
-	// Unset means no deadline.
+	// this many seconds since startTime; 0 fails it at once, before any pod starts, as
+	// OpenKruise does. Only with type Always. Unset means no deadline.
 	// +optional
-	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Minimum=0
 	ActiveDeadlineSeconds *int64 `json:"activeDeadlineSeconds,omitempty"`
 
 	// ttlSecondsAfterFinished deletes the job, and its pods, this many seconds after it

@@ -163,6 +163,16 @@ func TestDecideFleet(t *testing.T) {
 			wantPhase:  musterv1.BroadcastJobFailedPh, wantReason: musterv1.BroadcastJobReasonDeadlineExceeded, wantCounts: musterv1.BroadcastCounts{Desired: 4, Succeeded: 1},
 		},
 		{
+			// As OpenKruise: 0 is admitted and fails the job on its first pass.
+			name: "activeDeadlineSeconds 0: Failed at once, no shard made",
+			job:  hubJob(func(j *musterv1.BroadcastJob) { j.Spec.CompletionPolicy.ActiveDeadlineSeconds = new(int64(0)) }),
+			clusters: []cluster{
+				{name: "a", eligible: true, inventoryDesired: 3},
+			},
+			wantShards: map[string]shardSpec{},
+			wantPhase:  musterv1.BroadcastJobFailedPh, wantReason: musterv1.BroadcastJobReasonDeadlineExceeded, wantCounts: musterv1.BroadcastCounts{Desired: 3},
+		},
+		{
 			name: "a deadline beyond a Duration's range is never reached, not wrapped into the past",
 			job: hubJob(func(j *musterv1.BroadcastJob) {
 				j.Spec.CompletionPolicy.ActiveDeadlineSeconds = new(int64(10000000000))
