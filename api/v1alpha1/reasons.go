@@ -34,4 +34,8 @@ const (
 	// ReasonAgentKeyMismatch is the reason of a denied agent certificate request whose key
 	// is not the one the cluster's credential is bound to, and of the MemberCluster's event.
 	ReasonAgentKeyMismatch = "AgentKeyMismatch"
+	// ReasonStatusWriteRefused is the Warning event of an object whose status (or spec)
+	// write by a Muster controller the API server refused as invalid: a bug the write is
+	// retried for with a growing backoff, not at full speed.
+	ReasonStatusWriteRefused = "StatusWriteRefused"
 )
