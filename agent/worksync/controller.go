@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -31,6 +32,7 @@ import (
 
 	agentmetrics "github.com/musterhq/muster/agent/metrics"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/internal/patch"
 )
 
 // Member-side: the agent applies whatever the hub sends, so it may manage any object.
@@ -60,6 +62,10 @@ type Reconciler struct {
 	controller mccontroller.TypedController[mcreconcile.Request]
 	watchMu    sync.Mutex
 	watched    map[schema.GroupVersionKind]bool
+	// refusals paces the status writes of Works after the hub refused one as invalid
+	// (a status feedback past the CRD's bounds, say): every change of the member's
+	// objects would otherwise send it again.
+	refusals patch.Refusals
 }
 
 // SetupWithManager watches Works on the hub; member objects are watched as their kinds
@@ -119,7 +125,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (re
 	if err := r.pruneDropped(ctx, member, &work, outcomes); err != nil {
 		return reconcile.Result{}, err
 	}
-	if err := r.writeStatus(ctx, hub, &work, outcomes); err != nil {
+	if err := r.writeStatus(ctx, hubCluster, &work, outcomes); err != nil {
+		if _, refused := patch.Refused(err); refused {
+			return patch.Requeue(err)
+		}
 		if apierrors.IsConflict(err) {
 			// The hub changed the Work meanwhile; its update event brings it back, this
 			// retry only covers a lost event.
@@ -273,8 +282,9 @@ func (r *Reconciler) finalize(ctx context.Context, hub, member client.Client, wo
 	return reconcile.Result{}, nil
 }
 
-// writeStatus records the outcomes on the Work if anything changed.
-func (r *Reconciler) writeStatus(ctx context.Context, hub client.Client, work *musterv1.Work, outcomes []outcome) error {
+// writeStatus records the outcomes on the Work if anything changed. A write the hub
+// refused as invalid holds the Work's next ones back (see patch.Refusals).
+func (r *Reconciler) writeStatus(ctx context.Context, hub cluster.Cluster, work *musterv1.Work, outcomes []outcome) error {
 	prev := map[int32]*musterv1.ManifestStatus{}
 	for i := range work.Status.Manifests {
 		prev[work.Status.Manifests[i].Ordinal] = &work.Status.Manifests[i]
@@ -288,8 +298,12 @@ func (r *Reconciler) writeStatus(ctx context.Context, hub client.Client, work *m
 	if equality.Semantic.DeepEqual(status, work.Status) {
 		return nil
 	}
+	if err := r.refusals.Check(work); err != nil {
+		return fmt.Errorf("reporting the Work's status: %w", err)
+	}
 	work.Status = status
-	if err := hub.Status().Update(ctx, work); err != nil {
+	err := hub.GetClient().Status().Update(ctx, work)
+	if err := r.refusals.Observe(ctx, hub.GetEventRecorder("muster-agent"), work, err); err != nil {
 		return fmt.Errorf("reporting the Work's status: %w", err)
 	}
 	return nil
