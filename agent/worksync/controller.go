@@ -33,6 +33,7 @@ import (
 
 	agentmetrics "github.com/musterhq/muster/agent/metrics"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/internal/patch"
 )
 
 // deletionPoll is how often a deleting Work checks that its member objects are gone.
@@ -62,6 +63,10 @@ type Reconciler struct {
 	controller mccontroller.TypedController[mcreconcile.Request]
 	watchMu    sync.Mutex
 	watched    map[schema.GroupVersionKind]bool
+	// refusals paces the status writes of Works after the hub refused one as invalid
+	// (a status feedback past the CRD's bounds, say): every change of the member's
+	// objects would otherwise send it again.
+	refusals patch.Refusals
 }
 
 // SetupWithManager watches Works on the hub; member objects are watched as their kinds
@@ -125,7 +130,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (re
 	if err := r.pruneDropped(ctx, member, &work, outcomes); err != nil {
 		return reconcile.Result{}, err
 	}
-	if err := r.writeStatus(ctx, hub, &work, outcomes); err != nil {
+	if err := r.writeStatus(ctx, hubCluster, &work, outcomes); err != nil {
+		if _, refused := patch.Refused(err); refused {
+			return patch.Requeue(err)
+		}
 		if apierrors.IsConflict(err) {
 			// The hub changed the Work meanwhile; its update event brings it back, this
 			// retry only covers a lost event.
@@ -303,8 +311,9 @@ func deleteObject(ctx context.Context, member client.Client, obj *unstructured.U
 	return false, err
 }
 
-// writeStatus records the outcomes on the Work if anything changed.
-func (r *Reconciler) writeStatus(ctx context.Context, hub client.Client, work *musterv1.Work, outcomes []outcome) error {
+// writeStatus records the outcomes on the Work if anything changed. A write the hub
+// refused as invalid holds the Work's next ones back (see patch.Refusals).
+func (r *Reconciler) writeStatus(ctx context.Context, hub cluster.Cluster, work *musterv1.Work, outcomes []outcome) error {
 	prev := map[int32]*musterv1.ManifestStatus{}
 	for i := range work.Status.Manifests {
 		prev[work.Status.Manifests[i].Ordinal] = &work.Status.Manifests[i]
@@ -318,8 +327,12 @@ func (r *Reconciler) writeStatus(ctx context.Context, hub client.Client, work *m
 	if equality.Semantic.DeepEqual(status, work.Status) {
 		return nil
 	}
+	if err := r.refusals.Check(work); err != nil {
+		return fmt.Errorf("reporting the Work's status: %w", err)
+	}
 	work.Status = status
-	if err := hub.Status().Update(ctx, work); err != nil {
+	err := hub.GetClient().Status().Update(ctx, work)
+	if err := r.refusals.Observe(ctx, hub.GetEventRecorder("muster-agent"), work, err); err != nil {
 		return fmt.Errorf("reporting the Work's status: %w", err)
 	}
 	return nil

@@ -41,4 +41,8 @@ const (
 	// ReasonCertificateLifetime is the reason of a denied agent certificate request that
 	// asks for no lifetime or a longer one than the hub's maximum, and of the event.
 	ReasonCertificateLifetime = "CertificateLifetimeTooLong"
+	// ReasonStatusWriteRefused is the Warning event of an object whose status (or spec)
+	// write by a Muster controller the API server refused as invalid: a bug the write is
+	// retried for with a growing backoff, not at full speed.
+	ReasonStatusWriteRefused = "StatusWriteRefused"
 )

@@ -55,10 +55,12 @@ type Reconciler struct {
 
 	// writes are the job status writes the cache may not show yet.
 	writes patch.Writes
+	// refusals paces the writes of jobs after the API server refused one as invalid.
+	refusals patch.Refusals
 }
 
 func (r *Reconciler) writer() bcjwrite.Writer {
-	return bcjwrite.Writer{Client: r.Client, Recorder: r.Recorder, Writes: &r.writes}
+	return bcjwrite.Writer{Client: r.Client, Recorder: r.Recorder, Writes: &r.writes, Refusals: &r.refusals}
 }
 
 // SetupWithManager watches hub BroadcastJobs, the Works carrying their shards, and the
@@ -112,6 +114,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	if job.DeletionTimestamp != nil {
 		r.writes.Forget(job.UID)
+		r.refusals.Forget(job.UID)
 		// Also without placement: shards placed before it was removed still go first.
 		return r.deleteShards(ctx, job)
 	}

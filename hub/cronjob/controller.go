@@ -64,6 +64,9 @@ type Reconciler struct {
 	// terminating holds the crons (by name) whose namespace is being deleted, logged once
 	// rather than at every slot until the namespace's deletion reaches them.
 	terminating sync.Map
+	// refusals paces the status writes of crons after the API server refused one as
+	// invalid.
+	refusals patch.Refusals
 }
 
 // SetupWithManager watches FleetCronJobs and the children they own.
@@ -128,6 +131,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if cj.DeletionTimestamp != nil {
 		r.writes.Forget(cj.UID)
 		r.terminating.Delete(req.NamespacedName)
+		r.refusals.Forget(cj.UID)
 		return ctrl.Result{}, nil
 	}
 	children, err := r.children(ctx, cj)
@@ -575,7 +579,7 @@ func (r *Reconciler) setValid(cj *musterv1.FleetCronJob, status *musterv1.FleetC
 
 func (r *Reconciler) writeStatus(ctx context.Context, cj *musterv1.FleetCronJob, status *musterv1.FleetCronJobStatus) error {
 	status.ActiveCount = int32(len(status.Active))
-	h := patch.NewHelper(r.Client, cj, patch.Tracked(&r.writes))
+	h := patch.NewHelper(r.Client, cj, patch.Tracked(&r.writes), patch.Paced(&r.refusals, r.Recorder))
 	cj.Status = *status
 	if err := h.Patch(ctx, cj); err != nil {
 		return fmt.Errorf("updating status: %w", err)

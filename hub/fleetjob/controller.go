@@ -60,6 +60,9 @@ type Reconciler struct {
 
 	// writes are the FleetJob status writes the cache may not show yet.
 	writes patch.Writes
+	// refusals paces the status writes of FleetJobs and WorkloadSpreads after the API
+	// server refused one as invalid.
+	refusals patch.Refusals
 }
 
 func (r *Reconciler) unschedulableWindow() time.Duration {
@@ -109,6 +112,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	if fj.DeletionTimestamp != nil {
 		r.writes.Forget(fj.UID)
+		r.refusals.Forget(fj.UID)
 		return r.deleteShards(ctx, fj)
 	}
 	if err := r.addFinalizer(ctx, fj); err != nil {
@@ -307,7 +311,7 @@ func (r *Reconciler) works(ctx context.Context, fj *musterv1.FleetJob) (map[stri
 // updateStatus writes status when it changed, then announces the FleetJob's end.
 func (r *Reconciler) updateStatus(ctx context.Context, fj *musterv1.FleetJob, status musterv1.FleetJobStatus) error {
 	wasFinished := finishedFleet(&fj.Status)
-	h := patch.NewHelper(r.Client, fj, patch.Tracked(&r.writes))
+	h := patch.NewHelper(r.Client, fj, patch.Tracked(&r.writes), patch.Paced(&r.refusals, r.Recorder))
 	fj.Status = status
 	if err := h.Patch(ctx, fj); err != nil {
 		return fmt.Errorf("updating status: %w", err)

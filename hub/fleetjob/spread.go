@@ -310,7 +310,7 @@ func (r *Reconciler) updateSpreadStatus(ctx context.Context, ws *musterv1.Worklo
 	before := ws.Status.DeepCopy()
 	// Written from the reconciles of the FleetJobs the spread places, not of the spread
 	// itself: the lock keeps a write from a stale copy from undoing another one.
-	h := patch.NewHelper(r.Client, ws, patch.SharedStatus())
+	h := patch.NewHelper(r.Client, ws, patch.SharedStatus(), patch.Paced(&r.refusals, r.Recorder))
 	ws.Status = status
 	if err := h.Patch(ctx, ws); err != nil {
 		return fmt.Errorf("updating WorkloadSpread %s status: %w", ws.Name, err)

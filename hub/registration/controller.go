@@ -39,6 +39,10 @@ type Reconciler struct {
 	// AutoAccept accepts every cluster that registers: convenient for test fleets, not for
 	// production, where `musterctl accept` is the gate.
 	AutoAccept bool
+
+	// refusals paces the status writes of MemberClusters after the API server refused
+	// one as invalid.
+	refusals patch.Refusals
 }
 
 // SetupWithManager registers the reconciler.
@@ -214,7 +218,7 @@ func (r *Reconciler) setAccepted(ctx context.Context, mc *musterv1.MemberCluster
 	}
 	// Other writers own other conditions; the lock makes a stale list a conflict (and a
 	// retry) instead of a lost update.
-	h := patch.NewHelper(r.Client, mc, patch.SharedStatus())
+	h := patch.NewHelper(r.Client, mc, patch.SharedStatus(), patch.Paced(&r.refusals, r.Recorder))
 	meta.SetStatusCondition(&mc.Status.Conditions, metav1.Condition{
 		Type: musterv1.MemberClusterAccepted, Status: status, Reason: reason, Message: message, ObservedGeneration: mc.Generation,
 	})
