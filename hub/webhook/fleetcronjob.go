@@ -24,9 +24,9 @@ var (
 
 // fleetCronJobValidator refuses a FleetCronJob in a reserved namespace, schedules and time
 // zones the controller cannot run, children's pods that break the namespace's Pod Security
-// level, and children's templates the members' API servers would refuse. A FleetJob child's Job is
-// checked under the name the child would get now, so that an Indexed child whose pod
-// host names would be too long is refused with the cron.
+// level, and children's templates the members' API servers would refuse. A FleetJob
+// child's Job is checked under the name the child would get now, so that an Indexed child
+// whose pod host names would be too long is refused with the cron.
 type fleetCronJobValidator struct {
 	dryRun  dryRun
 	now     func() time.Time
