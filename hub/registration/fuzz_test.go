@@ -144,7 +144,7 @@ func checkApproval(t *testing.T, csr *certificatesv1.CertificateSigningRequest, 
 		if only, ok := TokenCluster(csr.Spec.Groups); ok && only != req.Cluster {
 			t.Fatalf("approved a join of %s with a token bound to %s", req.Cluster, only)
 		}
-		if f.BoundKey != "" && req.Key != f.BoundKey && !(f.ByAdmin && f.Rekey) {
+		if f.BoundKey != "" && req.Key != f.BoundKey && (!f.ByAdmin || !f.Rekey) {
 			t.Fatal("approved a join for another key than the bound one without a rekey")
 		}
 	default:

@@ -96,7 +96,7 @@ func TestRefusalsLeaveOtherErrors(t *testing.T) {
 	r := &patch.Refusals{}
 	obj := &musterv1.BroadcastJob{ObjectMeta: metav1.ObjectMeta{Name: "a", UID: "uid-a"}}
 	conflict := apierrors.NewConflict(schema.GroupResource{Resource: "jobs"}, "a", errors.New("changed"))
-	if err := r.Observe(t.Context(), nil, obj, conflict); err != conflict {
+	if err := r.Observe(t.Context(), nil, obj, conflict); !errors.Is(err, conflict) {
 		t.Errorf("conflict came back as %v", err)
 	}
 	if err := r.Check(obj); err != nil {
