@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/musterhq/muster/api/names"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 )
 
@@ -78,7 +79,7 @@ func TestWorkloadSpreadSubsetsAreCheckedAsTheirJobs(t *testing.T) {
 				`Invalid value: "yes": value must be empty when ` + "`operator` is 'Exists' (at spec.tolerations[0].operator of the subset's pod template)"}}},
 		{name: "subset name that makes Indexed host names too long", ws: spreadOf("spread", ns, long, "zone-a"),
 			want: []refusal{{"spec.subsets[0].name",
-				`Invalid value: "` + long + `-zone-a": will not able to create pod with invalid DNS label: ` + long + "-zone-a-9"}}},
+				`Invalid value: "` + subsetJob(long, "zone-a") + `": will not able to create pod with invalid DNS label: ` + subsetJob(long, "zone-a") + "-9"}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -94,7 +95,10 @@ func TestWorkloadSpreadSubsetsAreCheckedAsTheirJobs(t *testing.T) {
 		expectAdmitted(t, ws)
 	})
 	t.Run("an update that breaks a subset", func(t *testing.T) {
-		ws := spreadOf("later", ns, long, "a")
+		// A subset's Job name ends in a 16-character hash: "<40>-a-<hash>-9" is a host name.
+		target := strings.Repeat("d", 40)
+		expectAdmitted(t, fleetJob(target, ns, indexed(10)))
+		ws := spreadOf("later", ns, target, "a")
 		expectAdmitted(t, ws)
 		ws.Spec.Subsets[0].Patch = patch(negativeCPUPatch)
 		err := env.Client.Update(t.Context(), ws)
@@ -117,9 +121,15 @@ func TestFleetJobIsCheckedThroughItsSpread(t *testing.T) {
 	long := strings.Repeat("e", 55)
 	expectAdmitted(t, spreadOf("long", ns, long, "zone-a"))
 	expectRefused(t, fleetJob(long, ns, indexed(10)), []refusal{{"metadata.name",
-		`Invalid value: "` + long + `-zone-a": will not able to create pod with invalid DNS label: ` + long + "-zone-a-9 (in the Job of subset zone-a of WorkloadSpread long)"}})
+		`Invalid value: "` + subsetJob(long, "zone-a") + `": will not able to create pod with invalid DNS label: ` + subsetJob(long, "zone-a") + "-9 (in the Job of subset zone-a of WorkloadSpread long)"}})
 
 	// Without the spread's subsets in the way, both are valid.
 	expectAdmitted(t, fleetJob("other", ns, nil))
 	expectAdmitted(t, fleetJob(strings.Repeat("f", 55), ns, indexed(10)))
+}
+
+// subsetJob is the member Job name the hub gives subset's shard of FleetJob fleetJob
+// (hub/fleetjob.JobName), computed here as the names package makes it.
+func subsetJob(fleetJob, subset string) string {
+	return names.Name(fleetJob+"-"+subset, "", "fleetjob-subset-job", fleetJob, subset)
 }
