@@ -5,6 +5,7 @@ package work
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -97,14 +98,16 @@ func TestAWorkExecutorRoleLetsTheMemberApplyMore(t *testing.T) {
 		c := manifestApplied(w, "ClusterRoleBinding", "e2e-work-granted")
 		return c != nil && c.Reason == musterv1.WorkReasonForbidden
 	})
-	if _, err := muster.Join(ctx, m, m.Name, "--work-executor-role", "cluster-admin"); err != nil {
+	// A join under a name the hub knows needs a token bound to that name.
+	token := boundToken(t, m.Name)
+	if _, err := muster.Join(ctx, m, m.Name, "--hub-token", token, "--work-executor-role", "cluster-admin"); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		// The binding goes with its Work while the executor may still delete it.
 		deleteWorkAndWait(t, w)
 		ctx := context.WithoutCancel(ctx)
-		if _, err := muster.Join(ctx, m, m.Name); err != nil {
+		if _, err := muster.Join(ctx, m, m.Name, "--hub-token", token); err != nil {
 			t.Errorf("re-joining member1 without the role: %v", err)
 		}
 		err := m.Client.Get(ctx, types.NamespacedName{Name: "muster-work-executor:cluster-admin"}, &rbacv1.ClusterRoleBinding{})
@@ -121,4 +124,22 @@ func TestAWorkExecutorRoleLetsTheMemberApplyMore(t *testing.T) {
 	if err := m.Client.Get(ctx, types.NamespacedName{Name: "e2e-work-granted"}, &rbacv1.ClusterRoleBinding{}); err != nil {
 		t.Errorf("the ClusterRoleBinding in member1: %v", err)
 	}
+}
+
+// boundToken is the bootstrap token of a join line `musterctl token create --cluster
+// cluster` prints.
+func boundToken(t *testing.T, cluster string) string {
+	t.Helper()
+	out, err := muster.Musterctl(t.Context(), fleet.Hub, "token", "create", "--cluster", cluster)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := strings.Fields(out)
+	for i, a := range args {
+		if a == "--hub-token" && i+1 < len(args) {
+			return args[i+1]
+		}
+	}
+	t.Fatalf("no --hub-token in %q", out)
+	return ""
 }
