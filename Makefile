@@ -29,7 +29,7 @@ FUZZ_TIME       ?= 20000x
 FUZZ_TARGETS    := \
 	./agent/job:FuzzIndexes ./agent/job:FuzzIndexedRound \
 	./api/templates:FuzzErrors ./api/work:FuzzValidate ./api/workloadspread:FuzzValidateAndInject \
-	./hub/cronjob:FuzzSchedule ./hub/inventory:FuzzEligibleNodesAnswerAsTheScan@2000x \
+	./hub/cronjob:FuzzSchedule ./hub/inventory:FuzzEligibleNodesAnswerAsTheScan@2000x ./hub/registration:FuzzDecide \
 	./placement/division:FuzzSplit ./placement/parallelism:FuzzDivide ./placement/subsets:FuzzRebalance
 E2E_TIMEOUT     ?= 30m
 E2E_KIND_TIMEOUT ?= 45m
@@ -149,6 +149,10 @@ bench-job: toolchain ## Fleet benchmark: a 1000-completion Job by kube-controlle
 .PHONY: bench-cronjob
 bench-cronjob: toolchain ## Fleet benchmark: 500 FleetCronJobs and 500 CronJobs on one slot in turns (BENCH_CRONJOB_ARGS, default -runs 3 -slots 1), medians and ratios.
 	$(GO) run ./e2e/cmd/bench-cronjob $(BENCH_CRONJOB_ARGS)
+
+.PHONY: bench-fairness
+bench-fairness: toolchain ## Benchmark: one hub namespace creates 500 FleetJobs, another one; the second's time to Scheduled with the hub's per-namespace queue and controller-runtime's default, medians and ratio.
+	$(GO) run ./e2e/cmd/bench-fairness $(BENCH_FAIRNESS_ARGS)
 
 .PHONY: bench-work
 bench-work: toolchain ## Fleet benchmark: 200 Works over 2 members, P50/P99 to the member and back.

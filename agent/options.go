@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/musterhq/muster/agent/broadcastjob"
+	"github.com/musterhq/muster/agent/worksync"
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 )
@@ -37,6 +38,10 @@ type Options struct {
 	KubeAPIBurst int
 	// WorkWorkers is how many Works are synced concurrently (default 8).
 	WorkWorkers int
+	// WorkExecutor is the ServiceAccount, as NAMESPACE/NAME, that the agent impersonates to
+	// apply Works (default muster-agent/muster-work-executor, which `musterctl join`
+	// installs): the member's RBAC for it decides what Works may do there.
+	WorkExecutor string
 	// JobWorkers is how many Jobs, and how many BroadcastJobs, are reconciled
 	// concurrently (default 4 each).
 	JobWorkers int
@@ -65,6 +70,7 @@ func NewOptions() *Options {
 		KubeAPIQPS:          200,
 		KubeAPIBurst:        400,
 		WorkWorkers:         8,
+		WorkExecutor:        worksync.DefaultExecutor.String(),
 		JobWorkers:          4,
 		BroadcastJobBinding: broadcastjob.BindingAuto,
 		JobBatchPeriod:      time.Second,
@@ -85,6 +91,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.Float32Var(&o.KubeAPIQPS, "kube-api-qps", o.KubeAPIQPS, "queries per second to the member and to the hub")
 	fs.IntVar(&o.KubeAPIBurst, "kube-api-burst", o.KubeAPIBurst, "burst of requests to the member and to the hub")
 	fs.IntVar(&o.WorkWorkers, "work-workers", o.WorkWorkers, "how many Works are synced concurrently")
+	fs.StringVar(&o.WorkExecutor, "work-executor", o.WorkExecutor, "NAMESPACE/NAME of the ServiceAccount the agent impersonates to apply Works; the agent needs the impersonate verb on it")
 	fs.Var(&o.BroadcastJobBinding, "broadcastjob-binding", "how BroadcastJob pods are put on their nodes: auto (by spec.nodeName when the template needs nothing else from the scheduler: no resource requests, host ports, claimed volumes, inter-pod affinity or spread) or scheduler")
 	fs.IntVar(&o.JobWorkers, "job-workers", o.JobWorkers, "how many Jobs, and how many BroadcastJobs, are reconciled concurrently")
 	fs.DurationVar(&o.JobBatchPeriod, "job-batch-period", o.JobBatchPeriod, "longest wait of a change of a Job's pods for the round that handles it")

@@ -50,16 +50,23 @@ func mustRequirement(key string, op selection.Operator, values []string) labels.
 // HubClusterName is the name under which the agent's multicluster manager engages the hub.
 const HubClusterName = "hub"
 
-// Member-side permissions: the agent's Secrets, leader election, events (recorded, and
-// Warning events read for eventrelay), and the cluster ID.
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create;update;delete
-// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch
+// Member-side permissions: the agent's Secrets and leader election in its own namespace;
+// events (recorded through events.k8s.io by the controllers, through the core API by
+// leader election, and Warning events read for eventrelay); and the cluster ID, the UID of
+// kube-system.
+// +kubebuilder:rbac:groups="",namespace=muster-agent,resources=secrets,verbs=get;create;update;delete
+// +kubebuilder:rbac:groups=coordination.k8s.io,namespace=muster-agent,resources=leases,verbs=get;list;watch;create;update;patch
 // +kubebuilder:rbac:groups="",resources=events,verbs=get;list;watch;create;patch
-// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get,resourceNames=kube-system
 
 // Run registers with the hub (waiting for acceptance on first start), then runs the
 // agent until ctx ends.
 func Run(ctx context.Context, opts *Options) error {
+	executorSA, err := worksync.ParseExecutor(opts.WorkExecutor)
+	if err != nil {
+		return fmt.Errorf("--work-executor: %w", err)
+	}
 	memberCfg, err := restConfig(opts.Kubeconfig)
 	if err != nil {
 		return err
@@ -96,7 +103,11 @@ func Run(ctx context.Context, opts *Options) error {
 	if err := keepIdentity(mgr.GetLocalManager(), reg, holder, creds, hubCfg, opts); err != nil {
 		return err
 	}
-	if err := setupControllers(mgr, hub, hubClient, member, creds.ClusterName, opts); err != nil {
+	executor, err := worksync.NewExecutor(memberCfg, executorSA)
+	if err != nil {
+		return err
+	}
+	if err := setupControllers(mgr, hub, hubClient, member, executor, creds.ClusterName, opts); err != nil {
 		return err
 	}
 	ctrl.Log.Info("agent registered", "cluster", creds.ClusterName, "hub", creds.HubURL, "certificateNotAfter", cert.Leaf.NotAfter)
@@ -104,9 +115,14 @@ func Run(ctx context.Context, opts *Options) error {
 }
 
 // keepIdentity adds what keeps the agent a member in good standing: the certificate
-// rotator, the heartbeat Lease renewer and the certificate expiry metric.
+// rotator, the heartbeat Lease renewer, the certificate expiry metric, and the rejoiner
+// that restarts the agent to join again when it was denied and a new join line installed.
 func keepIdentity(local manager.Manager, reg *registration.Registrar, holder *registration.CertHolder, creds *registration.Credentials, hubCfg *rest.Config, opts *Options) error {
 	hubset, err := kubernetes.NewForConfig(hubCfg)
+	if err != nil {
+		return err
+	}
+	hubReader, err := client.New(hubCfg, client.Options{Scheme: scheme.Scheme})
 	if err != nil {
 		return err
 	}
@@ -117,6 +133,7 @@ func keepIdentity(local manager.Manager, reg *registration.Registrar, holder *re
 	for _, r := range []manager.Runnable{
 		&registration.Rotator{Registrar: reg, Holder: holder, Hub: hubset, Credentials: creds},
 		&heartbeat.Renewer{Hub: hubset, Cluster: creds.ClusterName, Holder: holderIdentity(), Interval: opts.HeartbeatInterval},
+		&registration.Rejoiner{Store: reg.Store, Hub: hubReader, Cluster: creds.ClusterName, Interval: registration.RejoinPoll},
 	} {
 		if err := local.Add(r); err != nil {
 			return err
@@ -127,12 +144,12 @@ func keepIdentity(local manager.Manager, reg *registration.Registrar, holder *re
 
 // setupControllers registers the agent's controllers: the Work syncer across hub and
 // member, and the member-side Job, BroadcastJob, event relay and inventory controllers.
-func setupControllers(mgr mcmanager.Manager, hub cluster.Cluster, hubClient client.Client, member kubernetes.Interface, clusterName string, opts *Options) error {
+func setupControllers(mgr mcmanager.Manager, hub cluster.Cluster, hubClient client.Client, member kubernetes.Interface, executor cluster.Cluster, clusterName string, opts *Options) error {
 	for _, c := range []struct {
 		name  string
 		setup func(mcmanager.Manager) error
 	}{
-		{"work-sync", (&worksync.Reconciler{Manager: mgr, HubCluster: HubClusterName, Cluster: clusterName, Workers: opts.WorkWorkers}).SetupWithManager},
+		{"work-sync", (&worksync.Reconciler{Manager: mgr, HubCluster: HubClusterName, Cluster: clusterName, Workers: opts.WorkWorkers, Executor: executor}).SetupWithManager},
 		{"broadcastjob", (&broadcastjob.Reconciler{Manager: mgr, Clock: clock.RealClock{}, Workers: opts.JobWorkers, Binding: opts.BroadcastJobBinding}).SetupWithManager},
 		{"job", (&job.Reconciler{Manager: mgr, Clock: clock.RealClock{}, Workers: opts.JobWorkers, BatchPeriod: opts.JobBatchPeriod, BatchQuiet: opts.JobBatchQuiet}).SetupWithManager},
 	} {

@@ -5,7 +5,9 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/musterhq/muster/api/podsecurity"
 	"github.com/musterhq/muster/hub/fleetjob"
+	"github.com/musterhq/muster/hub/registration"
 )
 
 // Options configure the hub. Each field's default is set by NewOptions.
@@ -25,6 +27,9 @@ type Options struct {
 	ClusterGracePeriod time.Duration
 	// AutoAcceptClusters accepts every cluster that registers (default false).
 	AutoAcceptClusters bool
+	// MaxAgentCertificateLifetime is the longest agent certificate the hub approves
+	// (default 24h); requests for longer ones, or for none, are denied.
+	MaxAgentCertificateLifetime time.Duration
 	// WebhookPort serves the validating admission webhook (default 9443; 0 disables it).
 	WebhookPort int
 	// WebhookHost, when set, is the address the API server calls the webhook at
@@ -43,21 +48,31 @@ type Options struct {
 	// SpreadUnschedulableWindow is how long an Adaptive WorkloadSpread keeps new pods off a
 	// subset whose pods could not be scheduled (default 5m, as OpenKruise).
 	SpreadUnschedulableWindow time.Duration
+	// DefaultPodSecurityLevel is the Pod Security enforce level of a hub namespace whose
+	// labels name none (default baseline): a hub namespace reaches many clusters, so it
+	// is stricter than a single cluster's default, privileged.
+	DefaultPodSecurityLevel string
+	// ReservedNamespaces are hub namespaces where Muster objects are refused, besides
+	// kube-system, kube-public, kube-node-lease, muster-system, muster-agent and
+	// muster-member-* (default none); an entry ending in * is a prefix.
+	ReservedNamespaces []string
 }
 
 // NewOptions returns the defaults.
 func NewOptions() *Options {
 	return &Options{
-		MetricsAddr:               ":8080",
-		ProbeAddr:                 ":8081",
-		LeaderElect:               true,
-		LeaderElectionNamespace:   "muster-system",
-		ClusterGracePeriod:        40 * time.Second,
-		WebhookPort:               9443,
-		CronJobWorkers:            50,
-		KubeAPIQPS:                200,
-		KubeAPIBurst:              400,
-		SpreadUnschedulableWindow: fleetjob.DefaultUnschedulableWindow,
+		MetricsAddr:                 ":8080",
+		ProbeAddr:                   ":8081",
+		LeaderElect:                 true,
+		LeaderElectionNamespace:     "muster-system",
+		ClusterGracePeriod:          40 * time.Second,
+		WebhookPort:                 9443,
+		CronJobWorkers:              50,
+		KubeAPIQPS:                  200,
+		KubeAPIBurst:                400,
+		SpreadUnschedulableWindow:   fleetjob.DefaultUnschedulableWindow,
+		DefaultPodSecurityLevel:     string(podsecurity.DefaultLevel),
+		MaxAgentCertificateLifetime: registration.DefaultMaxCertificateLifetime,
 	}
 }
 
@@ -76,5 +91,11 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.KubeAPIBurst, "kube-api-burst", o.KubeAPIBurst, "burst of queries to the hub's API server")
 	fs.DurationVar(&o.SpreadUnschedulableWindow, "spread-unschedulable-window", o.SpreadUnschedulableWindow,
 		"how long an Adaptive WorkloadSpread keeps new pods off a subset whose pods could not be scheduled, before trying it again")
+	fs.StringVar(&o.DefaultPodSecurityLevel, "default-pod-security-level", o.DefaultPodSecurityLevel,
+		"Pod Security enforce level (privileged, baseline or restricted) of a hub namespace without a pod-security.kubernetes.io/enforce label")
+	fs.StringSliceVar(&o.ReservedNamespaces, "reserved-namespaces", o.ReservedNamespaces,
+		"hub namespaces where FleetJobs, BroadcastJobs, FleetCronJobs and WorkloadSpreads are refused, besides kube-system, kube-public, kube-node-lease, muster-system, muster-agent and muster-member-*; a trailing * makes a prefix")
 	fs.BoolVar(&o.AutoAcceptClusters, "auto-accept-clusters", o.AutoAcceptClusters, "accept every cluster that registers, without musterctl accept")
+	fs.DurationVar(&o.MaxAgentCertificateLifetime, "max-agent-certificate-lifetime", o.MaxAgentCertificateLifetime,
+		"longest agent client certificate the hub approves; requests for longer ones, or with no expirationSeconds, are denied")
 }

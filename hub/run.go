@@ -13,6 +13,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
+	"github.com/musterhq/muster/api/podsecurity"
 	"github.com/musterhq/muster/api/scheme"
 	hubwebhook "github.com/musterhq/muster/hub/webhook"
 )
@@ -28,6 +29,10 @@ func Run(ctx context.Context, opts *Options) error {
 		return err
 	}
 	cfg.QPS, cfg.Burst = opts.KubeAPIQPS, opts.KubeAPIBurst
+	level, err := podsecurity.ParseDefaultLevel(opts.DefaultPodSecurityLevel)
+	if err != nil {
+		return err
+	}
 	var endpoint hubwebhook.Endpoint
 	var caBundle []byte
 	var direct client.Client
@@ -65,7 +70,9 @@ func Run(ctx context.Context, opts *Options) error {
 		return err
 	}
 	if opts.WebhookPort > 0 {
-		if err := hubwebhook.Register(ctx, mgr, direct, endpoint, caBundle); err != nil {
+		if err := hubwebhook.Register(ctx, mgr, direct, endpoint, caBundle, hubwebhook.Tenancy{
+			DefaultPodSecurityLevel: level, ReservedNamespaces: opts.ReservedNamespaces,
+		}); err != nil {
 			return fmt.Errorf("registering the admission webhook: %w", err)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/musterhq/muster/api/podsecurity"
 	"github.com/musterhq/muster/hub/broadcastjob"
 	"github.com/musterhq/muster/hub/cronjob"
 	"github.com/musterhq/muster/hub/fleetjob"
@@ -30,6 +31,10 @@ func Setup(_ context.Context, mgr ctrl.Manager, opts *Options) (*Controllers, er
 	if err != nil {
 		return nil, err
 	}
+	level, err := podsecurity.ParseDefaultLevel(opts.DefaultPodSecurityLevel)
+	if err != nil {
+		return nil, err
+	}
 	inv := inventory.New()
 	setups := []struct {
 		name  string
@@ -40,7 +45,7 @@ func Setup(_ context.Context, mgr ctrl.Manager, opts *Options) (*Controllers, er
 		}).SetupWithManager},
 		{"csr-approver", (&registration.Approver{
 			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Clientset: cs, AutoAccept: opts.AutoAcceptClusters,
-			Recorder: mgr.GetEventRecorder("muster-csr-approver"),
+			Recorder: mgr.GetEventRecorder("muster-csr-approver"), MaxCertificateLifetime: opts.MaxAgentCertificateLifetime,
 		}).SetupWithManager},
 		{"health", (&health.Reconciler{
 			Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("muster-health"), Clock: clock.RealClock{}, GracePeriod: opts.ClusterGracePeriod,
@@ -48,13 +53,14 @@ func Setup(_ context.Context, mgr ctrl.Manager, opts *Options) (*Controllers, er
 		{"inventory", (&inventory.Reconciler{Client: mgr.GetClient(), Inventory: inv}).SetupWithManager},
 		{"fleetjob", (&fleetjob.Reconciler{
 			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("muster-fleetjob"), Clock: clock.RealClock{}, Inventory: inv,
-			UnschedulableWindow: opts.SpreadUnschedulableWindow,
+			UnschedulableWindow: opts.SpreadUnschedulableWindow, PodSecurityLevel: level,
 		}).SetupWithManager},
 		{"fleetcronjob", (&cronjob.Reconciler{
 			Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("muster-fleetcronjob"), Clock: clock.RealClock{}, Workers: opts.CronJobWorkers,
 		}).SetupWithManager},
 		{"broadcastjob", (&broadcastjob.Reconciler{
 			Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("muster-broadcastjob"), Clock: clock.RealClock{}, Inventory: inv,
+			PodSecurityLevel: level,
 		}).SetupWithManager},
 	}
 	if err := hubmetrics.RegisterFleet(mgr.GetClient(), health.LeaseName, time.Now); err != nil {

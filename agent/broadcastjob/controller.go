@@ -45,6 +45,9 @@ const expectationsTTL = time.Minute
 
 // +kubebuilder:rbac:groups=muster.dev,resources=broadcastjobs,verbs=get;list;watch;update;patch;delete
 // +kubebuilder:rbac:groups=muster.dev,resources=broadcastjobs/status,verbs=get;update;patch
+// Pods name their BroadcastJob as controller with blockOwnerDeletion, which clusters
+// running the OwnerReferencesPermissionEnforcement admission plugin allow only with this.
+// +kubebuilder:rbac:groups=muster.dev,resources=broadcastjobs/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
 
@@ -69,6 +72,8 @@ type clusterReconciler struct {
 	Clock        clock.PassiveClock
 	Binding      Binding
 	expectations *expectations.Expectations
+	// refusals paces the writes of jobs after the API server refused one as invalid.
+	refusals *patch.Refusals
 }
 
 func newClusterReconciler(cl cluster.Cluster, clk clock.PassiveClock, binding Binding) *clusterReconciler {
@@ -78,11 +83,12 @@ func newClusterReconciler(cl cluster.Cluster, clk clock.PassiveClock, binding Bi
 		Clock:        clk,
 		Binding:      binding,
 		expectations: expectations.New(expectationsTTL, clk.Now),
+		refusals:     &patch.Refusals{},
 	}
 }
 
 func (r *clusterReconciler) writer() bcjwrite.Writer {
-	return bcjwrite.Writer{Client: r.Client, Recorder: r.Recorder}
+	return bcjwrite.Writer{Client: r.Client, Recorder: r.Recorder, Refusals: r.refusals}
 }
 
 // SetupWithManager watches BroadcastJobs, their pods, and the nodes that decide where
@@ -184,9 +190,11 @@ func (r *clusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if job.Spec.Placement != nil || job.DeletionTimestamp != nil {
+		r.refusals.Forget(job.UID)
 		return ctrl.Result{}, nil
 	}
 	if bcj.Finished(&job.Status) {
+		r.refusals.Forget(job.UID)
 		return r.deleteAfterTTL(ctx, job)
 	}
 

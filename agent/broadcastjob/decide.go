@@ -73,12 +73,35 @@ func restarts(pod *corev1.Pod) int32 {
 	return n
 }
 
-// PodNode is the node a job pod is bound to.
+// PodNode is the node a job pod is bound to: the one the agent chose for it (its
+// annotation), else the one it runs on, else the one its node-affinity term names. A pod
+// left to the scheduler is tied to its node only by that term until it is scheduled; read
+// from there too, a pod whose annotation was removed still counts on its node (no second
+// pod is attempted there) and is named with its node in messages and events.
 func PodNode(pod *corev1.Pod) string {
 	if n := pod.Annotations[musterv1.NodeAnnotation]; n != "" {
 		return n
 	}
-	return pod.Spec.NodeName
+	if pod.Spec.NodeName != "" {
+		return pod.Spec.NodeName
+	}
+	return affinityNode(pod.Spec.Affinity)
+}
+
+// affinityNode is the node a required node-affinity term names by metadata.name, as
+// bindToNode writes it: a single In value. Empty when there is no such term.
+func affinityNode(a *corev1.Affinity) string {
+	if a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+		return ""
+	}
+	for _, term := range a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
+		for _, r := range term.MatchFields {
+			if r.Key == metav1.ObjectNameField && r.Operator == corev1.NodeSelectorOpIn && len(r.Values) == 1 {
+				return r.Values[0]
+			}
+		}
+	}
+	return ""
 }
 
 // decide computes a reconcile's plan for a job that has not finished: count the pods and
@@ -230,26 +253,33 @@ func decideEnd(o observed, status musterv1.BroadcastJobStatus, firstFailed *core
 }
 
 // completion ends a job of completionPolicy Always once every wanted node has a finished
-// pod: Failed if any failed, Complete otherwise. Finished pods keep running nowhere, so
-// nothing is stopped.
+// pod: Complete, or Failed if any pod failed and failurePolicy is not Continue (under
+// which failures never fail the job, as in OpenKruise). Finished pods keep running
+// nowhere, so nothing is stopped.
 func completion(job *musterv1.BroadcastJob, counts musterv1.BroadcastCounts, missing int) *ending {
 	if job.Spec.CompletionPolicy.Type == musterv1.CompletionNever || counts.Desired == 0 || missing > 0 || counts.Active > 0 {
 		return nil
 	}
-	if counts.Failed > 0 {
-		return &ending{musterv1.BroadcastJobFailed, musterv1.BroadcastJobReasonPodsFailed,
-			fmt.Sprintf("%d of %d pods failed", counts.Failed, counts.Succeeded+counts.Failed), false}
+	if counts.Failed == 0 {
+		return &ending{musterv1.BroadcastJobComplete, musterv1.BroadcastJobReasonCompleted,
+			fmt.Sprintf("%d pods succeeded", counts.Succeeded), false}
 	}
-	return &ending{musterv1.BroadcastJobComplete, musterv1.BroadcastJobReasonCompleted,
-		fmt.Sprintf("%d pods succeeded", counts.Succeeded), false}
+	if bcj.FailurePolicy(&job.Spec) == musterv1.FailureContinue {
+		return &ending{musterv1.BroadcastJobComplete, musterv1.BroadcastJobReasonCompleted,
+			fmt.Sprintf("%d pods succeeded, %d failed (failurePolicy Continue)", counts.Succeeded, counts.Failed), false}
+	}
+	return &ending{musterv1.BroadcastJobFailed, musterv1.BroadcastJobReasonPodsFailed,
+		fmt.Sprintf("%d of %d pods failed", counts.Failed, counts.Succeeded+counts.Failed), false}
 }
 
 // finish makes p the job's last plan: it creates nothing and, unless its pods all finished,
 // stops the running ones; the job's status is final from here.
 func finish(p plan, status musterv1.BroadcastJobStatus, end ending, active []*corev1.Pod, now time.Time) plan {
 	if end.stopActive {
-		// The pods being stopped no longer count.
+		// The pods it stops count as failed, as in OpenKruise: they did not get to
+		// finish. Pods already being deleted for another reason count nowhere.
 		p.stop = active
+		status.Failed += int32(len(active))
 		status.Active = 0
 	}
 	p.create = nil

@@ -2,10 +2,12 @@ package broadcastjob
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
@@ -53,6 +55,15 @@ func podOn(node string, phase corev1.PodPhase) *corev1.Pod {
 		Spec:       corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever},
 		Status:     corev1.PodStatus{Phase: phase},
 	}
+}
+
+// podByAffinity is a pod tied to node only by its required node-affinity term, as a pod
+// left to the scheduler is until it is scheduled, without the agent's node annotation.
+func podByAffinity(node string, phase corev1.PodPhase) *corev1.Pod {
+	p := podOn(node, phase)
+	p.Annotations = nil
+	bindToNode(&p.Spec, node)
+	return p
 }
 
 func podNames(pods []*corev1.Pod) []string {
@@ -119,8 +130,15 @@ func TestDecide(t *testing.T) {
 			wantPhase: musterv1.BroadcastJobCompleted, wantReason: musterv1.BroadcastJobReasonCompleted, wantCounts: musterv1.BroadcastCounts{Desired: 2, Succeeded: 2},
 		},
 		{
-			name: "Continue: every node done with a failure ends Failed", job: testJob(continuePolicy), nodes: nodes("n1", "n2"),
-			pods:      []*corev1.Pod{podOn("n1", corev1.PodFailed), podOn("n2", corev1.PodSucceeded)},
+			name: "Continue: every node done with a failure completes, as in OpenKruise", job: testJob(continuePolicy), nodes: nodes("n1", "n2", "n3"),
+			pods:      []*corev1.Pod{podOn("n1", corev1.PodFailed), podOn("n2", corev1.PodSucceeded), podOn("n3", corev1.PodSucceeded)},
+			wantPhase: musterv1.BroadcastJobCompleted, wantReason: musterv1.BroadcastJobReasonCompleted, wantCounts: musterv1.BroadcastCounts{Desired: 3, Succeeded: 2, Failed: 1},
+		},
+		{
+			name: "Pause, resumed: every node done with a failure still ends Failed", job: testJob(pausePolicy, func(j *musterv1.BroadcastJob) {
+				j.Annotations = map[string]string{musterv1.PausedAtFailuresAnnotation: "1"}
+			}),
+			nodes: nodes("n1", "n2"), pods: []*corev1.Pod{podOn("n1", corev1.PodFailed), podOn("n2", corev1.PodSucceeded)},
 			wantPhase: musterv1.BroadcastJobFailedPh, wantReason: musterv1.BroadcastJobReasonPodsFailed, wantCounts: musterv1.BroadcastCounts{Desired: 2, Succeeded: 1, Failed: 1},
 		},
 		{
@@ -132,13 +150,13 @@ func TestDecide(t *testing.T) {
 			name: "no failurePolicy type: FailFast, the default", job: testJob(), nodes: nodes("n1", "n2", "n3"),
 			pods:      []*corev1.Pod{podOn("n1", corev1.PodFailed), podOn("n2", corev1.PodRunning)},
 			wantStop:  []string{"n2"},
-			wantPhase: musterv1.BroadcastJobFailedPh, wantReason: musterv1.BroadcastJobReasonPodFailed, wantCounts: musterv1.BroadcastCounts{Desired: 3, Failed: 1},
+			wantPhase: musterv1.BroadcastJobFailedPh, wantReason: musterv1.BroadcastJobReasonPodFailed, wantCounts: musterv1.BroadcastCounts{Desired: 3, Failed: 2},
 		},
 		{
-			name: "FailFast stops every running pod at the first failure", job: testJob(failFast), nodes: nodes("n1", "n2", "n3"),
+			name: "FailFast stops every running pod at the first failure, and counts them failed", job: testJob(failFast), nodes: nodes("n1", "n2", "n3"),
 			pods:      []*corev1.Pod{podOn("n1", corev1.PodFailed), podOn("n2", corev1.PodRunning)},
 			wantStop:  []string{"n2"},
-			wantPhase: musterv1.BroadcastJobFailedPh, wantReason: musterv1.BroadcastJobReasonPodFailed, wantCounts: musterv1.BroadcastCounts{Desired: 3, Failed: 1},
+			wantPhase: musterv1.BroadcastJobFailedPh, wantReason: musterv1.BroadcastJobReasonPodFailed, wantCounts: musterv1.BroadcastCounts{Desired: 3, Failed: 2},
 		},
 		{
 			name: "Pause pauses at a new failure and creates nothing", job: testJob(pausePolicy), nodes: nodes("n1", "n2"),
@@ -159,13 +177,25 @@ func TestDecide(t *testing.T) {
 			wantPhase: musterv1.BroadcastJobPausedPh, wantCounts: musterv1.BroadcastCounts{Desired: 2, Active: 1},
 		},
 		{
-			name: "deadline passed: Failed and running pods stopped",
+			name: "deadline passed: Failed, and running pods stopped and counted failed, as in OpenKruise",
 			job: testJob(started(time.Minute), func(j *musterv1.BroadcastJob) {
 				j.Spec.CompletionPolicy.ActiveDeadlineSeconds = new(int64(60))
 			}),
-			nodes: nodes("n1", "n2"), pods: []*corev1.Pod{podOn("n1", corev1.PodRunning)},
-			wantStop:  []string{"n1"},
-			wantPhase: musterv1.BroadcastJobFailedPh, wantReason: musterv1.BroadcastJobReasonDeadlineExceeded, wantCounts: musterv1.BroadcastCounts{Desired: 2},
+			nodes: nodes("n1", "n2", "n3"), pods: []*corev1.Pod{podOn("n1", corev1.PodRunning), podOn("n2", corev1.PodRunning), podOn("n3", corev1.PodSucceeded)},
+			wantStop:  []string{"n1", "n2"},
+			wantPhase: musterv1.BroadcastJobFailedPh, wantReason: musterv1.BroadcastJobReasonDeadlineExceeded, wantCounts: musterv1.BroadcastCounts{Desired: 3, Succeeded: 1, Failed: 2},
+		},
+		{
+			name: "deadline passed: a pod already being deleted is not counted failed",
+			job: testJob(started(time.Minute), func(j *musterv1.BroadcastJob) {
+				j.Spec.CompletionPolicy.ActiveDeadlineSeconds = new(int64(60))
+			}),
+			nodes: nodes("n1"), pods: []*corev1.Pod{func() *corev1.Pod {
+				p := podOn("n1", corev1.PodRunning)
+				p.DeletionTimestamp = &metav1.Time{Time: t0}
+				return p
+			}()},
+			wantPhase: musterv1.BroadcastJobFailedPh, wantReason: musterv1.BroadcastJobReasonDeadlineExceeded, wantCounts: musterv1.BroadcastCounts{Desired: 1},
 		},
 		{
 			name: "deadline ahead: requeue at it",
@@ -246,13 +276,26 @@ func TestDecide(t *testing.T) {
 			job:  testJob(failFast, func(j *musterv1.BroadcastJob) { j.Spec.Paused = true }), nodes: nodes("n2"),
 			pods:      []*corev1.Pod{podOn("n1", corev1.PodRunning), podOn("n2", corev1.PodFailed)},
 			wantStop:  []string{"n1"},
-			wantPhase: musterv1.BroadcastJobFailedPh, wantReason: musterv1.BroadcastJobReasonPodFailed, wantCounts: musterv1.BroadcastCounts{Desired: 1, Failed: 1},
+			wantPhase: musterv1.BroadcastJobFailedPh, wantReason: musterv1.BroadcastJobReasonPodFailed, wantCounts: musterv1.BroadcastCounts{Desired: 1, Failed: 2},
 		},
 		{
-			name: "a cordoned node keeps its running pod", job: testJob(),
+			// OpenKruise deletes the pod and stops counting the node: see README, "Where
+			// Muster differs from upstream".
+			name: "a cordoned node keeps its running pod and stays desired", job: testJob(),
+			nodes:      []*corev1.Node{testNode("n1", func(n *corev1.Node) { n.Spec.Unschedulable = true }), testNode("n2")},
+			pods:       []*corev1.Pod{podOn("n1", corev1.PodRunning)},
+			wantCreate: []string{"n2"}, wantPhase: musterv1.BroadcastJobRunning, wantCounts: musterv1.BroadcastCounts{Desired: 2, Active: 1},
+		},
+		{
+			name: "a cordoned node without a pod gets none and is not desired", job: testJob(),
+			nodes:      []*corev1.Node{testNode("n1", func(n *corev1.Node) { n.Spec.Unschedulable = true }), testNode("n2")},
+			wantCreate: []string{"n2"}, wantPhase: musterv1.BroadcastJobRunning, wantCounts: musterv1.BroadcastCounts{Desired: 1},
+		},
+		{
+			name: "a cordoned node's pod finishes there and the job completes", job: testJob(),
 			nodes:     []*corev1.Node{testNode("n1", func(n *corev1.Node) { n.Spec.Unschedulable = true })},
-			pods:      []*corev1.Pod{podOn("n1", corev1.PodRunning)},
-			wantPhase: musterv1.BroadcastJobRunning, wantCounts: musterv1.BroadcastCounts{Desired: 1, Active: 1},
+			pods:      []*corev1.Pod{podOn("n1", corev1.PodSucceeded)},
+			wantPhase: musterv1.BroadcastJobCompleted, wantReason: musterv1.BroadcastJobReasonCompleted, wantCounts: musterv1.BroadcastCounts{Desired: 1, Succeeded: 1},
 		},
 		{
 			name: "the hub's terminate annotation fails the shard and stops its pods",
@@ -261,7 +304,12 @@ func TestDecide(t *testing.T) {
 			}),
 			nodes: nodes("n1", "n2"), pods: []*corev1.Pod{podOn("n1", corev1.PodRunning)},
 			wantStop:  []string{"n1"},
-			wantPhase: musterv1.BroadcastJobFailedPh, wantReason: musterv1.BroadcastJobReasonTerminated, wantCounts: musterv1.BroadcastCounts{Desired: 2},
+			wantPhase: musterv1.BroadcastJobFailedPh, wantReason: musterv1.BroadcastJobReasonTerminated, wantCounts: musterv1.BroadcastCounts{Desired: 2, Failed: 1},
+		},
+		{
+			name: "a pod tied to its node only by its affinity term counts on that node", job: testJob(), nodes: nodes("n1", "n2"),
+			pods:       []*corev1.Pod{podByAffinity("n1", corev1.PodPending)},
+			wantCreate: []string{"n2"}, wantPhase: musterv1.BroadcastJobRunning, wantCounts: musterv1.BroadcastCounts{Desired: 2, Active: 1},
 		},
 		{
 			name: "a pod past restartLimit counts as failed and is stopped",
@@ -328,5 +376,43 @@ func TestPodNameIsStablePerNodeAndDistinct(t *testing.T) {
 			t.Fatalf("nodes %s and %s share pod name %s", other, node, name)
 		}
 		seen[name] = node
+	}
+}
+
+func TestPodNode(t *testing.T) {
+	scheduled := podByAffinity("n1", corev1.PodRunning)
+	scheduled.Spec.NodeName = "n1"
+	otherTerms := podByAffinity("n1", corev1.PodPending)
+	otherTerms.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms = []corev1.NodeSelectorTerm{{
+		MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "pool", Operator: corev1.NodeSelectorOpIn, Values: []string{"a"}}},
+		MatchFields:      []corev1.NodeSelectorRequirement{{Key: metav1.ObjectNameField, Operator: corev1.NodeSelectorOpIn, Values: []string{"n1", "n2"}}},
+	}}
+	for _, tc := range []struct {
+		name string
+		pod  *corev1.Pod
+		want string
+	}{
+		{name: "the agent's annotation", pod: podOn("n1", corev1.PodRunning), want: "n1"},
+		{name: "a scheduled pod without the annotation", pod: scheduled, want: "n1"},
+		{name: "a pod waiting for the scheduler, tied to its node by its affinity term", pod: podByAffinity("n1", corev1.PodPending), want: "n1"},
+		{name: "an affinity term that names no single node", pod: otherTerms, want: ""},
+		{name: "no node anywhere", pod: &corev1.Pod{}, want: ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := PodNode(tc.pod); got != tc.want {
+				t.Errorf("PodNode = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// The condition, and its event, that a FailFast failure writes name the failed pod's node
+// also when only its affinity term says which it is.
+func TestFailureMessageNamesTheNodeOfAPodTiedByAffinity(t *testing.T) {
+	job := testJob(func(j *musterv1.BroadcastJob) { j.Spec.FailurePolicy.Type = musterv1.FailureFailFast })
+	p := decide(observed{job: job, nodes: nodes("n1", "n2"), pods: []*corev1.Pod{podByAffinity("n1", corev1.PodFailed)}, now: t0})
+	c := meta.FindStatusCondition(p.status.Conditions, musterv1.BroadcastJobFailed)
+	if c == nil || !strings.Contains(c.Message, "on node n1 failed") {
+		t.Errorf("Failed condition %+v: want its message to name node n1", c)
 	}
 }

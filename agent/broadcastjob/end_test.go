@@ -15,6 +15,7 @@ import (
 func TestDecideEnd(t *testing.T) {
 	failFast := func(j *musterv1.BroadcastJob) { j.Spec.FailurePolicy.Type = musterv1.FailureFailFast }
 	continuePolicy := func(j *musterv1.BroadcastJob) { j.Spec.FailurePolicy.Type = musterv1.FailureContinue }
+	pausePolicy := func(j *musterv1.BroadcastJob) { j.Spec.FailurePolicy.Type = musterv1.FailurePause }
 	never := func(j *musterv1.BroadcastJob) { j.Spec.CompletionPolicy.Type = musterv1.CompletionNever }
 	terminated := func(j *musterv1.BroadcastJob) {
 		j.Annotations = map[string]string{musterv1.TerminateAnnotation: "stopped on the hub"}
@@ -51,7 +52,9 @@ func TestDecideEnd(t *testing.T) {
 			counts: running, wantRequeue: time.Minute},
 		{name: "a deadline too long for a Duration never passes", job: testJob(deadlineSeconds(math.MaxInt64)), started: 1000 * time.Hour,
 			counts: running},
-		{name: "every node done with a failure under Continue fails without stopping anything", job: testJob(continuePolicy),
+		{name: "every node done with a failure under Continue completes without stopping anything", job: testJob(continuePolicy),
+			counts: musterv1.BroadcastCounts{Desired: 2, Succeeded: 1, Failed: 1}, firstFailed: failed, wantReason: musterv1.BroadcastJobReasonCompleted},
+		{name: "every node done with a failure under Pause (resumed) fails", job: testJob(pausePolicy),
 			counts: musterv1.BroadcastCounts{Desired: 2, Succeeded: 1, Failed: 1}, firstFailed: failed, wantReason: musterv1.BroadcastJobReasonPodsFailed},
 		{name: "a node still waiting for its pod holds up completion", job: testJob(), counts: allDone, missing: 1},
 		{name: "no eligible node: the job waits for one rather than completing", job: testJob(), counts: musterv1.BroadcastCounts{}},

@@ -32,7 +32,8 @@ var env *envtest.Environment
 func TestMain(m *testing.M) { os.Exit(envtest.MainWith(m, &env, startRelay)) }
 
 // startRelay starts the relay with the caches the agent gives it: the member's Warning
-// events and its controllers' pods, the hub's member namespace.
+// events and its controllers' pods (read as the agent's ServiceAccount, with its RBAC),
+// the hub's member namespace.
 func startRelay(ctx context.Context, env *envtest.Environment) error {
 	hub, err := env.HubOf(ctx, clusterName)
 	if err != nil {
@@ -42,7 +43,11 @@ func startRelay(ctx context.Context, env *envtest.Environment) error {
 	if err != nil {
 		return err
 	}
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
+	member, err := env.AgentConfig(ctx)
+	if err != nil {
+		return err
+	}
+	mgr, err := ctrl.NewManager(member, ctrl.Options{
 		Scheme:  scheme.Scheme,
 		Metrics: metricsserver.Options{BindAddress: "0"},
 		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{

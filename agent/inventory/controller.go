@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/internal/patch"
 )
 
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
@@ -45,6 +46,11 @@ type Reporter struct {
 	// Hub writes NodeSlices and the MemberCluster's status with the agent's identity.
 	Hub     client.Client
 	Cluster string
+
+	// refusals paces the MemberCluster's status writes after the API server refused one
+	// as invalid. Its refusals are logged only: the agent may not write events about a
+	// cluster-scoped object.
+	refusals patch.Refusals
 }
 
 // SetupWithManager watches the member's nodes.
@@ -77,7 +83,7 @@ func (r *Reporter) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result, 
 		return ctrl.Result{}, err
 	}
 	if err := r.writeStatus(ctx, nodes.Items); err != nil {
-		return ctrl.Result{}, err
+		return patch.Requeue(err)
 	}
 	return ctrl.Result{RequeueAfter: Resync}, nil
 }
@@ -140,8 +146,11 @@ func (r *Reporter) writeStatus(ctx context.Context, nodes []corev1.Node) error {
 	if equality.Semantic.DeepEqual(before.Status, mc.Status) {
 		return nil
 	}
-	patch := client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})
-	if err := r.Hub.Status().Patch(ctx, &mc, patch); err != nil {
+	if err := r.refusals.Check(&mc); err != nil {
+		return fmt.Errorf("reporting status of MemberCluster %s: %w", r.Cluster, err)
+	}
+	merge := client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})
+	if err := r.refusals.Observe(ctx, nil, &mc, r.Hub.Status().Patch(ctx, &mc, merge)); err != nil {
 		return fmt.Errorf("reporting status of MemberCluster %s: %w", r.Cluster, err)
 	}
 	return nil

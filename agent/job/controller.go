@@ -49,6 +49,9 @@ const expectationsTTL = time.Minute
 
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;delete
 // +kubebuilder:rbac:groups=batch,resources=jobs/status,verbs=get;update;patch
+// Pods name their Job as controller with blockOwnerDeletion, which clusters running the
+// OwnerReferencesPermissionEnforcement admission plugin allow only with this.
+// +kubebuilder:rbac:groups=batch,resources=jobs/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;update;patch;delete
 
 // Reconciler runs agent-managed Jobs in the clusters its manager engages: the agent's
@@ -78,6 +81,9 @@ type clusterReconciler struct {
 	expectations *expectations.Expectations
 	backoff      *backoffStore
 	rounds       *rounds
+	// refusals paces the status writes of Jobs after the API server refused one as
+	// invalid.
+	refusals *patch.Refusals
 }
 
 func newClusterReconciler(cl cluster.Cluster, clk clock.PassiveClock, b batching) *clusterReconciler {
@@ -88,6 +94,8 @@ func newClusterReconciler(cl cluster.Cluster, clk clock.PassiveClock, b batching
 		expectations: expectations.New(expectationsTTL, clk.Now),
 		backoff:      newBackoffStore(),
 		rounds:       newRounds(b, clock.RealClock{}),
+		// Real time, as the work queue's: the tests' clock only moves by hand.
+		refusals: &patch.Refusals{},
 	}
 }
 
@@ -265,6 +273,9 @@ func (r *clusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	if jobFinished(&job.Status) || job.DeletionTimestamp != nil {
+		r.refusals.Forget(job.UID)
+	}
 	if !managedByAgent(job) {
 		return ctrl.Result{}, nil
 	}
@@ -281,7 +292,7 @@ func (r *clusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		return ctrl.Result{RequeueAfter: expectationsTTL}, nil
 	}
 	result, err := r.sync(ctx, job, pods)
-	if patch.LostRace(err) {
+	if patch.Requeues(err) {
 		return patch.Requeue(err)
 	}
 	return result, err
@@ -429,8 +440,13 @@ func capped(pods []*corev1.Pod) []*corev1.Pod {
 }
 
 // finish turns the interim condition into the final one, once no pod runs or waits to be
-// counted: FailureTarget into Failed, SuccessCriteriaMet into Complete with its time.
+// counted: FailureTarget into Failed, SuccessCriteriaMet into Complete with its time. The
+// API server refuses a finished Job without startTime, which a Job suspended before it
+// ever ran, or since its pods finished, has none of: it gets the finish time.
 func finish(status *batchv1.JobStatus, end *batchv1.JobCondition, now time.Time) {
+	if status.StartTime == nil {
+		status.StartTime = &metav1.Time{Time: now}
+	}
 	final := newCondition(batchv1.JobFailed, end.Reason, end.Message, now)
 	if end.Type == batchv1.JobSuccessCriteriaMet {
 		final = newCondition(batchv1.JobComplete, end.Reason, end.Message, now)
@@ -558,13 +574,17 @@ func (r *clusterReconciler) adopt(ctx context.Context, job *batchv1.Job, p *core
 	return adopted, nil
 }
 
-// writeStatus stores status when it changed; job then holds what the server returned.
+// writeStatus stores status when it changed; job then holds what the server returned. A
+// write refused as invalid holds the Job's next writes back (see patch.Refusals).
 func (r *clusterReconciler) writeStatus(ctx context.Context, job *batchv1.Job, status *batchv1.JobStatus) error {
 	if equality.Semantic.DeepEqual(&job.Status, status) {
 		return nil
 	}
+	if err := r.refusals.Check(job); err != nil {
+		return fmt.Errorf("updating status: %w", err)
+	}
 	job.Status = *status
-	if err := r.Client.Status().Update(ctx, job); err != nil {
+	if err := r.refusals.Observe(ctx, r.Recorder, job, r.Client.Status().Update(ctx, job)); err != nil {
 		return fmt.Errorf("updating status: %w", err)
 	}
 	return nil

@@ -166,12 +166,22 @@ func (f *fixture) finish(p corev1.Pod, phase corev1.PodPhase, exitCode int32, co
 // setReady plays the kubelet: the pod runs and is Ready.
 func (f *fixture) setReady(p corev1.Pod) {
 	f.t.Helper()
+	f.setReadiness(p, true)
+}
+
+// setReadiness plays the kubelet: the pod runs, ready or not.
+func (f *fixture) setReadiness(p corev1.Pod, ready bool) {
+	f.t.Helper()
 	cur := &corev1.Pod{}
 	if err := env.Client.Get(f.t.Context(), client.ObjectKeyFromObject(&p), cur); err != nil {
 		f.t.Fatal(err)
 	}
+	status := corev1.ConditionFalse
+	if ready {
+		status = corev1.ConditionTrue
+	}
 	cur.Status.Phase = corev1.PodRunning
-	cur.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+	cur.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: status}}
 	if err := env.Client.Status().Update(f.t.Context(), cur); err != nil {
 		f.t.Fatal(err)
 	}
@@ -241,6 +251,19 @@ func jobFinishedOrEnding(j *batchv1.Job) bool {
 func (f *fixture) patchJob(j *batchv1.Job, mutate func(*batchv1.Job)) {
 	f.t.Helper()
 	cur := f.get(j)
+	patch := client.MergeFrom(cur.DeepCopy())
+	mutate(cur)
+	if err := env.Client.Patch(f.t.Context(), cur, patch); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+func (f *fixture) patchPod(p corev1.Pod, mutate func(*corev1.Pod)) {
+	f.t.Helper()
+	cur := &corev1.Pod{}
+	if err := env.Client.Get(f.t.Context(), client.ObjectKeyFromObject(&p), cur); err != nil {
+		f.t.Fatal(err)
+	}
 	patch := client.MergeFrom(cur.DeepCopy())
 	mutate(cur)
 	if err := env.Client.Patch(f.t.Context(), cur, patch); err != nil {

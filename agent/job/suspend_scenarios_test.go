@@ -1,11 +1,14 @@
 package job_test
 
 import (
+	"fmt"
+	"maps"
 	"testing"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -106,5 +109,37 @@ func TestJobBeingDeletedIsNotReportedSuspended(t *testing.T) {
 	time.Sleep(time.Second)
 	if got := f.get(j); hasCondition(got, batchv1.JobSuspended) {
 		t.Errorf("a Job being deleted got a Suspended condition: %s", conditions(got))
+	}
+}
+
+// A Job suspended before it ran, whose pods all succeeded (here: pods the test makes
+// join it once finished, as pods finished before a restart of the agent would be found),
+// finishes: the API server refuses a finished Job without startTime, so the agent gives it
+// one, instead of its write being refused over and over.
+func TestSuspendedJobWhosePodsAllSucceededCompletes(t *testing.T) {
+	f := newFixture(t)
+	j := f.job(ptr.To[int32](2), ptr.To[int32](4), func(j *batchv1.Job) {
+		j.Spec.Suspend = ptr.To(true)
+		j.Spec.Template.Spec.RestartPolicy = corev1.RestartPolicyOnFailure
+	})
+	f.waitCondition(j, batchv1.JobSuspended, "JobSuspended")
+	job := f.get(j)
+	if job.Status.StartTime != nil {
+		t.Fatalf("suspended job has startTime %v", job.Status.StartTime)
+	}
+	owner := metav1.NewControllerRef(job, batchv1.SchemeGroupVersion.WithKind("Job"))
+	for i := range 4 {
+		// Created outside the job's selector and joined to it only once Succeeded: a
+		// suspended job deletes the pods it sees running.
+		p := f.loosePod(fmt.Sprintf("done-%d", i), "outside", owner, func(p *corev1.Pod) {
+			p.Finalizers = []string{batchv1.JobTrackingFinalizer}
+			p.Spec.RestartPolicy = corev1.RestartPolicyOnFailure
+		})
+		f.finish(p, corev1.PodSucceeded, 0)
+		f.patchPod(p, func(p *corev1.Pod) { maps.Copy(p.Labels, job.Spec.Template.Labels) })
+	}
+	got := f.waitCondition(j, batchv1.JobComplete, "")
+	if got.Status.Succeeded != 4 || got.Status.StartTime == nil || got.Status.CompletionTime == nil {
+		t.Errorf("succeeded %d, startTime %v, completionTime %v: want 4 and both times", got.Status.Succeeded, got.Status.StartTime, got.Status.CompletionTime)
 	}
 }

@@ -34,20 +34,28 @@ const maxRequestPoll = 5 * time.Second
 var errAskAgain = errors.New("the certificate request must be made again")
 
 // requestCertificate asks the hub to sign a client certificate for the agent identity and
-// waits for it. hub is the bootstrap client on first join and the agent's own client when
+// waits for it. hub is the bootstrap client for a join and the agent's own client when
 // renewing, with current the certificate that client presents: the hub approves a renewal
 // only for the holder of the cluster's current certificate, and learns which one that is
-// from the request. A request made earlier and not yet answered is waited for first; seed,
-// if set, is the key a new join asks for.
+// from the request. A request of the same kind made earlier and not yet answered is
+// waited for first; seed, if set, is the key a join asks for.
 func (r *Registrar) requestCertificate(ctx context.Context, hub kubernetes.Interface, hubURL string, ca []byte, cluster string, current *x509.Certificate, seed *ecdsa.PrivateKey) (*Credentials, error) {
+	join := current == nil
 	p, err := r.Store.ReadPending(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if p != nil && (p.Join != join || (seed != nil && !p.Key.Equal(seed))) {
+		// A rotation left pending when the agent lost its access is not a join (it renews
+		// the revoked join), and a join for another key than the bound one would be denied.
+		log.FromContext(ctx).Info("abandoning a pending certificate request of another kind", "request", p.Request, "join", p.Join)
+		p = nil
 	}
 	if p == nil {
 		if p, err = newPending(seed); err != nil {
 			return nil, err
 		}
+		p.Join = join
 	}
 	var certPEM []byte
 	if p.Request != "" {
@@ -90,6 +98,10 @@ func newPending(seed *ecdsa.PrivateKey) (*Pending, error) {
 // request's name is recorded before the request exists, so that an agent stopped right
 // after creating it waits for that one on its next start.
 func (r *Registrar) ask(ctx context.Context, hub kubernetes.Interface, cluster string, current *x509.Certificate, p *Pending) ([]byte, error) {
+	joinID, err := requestJoinID(cluster, current)
+	if err != nil {
+		return nil, err
+	}
 	name, err := requestName(cluster)
 	if err != nil {
 		return nil, err
@@ -100,7 +112,7 @@ func (r *Registrar) ask(ctx context.Context, hub kubernetes.Interface, cluster s
 	}
 	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: pkix.Name{
 		CommonName:   musterv1.AgentUser(cluster),
-		Organization: []string{musterv1.MembersGroup, musterv1.ClusterGroup(cluster)},
+		Organization: []string{musterv1.MembersGroup, musterv1.ClusterGroup(cluster), musterv1.JoinGroup(cluster, joinID)},
 	}}, p.Key)
 	if err != nil {
 		return nil, err
@@ -128,11 +140,35 @@ func (r *Registrar) ask(ctx context.Context, hub kubernetes.Interface, cluster s
 // requestName names a request with 128 random bits: the agent reads its request by name,
 // and no other cluster can guess it.
 func requestName(cluster string) (string, error) {
+	id, err := random128()
+	if err != nil {
+		return "", err
+	}
+	return "muster-" + cluster + "-" + id, nil
+}
+
+// requestJoinID is the join id a request asks for: a rotation keeps the one of the
+// certificate it renews (the hub admits only the current join's certificates); each new
+// join request has a fresh one, so that no certificate of an earlier join, whose access
+// was revoked, shares it.
+func requestJoinID(cluster string, current *x509.Certificate) (string, error) {
+	if current == nil {
+		return random128()
+	}
+	id, ok := musterv1.JoinIDOf(cluster, current.Subject.Organization)
+	if !ok {
+		return "", fmt.Errorf("the agent's certificate names no join of cluster %s (organizations %v): join again with a new join line", cluster, current.Subject.Organization)
+	}
+	return id, nil
+}
+
+// random128 is 128 random bits in lowercase hex.
+func random128() (string, error) {
 	b := make([]byte, 16)
 	if _, err := rand.Read(b); err != nil {
 		return "", err
 	}
-	return "muster-" + cluster + "-" + hex.EncodeToString(b), nil
+	return hex.EncodeToString(b), nil
 }
 
 // waitForCertificate reads the request until it is issued, or will never be.

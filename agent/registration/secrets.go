@@ -41,6 +41,14 @@ const (
 	KeyIssuedAt    = "issued-at"
 	// KeyRequest names the pending certificate request.
 	KeyRequest = "request"
+	// KeyPurpose says whether the pending request is a join or a rotation.
+	KeyPurpose = "purpose"
+)
+
+// Values of KeyPurpose.
+const (
+	purposeJoin     = "join"
+	purposeRotation = "rotation"
 )
 
 // Bootstrap is what an agent needs to register.
@@ -147,6 +155,9 @@ func (s *Store) DeleteBootstrap(ctx context.Context) error {
 type Pending struct {
 	Key     *ecdsa.PrivateKey
 	Request string
+	// Join: the request is a join (made with the bootstrap token, for a new join id), not
+	// a rotation of the current certificate.
+	Join bool
 }
 
 // ReadPending returns the pending request, or nil when there is none.
@@ -163,7 +174,7 @@ func (s *Store) ReadPending(ctx context.Context) (*Pending, error) {
 		// A damaged key is worth nothing: the agent asks again with a new one.
 		return nil, nil
 	}
-	return &Pending{Key: key, Request: string(sec.Data[KeyRequest])}, nil
+	return &Pending{Key: key, Request: string(sec.Data[KeyRequest]), Join: string(sec.Data[KeyPurpose]) == purposeJoin}, nil
 }
 
 // WritePending stores p, creating the Secret on first use.
@@ -172,11 +183,16 @@ func (s *Store) WritePending(ctx context.Context, p *Pending) error {
 	if err != nil {
 		return err
 	}
+	purpose := purposeRotation
+	if p.Join {
+		purpose = purposeJoin
+	}
 	sec := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: s.Namespace, Name: PendingSecret},
 		Data: map[string][]byte{
 			KeyTLSKey:  pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: der}),
 			KeyRequest: []byte(p.Request),
+			KeyPurpose: []byte(purpose),
 		},
 	}
 	secrets := s.Client.CoreV1().Secrets(s.Namespace)

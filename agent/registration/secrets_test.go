@@ -109,7 +109,7 @@ func TestRequestWaitsForThePendingRequest(t *testing.T) {
 	issued.Status.Certificate = certFor(t, key, time.Now(), time.Now().Add(time.Hour))
 	hub := fake.NewClientset(issued)
 	s := &Store{Client: fake.NewClientset(), Namespace: testNamespace}
-	if err := s.WritePending(t.Context(), &Pending{Key: key, Request: issued.Name}); err != nil {
+	if err := s.WritePending(t.Context(), &Pending{Key: key, Request: issued.Name, Join: true}); err != nil {
 		t.Fatal(err)
 	}
 	r := &Registrar{Store: s, Now: time.Now}
@@ -137,15 +137,15 @@ func TestPendingKeySurvivesRestartsAndBootstrapSecretIsDeleted(t *testing.T) {
 	cs := fake.NewClientset(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: testNamespace, Name: BootstrapSecret}})
 	s := &Store{Client: cs, Namespace: testNamespace}
 	key := newKey(t)
-	if err := s.WritePending(t.Context(), &Pending{Key: key, Request: "r1"}); err != nil {
+	if err := s.WritePending(t.Context(), &Pending{Key: key, Request: "r1", Join: true}); err != nil {
 		t.Fatal(err)
 	}
 	again, err := (&Store{Client: cs, Namespace: testNamespace}).ReadPending(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again == nil || !key.Equal(again.Key) || again.Request != "r1" {
-		t.Errorf("ReadPending() = %+v, want the stored key and request r1", again)
+	if again == nil || !key.Equal(again.Key) || again.Request != "r1" || !again.Join {
+		t.Errorf("ReadPending() = %+v, want the stored key and join request r1", again)
 	}
 	for range 2 { // idempotent
 		if err := s.DeleteBootstrap(t.Context()); err != nil {
@@ -160,5 +160,44 @@ func TestPendingKeySurvivesRestartsAndBootstrapSecretIsDeleted(t *testing.T) {
 	}
 	if p, err := s.ReadPending(t.Context()); err != nil || p != nil {
 		t.Errorf("ReadPending() after DeletePending = %+v, %v; want nothing", p, err)
+	}
+}
+
+// A join made after the agent lost its access does not wait for the rotation it left
+// pending (that renews the revoked join): it asks anew, for the bound key and a new join.
+func TestJoinAbandonsAPendingRotation(t *testing.T) {
+	bound, rotated := newKey(t), newKey(t)
+	hub := fake.NewClientset()
+	s := &Store{Client: fake.NewClientset(), Namespace: testNamespace}
+	if err := s.WritePending(t.Context(), &Pending{Key: rotated, Request: "muster-c1-rotation"}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 500*time.Millisecond)
+	defer cancel()
+	r := &Registrar{Store: s, Now: time.Now, CertLifetime: time.Hour}
+	if _, err := r.requestCertificate(ctx, hub, "https://hub.example", []byte("ca"), "c1", nil, bound); err == nil {
+		t.Fatal("requestCertificate() got a certificate nobody issued")
+	}
+	csrs, err := hub.CertificatesV1().CertificateSigningRequests().List(t.Context(), metav1.ListOptions{})
+	if err != nil || len(csrs.Items) != 1 {
+		t.Fatalf("certificate requests = %d (%v), want the one new join", len(csrs.Items), err)
+	}
+	block, _ := pem.Decode(csrs.Items[0].Spec.Request)
+	req, err := x509.ParseCertificateRequest(block.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spki, _ := x509.MarshalPKIXPublicKey(&bound.PublicKey)
+	if got := musterv1.KeyFingerprint(req.RawSubjectPublicKeyInfo); got != musterv1.KeyFingerprint(spki) {
+		t.Errorf("the join asks for key %s, want the bound key", got)
+	}
+	if _, ok := musterv1.JoinIDOf("c1", req.Subject.Organization); !ok || len(req.Subject.Organization) != 3 {
+		t.Errorf("the join's organizations %v name no single join", req.Subject.Organization)
+	}
+	if exp := csrs.Items[0].Spec.ExpirationSeconds; exp == nil || *exp != 3600 {
+		t.Errorf("the join asks for expirationSeconds %v, want the agent's 3600", exp)
+	}
+	if p, err := s.ReadPending(t.Context()); err != nil || p == nil || !p.Join || !p.Key.Equal(bound) {
+		t.Errorf("pending request = %+v (%v), want the join for the bound key", p, err)
 	}
 }

@@ -15,7 +15,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -31,10 +33,8 @@ import (
 
 	agentmetrics "github.com/musterhq/muster/agent/metrics"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/internal/patch"
 )
-
-// Member-side: the agent applies whatever the hub sends, so it may manage any object.
-// +kubebuilder:rbac:groups=*,resources=*,verbs=*
 
 // deletionPoll is how often a deleting Work checks that its member objects are gone.
 const deletionPoll = time.Second
@@ -56,16 +56,27 @@ type Reconciler struct {
 	Cluster string
 	// Workers is how many Works are synced at once.
 	Workers int
+	// Executor is the member as the Work executor sees it (see NewExecutor): manifests are
+	// applied, deleted, read and watched through it, never with the agent's own rights.
+	Executor cluster.Cluster
 
 	controller mccontroller.TypedController[mcreconcile.Request]
 	watchMu    sync.Mutex
 	watched    map[schema.GroupVersionKind]bool
+	// refusals paces the status writes of Works after the hub refused one as invalid
+	// (a status feedback past the CRD's bounds, say): every change of the member's
+	// objects would otherwise send it again.
+	refusals patch.Refusals
 }
 
 // SetupWithManager watches Works on the hub; member objects are watched as their kinds
 // appear in Works.
 func (r *Reconciler) SetupWithManager(mgr mcmanager.Manager) error {
 	r.watched = map[schema.GroupVersionKind]bool{}
+	// The executor's cache starts with the member's: the watches on applied kinds live there.
+	if err := mgr.GetLocalManager().Add(r.Executor); err != nil {
+		return fmt.Errorf("adding the work executor's cache: %w", err)
+	}
 	ns := musterv1.MemberNamespace(r.Cluster)
 	c, err := mcbuilder.ControllerManagedBy(mgr).
 		Named("work-sync").
@@ -103,7 +114,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (re
 	if err := hub.Get(ctx, req.NamespacedName, &work); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
-	member := r.Manager.GetLocalManager().GetClient()
+	member := r.Executor.GetClient()
 	if !work.DeletionTimestamp.IsZero() {
 		return r.finalize(ctx, hub, member, &work)
 	}
@@ -119,13 +130,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (re
 	if err := r.pruneDropped(ctx, member, &work, outcomes); err != nil {
 		return reconcile.Result{}, err
 	}
-	if err := r.writeStatus(ctx, hub, &work, outcomes); err != nil {
+	if err := r.writeStatus(ctx, hubCluster, &work, outcomes); err != nil {
+		if _, refused := patch.Refused(err); refused {
+			return patch.Requeue(err)
+		}
 		if apierrors.IsConflict(err) {
 			// The hub changed the Work meanwhile; its update event brings it back, this
 			// retry only covers a lost event.
 			return reconcile.Result{RequeueAfter: time.Second}, nil
 		}
 		return reconcile.Result{}, err
+	}
+	if after, ok := nextAttempt(work.Status.Manifests, outcomes, time.Now()); ok {
+		log.FromContext(ctx).V(2).Info("retrying refused manifests later", "after", after)
+		return reconcile.Result{RequeueAfter: after}, nil
 	}
 	return reconcile.Result{}, nil
 }
@@ -136,6 +154,7 @@ func (r *Reconciler) applyAll(ctx context.Context, member client.Client, work *m
 	var outcomes []outcome
 	ms := decodeManifests(work)
 	dups := duplicates(ms)
+	namespaces := namespaceSpecOf(work)
 	for _, m := range applyOrder(ms) {
 		if m.err != nil {
 			outcomes = append(outcomes, outcome{ordinal: m.ordinal, err: invalidManifest{m.err}})
@@ -147,7 +166,7 @@ func (r *Reconciler) applyAll(ctx context.Context, member client.Client, work *m
 			outcomes = append(outcomes, outcome{ordinal: m.ordinal, id: id, err: duplicateManifest{ordinal: m.ordinal, first: first, id: id}})
 			continue
 		}
-		obj, err := r.apply(ctx, member, work.Name, m.object, force)
+		obj, err := r.apply(ctx, member, namespaces, m.object, force)
 		outcomes = append(outcomes, outcome{ordinal: m.ordinal, id: id, object: obj, err: err})
 	}
 	return outcomes
@@ -155,13 +174,13 @@ func (r *Reconciler) applyAll(ctx context.Context, member client.Client, work *m
 
 // apply server-side-applies one object, creating its namespace first if it is missing,
 // and makes sure the member's events for its kind reach this controller.
-func (r *Reconciler) apply(ctx context.Context, member client.Client, workName string, desired *unstructured.Unstructured, force bool) (*unstructured.Unstructured, error) {
+func (r *Reconciler) apply(ctx context.Context, member client.Client, namespaces namespaceSpec, desired *unstructured.Unstructured, force bool) (*unstructured.Unstructured, error) {
 	obj := desired.DeepCopy()
 	labels := obj.GetLabels()
 	if labels == nil {
 		labels = map[string]string{}
 	}
-	labels[WorkLabel] = workName
+	labels[WorkLabel] = namespaces.work
 	obj.SetLabels(labels)
 	namespaced, err := member.IsObjectNamespaced(obj)
 	if err != nil {
@@ -171,7 +190,7 @@ func (r *Reconciler) apply(ctx context.Context, member client.Client, workName s
 		if obj.GetNamespace() == "" {
 			obj.SetNamespace(metav1.NamespaceDefault)
 		}
-		if err := ensureNamespace(ctx, member, obj.GetNamespace(), workName); err != nil {
+		if err := ensureNamespace(ctx, member, obj.GetNamespace(), namespaces); err != nil {
 			return nil, err
 		}
 	}
@@ -206,7 +225,7 @@ func (r *Reconciler) watch(gvk schema.GroupVersionKind) error {
 		}
 		return []mcreconcile.Request{{ClusterName: hubName, Request: reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}}}
 	})
-	src := source.TypedKind[*unstructured.Unstructured, mcreconcile.Request](r.Manager.GetLocalManager().GetCache(), obj, toWork)
+	src := source.TypedKind[*unstructured.Unstructured, mcreconcile.Request](r.Executor.GetCache(), obj, toWork)
 	if err := r.controller.Watch(src); err != nil {
 		return err
 	}
@@ -224,7 +243,7 @@ func (r *Reconciler) pruneDropped(ctx context.Context, member client.Client, wor
 		if current[prev.Resource] || prev.Resource.Kind == "" || orphans(work) {
 			continue
 		}
-		if err := member.Delete(ctx, objectFor(prev.Resource), client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil && !apierrors.IsNotFound(err) {
+		if _, err := deleteObject(ctx, member, objectFor(prev.Resource)); err != nil {
 			return fmt.Errorf("deleting %s %s/%s dropped from the Work: %w", prev.Resource.Kind, prev.Resource.Namespace, prev.Resource.Name, err)
 		}
 	}
@@ -253,12 +272,11 @@ func (r *Reconciler) finalize(ctx context.Context, hub, member client.Client, wo
 					obj.SetNamespace(metav1.NamespaceDefault)
 				}
 			}
-			err := member.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground))
-			switch {
-			case apierrors.IsNotFound(err):
-			case err != nil && !meta.IsNoMatchError(err):
+			deleting, err := deleteObject(ctx, member, obj)
+			if err != nil {
 				return reconcile.Result{}, fmt.Errorf("deleting %s %s: %w", obj.GetKind(), obj.GetName(), err)
-			case err == nil:
+			}
+			if deleting {
 				remaining++
 			}
 		}
@@ -273,8 +291,29 @@ func (r *Reconciler) finalize(ctx context.Context, hub, member client.Client, wo
 	return reconcile.Result{}, nil
 }
 
-// writeStatus records the outcomes on the Work if anything changed.
-func (r *Reconciler) writeStatus(ctx context.Context, hub client.Client, work *musterv1.Work, outcomes []outcome) error {
+// deleteObject deletes a member object the Work applied, and says whether it may still be
+// there (its deletion was accepted). Gone, of a kind the member no longer serves, or
+// forbidden to the executor all count as done: a manifest the member refused to apply is
+// refused deletion too, and waiting for it would hold the Work, and the hub object whose
+// shard it is, forever. An object applied before the member's admin took the right away
+// stays, for the admin to remove.
+func deleteObject(ctx context.Context, member client.Client, obj *unstructured.Unstructured) (bool, error) {
+	err := member.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground))
+	switch {
+	case err == nil:
+		return true, nil
+	case apierrors.IsNotFound(err), meta.IsNoMatchError(err):
+		return false, nil
+	case apierrors.IsForbidden(err):
+		log.FromContext(ctx).Info("the work executor may not delete this object; leaving it in the member", "kind", obj.GetKind(), "object", klog.KObj(obj), "message", err.Error())
+		return false, nil
+	}
+	return false, err
+}
+
+// writeStatus records the outcomes on the Work if anything changed. A write the hub
+// refused as invalid holds the Work's next ones back (see patch.Refusals).
+func (r *Reconciler) writeStatus(ctx context.Context, hub cluster.Cluster, work *musterv1.Work, outcomes []outcome) error {
 	prev := map[int32]*musterv1.ManifestStatus{}
 	for i := range work.Status.Manifests {
 		prev[work.Status.Manifests[i].Ordinal] = &work.Status.Manifests[i]
@@ -288,8 +327,12 @@ func (r *Reconciler) writeStatus(ctx context.Context, hub client.Client, work *m
 	if equality.Semantic.DeepEqual(status, work.Status) {
 		return nil
 	}
+	if err := r.refusals.Check(work); err != nil {
+		return fmt.Errorf("reporting the Work's status: %w", err)
+	}
 	work.Status = status
-	if err := hub.Status().Update(ctx, work); err != nil {
+	err := hub.GetClient().Status().Update(ctx, work)
+	if err := r.refusals.Observe(ctx, hub.GetEventRecorder("muster-agent"), work, err); err != nil {
 		return fmt.Errorf("reporting the Work's status: %w", err)
 	}
 	return nil

@@ -8,6 +8,12 @@
 // ManifestStatus per manifest (conditions Applied and Available, the object's generation
 // and its fed-back status) and Work-level Applied and Available conditions.
 //
+// Everything it does to member objects (apply, read, watch, delete) goes through the
+// Executor, a client that impersonates the Work executor ServiceAccount, so the member's
+// RBAC for that identity, not the agent's own role, bounds what a Work can do. A refusal
+// gets Applied=False reason Forbidden; refusals a retry can fix are retried, without the
+// Work changing, after as long as they have been failing (2s doubling to 5m).
+//
 // A Work the hub's webhook did not check (created while it was down) cannot make the
 // agent loop: of two manifests for one object only the first is applied, the later one
 // gets Applied=False DuplicateManifest; a feedback JSONPath that does not parse gives its

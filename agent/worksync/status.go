@@ -69,6 +69,8 @@ func applyFailureReason(err error) string {
 	switch {
 	case apierrors.IsConflict(err):
 		return musterv1.WorkReasonFieldManagerConflict
+	case apierrors.IsForbidden(err):
+		return musterv1.WorkReasonForbidden
 	case errorsIsInvalidManifest(err):
 		return musterv1.WorkReasonInvalidManifest
 	case errors.As(err, new(duplicateManifest)):

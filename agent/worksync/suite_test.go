@@ -21,6 +21,8 @@ var env *envtest.Environment
 
 // TestMain runs the work syncer against one real API server that plays both parts: the
 // hub (engaged as "hub", restricted to muster-member-c1) and the member (the local cluster).
+// In the member the syncer is the agent's ServiceAccount with the RBAC join installs, and
+// applies Works as the default executor: RBAC there is real.
 func TestMain(m *testing.M) { os.Exit(envtest.MainWith(m, &env, startAgent)) }
 
 func startAgent(ctx context.Context, env *envtest.Environment) error {
@@ -28,15 +30,23 @@ func startAgent(ctx context.Context, env *envtest.Environment) error {
 	if err != nil {
 		return err
 	}
+	member, err := env.AgentConfig(ctx)
+	if err != nil {
+		return err
+	}
+	executor, err := worksync.NewExecutor(member, worksync.DefaultExecutor)
+	if err != nil {
+		return err
+	}
 	provider := clusters.New()
-	mgr, err := mcmanager.New(env.Config, provider, manager.Options{Scheme: scheme.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
+	mgr, err := mcmanager.New(member, provider, manager.Options{Scheme: scheme.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
 	if err != nil {
 		return err
 	}
 	if err := provider.Add(ctx, "hub", hub); err != nil {
 		return err
 	}
-	r := &worksync.Reconciler{Manager: mgr, HubCluster: "hub", Cluster: clusterName, Workers: 2}
+	r := &worksync.Reconciler{Manager: mgr, HubCluster: "hub", Cluster: clusterName, Workers: 2, Executor: executor}
 	if err := r.SetupWithManager(mgr); err != nil {
 		return err
 	}

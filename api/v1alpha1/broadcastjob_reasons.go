@@ -3,9 +3,10 @@ package v1alpha1
 // Reasons of a BroadcastJob's conditions and events, in the member and on the hub.
 const (
 	// BroadcastJobReasonCompleted is Complete=True (and its event): every wanted pod
-	// finished as the completion policy asks.
+	// finished as the completion policy asks (with failures, under failurePolicy Continue).
 	BroadcastJobReasonCompleted = "Completed"
-	// BroadcastJobReasonPodsFailed is Failed=True when every pod finished and some failed.
+	// BroadcastJobReasonPodsFailed is Failed=True when every pod finished and some failed,
+	// under failurePolicy Pause (FailFast fails at the first, Continue completes).
 	BroadcastJobReasonPodsFailed = "PodsFailed"
 	// BroadcastJobReasonPodFailed is Failed=True when a pod failed under failurePolicy
 	// FailFast.

@@ -48,10 +48,10 @@ type CompletionPolicy struct {
 	Type CompletionPolicyType `json:"type,omitempty"`
 
 	// activeDeadlineSeconds fails the job, and deletes its active pods, when it has run
-	// longer than this many seconds since startTime. At least 1; only with type Always.
-	// Unset means no deadline.
+	// this many seconds since startTime; 0 fails it at once, before any pod starts, as
+	// OpenKruise does. Only with type Always. Unset means no deadline.
 	// +optional
-	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Minimum=0
 	ActiveDeadlineSeconds *int64 `json:"activeDeadlineSeconds,omitempty"`
 
 	// ttlSecondsAfterFinished deletes the job, and its pods, this many seconds after it
@@ -67,7 +67,8 @@ type CompletionPolicy struct {
 type FailurePolicyType string
 
 const (
-	// FailureContinue keeps running the other nodes' pods; the job ends Failed if any failed.
+	// FailureContinue keeps running the other nodes' pods; failures never fail the job, which
+	// ends Complete once every node is done, as in OpenKruise.
 	FailureContinue FailurePolicyType = "Continue"
 	// FailureFailFast fails the job at the first failed pod and deletes active pods.
 	FailureFailFast FailurePolicyType = "FailFast"
@@ -79,7 +80,8 @@ const (
 type FailurePolicy struct {
 	// type is what a failed pod does to the job: FailFast (default, as OpenKruise's webhook
 	// sets it) fails the job at once and deletes its active pods; Continue runs the other
-	// nodes' pods to their end and then ends Failed; Pause sets spec.paused, so no new pods
+	// nodes' pods to their end and then completes (failures do not fail the job, as in
+	// OpenKruise); Pause sets spec.paused, so no new pods
 	// start until a user resumes the job. The controllers read an empty type as FailFast.
 	// +kubebuilder:default=FailFast
 	// +optional
@@ -178,7 +180,8 @@ type BroadcastCounts struct {
 	// succeeded is the number of the job's pods that ran to completion.
 	// +optional
 	Succeeded int32 `json:"succeeded"`
-	// failed is the number of the job's pods that failed (or exceeded restartLimit).
+	// failed is the number of the job's pods that failed (or exceeded restartLimit), and of
+	// those the job's end stopped (FailFast, activeDeadlineSeconds, the hub), as in OpenKruise.
 	// +optional
 	Failed int32 `json:"failed"`
 }

@@ -130,7 +130,7 @@ func TestExplain(t *testing.T) {
 		{"broadcastjob.spec.template.spec.containers.image", "Container image name."},
 		{"fleetcronjob.spec.concurrencyPolicy", "Replace deletes the running children, in every cluster, and starts the new one."},
 		{"fleetcronjob.spec.broadcastJobTemplate.spec.failurePolicy.type", "Pause sets spec.paused"},
-		{"workloadspread.spec.subsets.maxReplicas", "Pods beyond the cap go to the next subset."},
+		{"workloadspread.spec.subsets.maxReplicas", "those no cap admits go to the last subset, past its cap"},
 		{"membercluster.spec.taints", "taints keep new work off the cluster unless the work's placement tolerates them"},
 		{"work.spec.feedbackRules.mode", "Status (default) the whole .status, truncated to the agent's size cap"},
 		{"nodeslice.clusterName", "clusterName is the member cluster the nodes belong to."},

@@ -34,4 +34,15 @@ const (
 	// ReasonAgentKeyMismatch is the reason of a denied agent certificate request whose key
 	// is not the one the cluster's credential is bound to, and of the MemberCluster's event.
 	ReasonAgentKeyMismatch = "AgentKeyMismatch"
+	// ReasonAgentJoinMismatch is the reason of a denied agent certificate request that
+	// renews a certificate of another join than the cluster's current one (one issued
+	// before a deny, unjoin, rekey or re-join), and of the MemberCluster's event.
+	ReasonAgentJoinMismatch = "AgentJoinMismatch"
+	// ReasonCertificateLifetime is the reason of a denied agent certificate request that
+	// asks for no lifetime or a longer one than the hub's maximum, and of the event.
+	ReasonCertificateLifetime = "CertificateLifetimeTooLong"
+	// ReasonStatusWriteRefused is the Warning event of an object whose status (or spec)
+	// write by a Muster controller the API server refused as invalid: a bug the write is
+	// retried for with a growing backoff, not at full speed.
+	ReasonStatusWriteRefused = "StatusWriteRefused"
 )

@@ -116,6 +116,8 @@ var badInputs = []badInput{
 	{name: "broadcastjob TTL with completionPolicy Never", sample: "broadcastjob",
 		change: all(setTo("spec.completionPolicy.type", "Never"), setTo("spec.completionPolicy.activeDeadlineSeconds", nil)),
 		want:   "activeDeadlineSeconds and ttlSecondsAfterFinished are only allowed with completionPolicy type Always"},
+	{name: "broadcastjob negative deadline", sample: "broadcastjob",
+		change: setTo("spec.completionPolicy.activeDeadlineSeconds", int64(-1)), want: "should be greater than or equal to 0"},
 	{name: "broadcastjob parallelism over 100%", sample: "broadcastjob",
 		change: setTo("spec.parallelism", "150%"), want: "parallelism must be a non-negative integer or an integer percent from 0% to 100%"},
 	{name: "broadcastjob fractional percent", sample: "broadcastjob",
@@ -194,8 +196,16 @@ var badInputs = []badInput{
 	{name: "spread targeting a Deployment", sample: "workloadspread",
 		change: all(setTo("spec.targetRef.apiVersion", "apps/v1"), setTo("spec.targetRef.kind", "Deployment")),
 		want:   `Unsupported value: "Deployment"`},
-	{name: "spread rescheduleCriticalSeconds of zero", sample: "workloadspread",
-		change: setTo("spec.scheduleStrategy.adaptive.rescheduleCriticalSeconds", int64(0)), want: "should be greater than or equal to 1"},
+	// OpenKruise's bound: a pod must pass every earlier subset within the 5 minutes the
+	// first one is skipped.
+	{name: "spread rescheduleCriticalSeconds 296 with two subsets", sample: "workloadspread",
+		change: setTo("spec.scheduleStrategy.adaptive.rescheduleCriticalSeconds", int64(296)),
+		want:   "spec.scheduleStrategy.adaptive.rescheduleCriticalSeconds: Invalid value: with several subsets rescheduleCriticalSeconds must be at most 295 / (subsets - 1)"},
+	{name: "spread rescheduleCriticalSeconds 148 with three subsets", sample: "workloadspread",
+		change: all(withMiddleSubset, setTo("spec.scheduleStrategy.adaptive.rescheduleCriticalSeconds", int64(148))),
+		want:   "spec.scheduleStrategy.adaptive.rescheduleCriticalSeconds: Invalid value: with several subsets rescheduleCriticalSeconds must be at most 295 / (subsets - 1)"},
+	{name: "spread negative rescheduleCriticalSeconds", sample: "workloadspread",
+		change: setTo("spec.scheduleStrategy.adaptive.rescheduleCriticalSeconds", int64(-1)), want: "should be greater than or equal to 0"},
 	{name: "spread adaptive settings with Fixed", sample: "workloadspread",
 		change: setTo("spec.scheduleStrategy.type", "Fixed"), want: "adaptive is only allowed with type Adaptive"},
 	{name: "spread without subsets", sample: "workloadspread",
@@ -307,4 +317,71 @@ func TestBoundsAreInclusive(t *testing.T) {
 			}
 		})
 	}
+}
+
+// withMiddleSubset puts a bounded subset between the sample spread's two.
+func withMiddleSubset(t *testing.T, u *unstructured.Unstructured) {
+	t.Helper()
+	subsets, _ := get(u, "spec.subsets").([]any)
+	middle := map[string]any{"name": "edge", "clusterNames": []any{"member3"}, "maxReplicas": int64(1)}
+	set(t, u, "spec.subsets", []any{subsets[0], middle, subsets[1]})
+}
+
+// admitted is an object the API server must admit: change turns the valid sample into it.
+type admitted struct {
+	name, sample string
+	change       func(*testing.T, *unstructured.Unstructured)
+}
+
+func expectAdmitted(t *testing.T, cases []admitted) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := t.Context()
+			u := sample(t, tc.sample)
+			isolate(t, ctx, u)
+			tc.change(t, u)
+			if err := env.Client.Create(ctx, u); err != nil {
+				t.Fatalf("refused: %v", err)
+			}
+		})
+	}
+}
+
+// TestAdmittedAsOpenKruiseAdmits: bounds Muster takes from OpenKruise's webhooks.
+func TestAdmittedAsOpenKruiseAdmits(t *testing.T) {
+	critical := func(v int64) func(*testing.T, *unstructured.Unstructured) {
+		return setTo("spec.scheduleStrategy.adaptive.rescheduleCriticalSeconds", v)
+	}
+	expectAdmitted(t, []admitted{
+		// The job fails on its first round (agent/broadcastjob, hub/broadcastjob).
+		{"broadcastjob activeDeadlineSeconds 0", "broadcastjob", setTo("spec.completionPolicy.activeDeadlineSeconds", int64(0))},
+		{"cronjob broadcast template with activeDeadlineSeconds 0", "fleetcronjob", func(t *testing.T, u *unstructured.Unstructured) {
+			bcj := sample(t, "broadcastjob")
+			set(t, bcj, "spec.completionPolicy.activeDeadlineSeconds", int64(0))
+			set(t, u, "spec.jobTemplate", nil)
+			set(t, u, "spec.broadcastJobTemplate", map[string]any{"spec": get(bcj, "spec")})
+		}},
+		// 0 turns rescheduling off (hub/fleetjob).
+		{"spread rescheduleCriticalSeconds 0", "workloadspread", critical(0)},
+		{"spread rescheduleCriticalSeconds 295 with two subsets", "workloadspread", critical(295)},
+		{"spread rescheduleCriticalSeconds 147 with three subsets", "workloadspread", all(withMiddleSubset, critical(147))},
+		{"spread of one subset with rescheduleCriticalSeconds 2147483647", "workloadspread", all(
+			func(t *testing.T, u *unstructured.Unstructured) {
+				subsets, _ := get(u, "spec.subsets").([]any)
+				set(t, u, "spec.subsets", subsets[1:])
+			}, critical(2147483647))},
+	})
+}
+
+// TestAdmittedWhereOpenKruiseRefuses: deliberate differences (README, "Where Muster
+// differs from upstream").
+func TestAdmittedWhereOpenKruiseRefuses(t *testing.T) {
+	expectAdmitted(t, []admitted{
+		// Pod names <job>-<hash> and the job-name label value take a dot.
+		{"broadcastjob named with a dot", "broadcastjob", renameTo("prefetch.v2")},
+		// Muster neither sets nor reads OpenKruise's labels; its own are refused.
+		{"broadcastjob template with OpenKruise's job labels", "broadcastjob", setTo("spec.template.metadata.labels",
+			map[string]any{"broadcastjob-name": "prefetch", "broadcastjob-controller-uid": "0b5e"})},
+	})
 }

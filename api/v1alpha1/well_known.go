@@ -8,6 +8,9 @@ const (
 	HubNamespace = "muster-system"
 	// AgentNamespace is where the agent is installed in every member cluster.
 	AgentNamespace = "muster-agent"
+	// WorkExecutor is the ServiceAccount, in AgentNamespace, that `musterctl join` installs
+	// and the agent impersonates to apply Works: the member's admin decides what it may do.
+	WorkExecutor = "muster-work-executor"
 	// MemberNamespacePrefix prefixes the hub namespace that holds one member's Works,
 	// NodeSlices and Lease: muster-member-<cluster>.
 	MemberNamespacePrefix = "muster-member-"

@@ -11,6 +11,11 @@ const (
 	// WorkReasonDuplicateManifest is a manifest's Applied=False when an earlier manifest
 	// names the same object.
 	WorkReasonDuplicateManifest = "DuplicateManifest"
+	// WorkReasonForbidden is a manifest's Applied=False when the member's API server
+	// refused the Work executor (its RBAC, a quota or an admission policy): the message is
+	// the server's, and the agent retries with backoff, so a role the member's admin binds
+	// later takes effect without the Work changing.
+	WorkReasonForbidden = "Forbidden"
 	// WorkReasonObjectExists is a manifest's Available=True: its object exists in the member.
 	WorkReasonObjectExists = "ObjectExists"
 	// WorkReasonAllManifestsApplied is the Work's Applied=True.

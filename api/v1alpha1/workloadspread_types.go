@@ -70,8 +70,11 @@ type WorkloadSpreadSubset struct {
 
 	// maxReplicas caps the pods the subset takes: a non-negative number, or an integer
 	// percent (0% to 100%) of the target's parallelism; all subsets use numbers or all
-	// percents. Pods beyond the cap go to the next subset. Unset means unbounded; with
-	// Adaptive the last subset must be unbounded.
+	// percents. Pods beyond the cap go to the next subset; those no cap admits go to the
+	// last subset, past its cap (every replica runs in a subset). Unset means unbounded:
+	// the subsets after an unbounded one get replicas only while it has no cluster that
+	// takes new ones or, with Adaptive, while it is skipped. With Adaptive the last subset
+	// must be unbounded.
 	// +optional
 	// +kubebuilder:validation:XIntOrString
 	// +kubebuilder:validation:Pattern=`^(100|[1-9]?[0-9])%$`
@@ -93,12 +96,13 @@ const (
 // AdaptiveStrategy configures rescheduling.
 type AdaptiveStrategy struct {
 	// rescheduleCriticalSeconds is how long a subset's pods may stay unschedulable before
-	// the subset is skipped and its pods move to the next subset with room. Default 30,
-	// from 1 to 86400.
+	// the subset is skipped and its pods move to the next subset with room. Default 30; 0
+	// turns rescheduling off (the spread then acts as Fixed), as in OpenKruise. With
+	// several subsets at most 295 / (subsets - 1), so that a pod passes every earlier
+	// subset before the first one's 5-minute skip ends and it could be sent back there.
 	// +optional
 	// +kubebuilder:default=30
-	// +kubebuilder:validation:Minimum=1
-	// +kubebuilder:validation:Maximum=86400
+	// +kubebuilder:validation:Minimum=0
 	RescheduleCriticalSeconds *int32 `json:"rescheduleCriticalSeconds,omitempty"`
 }
 
@@ -118,6 +122,7 @@ type ScheduleStrategy struct {
 // WorkloadSpreadSpec spreads a FleetJob's pods over ordered subsets.
 // +kubebuilder:validation:XValidation:rule="self.subsets.all(s, !has(s.maxReplicas) || type(s.maxReplicas) == int) || self.subsets.all(s, !has(s.maxReplicas) || type(s.maxReplicas) == string)",message="maxReplicas must be integers in every subset or percents in every subset, not a mix"
 // +kubebuilder:validation:XValidation:rule="self.scheduleStrategy.type != 'Adaptive' || !has(self.subsets[size(self.subsets) - 1].maxReplicas)",message="with scheduleStrategy Adaptive the last subset must have no maxReplicas, so rescheduled pods always have somewhere to go"
+// +kubebuilder:validation:XValidation:rule="size(self.subsets) < 2 || !has(self.scheduleStrategy.adaptive) || !has(self.scheduleStrategy.adaptive.rescheduleCriticalSeconds) || self.scheduleStrategy.adaptive.rescheduleCriticalSeconds <= 295 / (size(self.subsets) - 1)",fieldPath=".scheduleStrategy.adaptive.rescheduleCriticalSeconds",message="with several subsets rescheduleCriticalSeconds must be at most 295 / (subsets - 1) (295 with 2 subsets, 147 with 3), so that a pod passes every earlier subset within the 5 minutes the first one is skipped"
 type WorkloadSpreadSpec struct {
 	// targetRef names the FleetJob to spread, in the WorkloadSpread's namespace. Immutable.
 	// The FleetJob is placed by the subsets instead of its own placement mode.

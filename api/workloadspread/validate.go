@@ -21,10 +21,12 @@ import (
 )
 
 // Validate checks ws against the OpenKruise WorkloadSpread rules, adapted to clusters:
-// every subset but the last is bounded; maxReplicas are all numbers or all whole percents
-// summing to at most 100%, and when they sum to less the last subset is unbounded, so
-// every replica has a subset; each subset names its clusters; selectors, node terms and
-// patches parse; and no other WorkloadSpread in others already spreads the same target.
+// maxReplicas are all numbers or all whole percents summing to at most 100%, and when
+// percents sum to less the last subset is unbounded, so every replica has a subset; each
+// subset names its clusters; selectors, node terms and patches parse; and no other
+// WorkloadSpread in others already spreads the same target. As in OpenKruise, a subset
+// before the last may be unbounded: the subsets after it then take replicas only while
+// it cannot (no cluster of it takes new ones, or an Adaptive spread skips it).
 func Validate(ws *musterv1.WorkloadSpread, others []musterv1.WorkloadSpread) field.ErrorList {
 	var errs field.ErrorList
 	spec := field.NewPath("spec")
@@ -37,16 +39,12 @@ func Validate(ws *musterv1.WorkloadSpread, others []musterv1.WorkloadSpread) fie
 	}
 	subsets := spec.Child("subsets")
 	last := len(ws.Spec.Subsets) - 1
-	percents, sum, allBounded := 0, 0, true
+	percents, sum := 0, 0
 	for i := range ws.Spec.Subsets {
 		s := &ws.Spec.Subsets[i]
 		path := subsets.Index(i)
 		errs = append(errs, validateSubset(s, path)...)
 		if s.MaxReplicas == nil {
-			allBounded = false
-			if i != last {
-				errs = append(errs, field.Required(path.Child("maxReplicas"), "only the last subset may leave maxReplicas unset"))
-			}
 			continue
 		}
 		if s.MaxReplicas.Type == intstr.String {
@@ -62,7 +60,7 @@ func Validate(ws *musterv1.WorkloadSpread, others []musterv1.WorkloadSpread) fie
 	if percents > 0 && sum > 100 {
 		errs = append(errs, field.Invalid(subsets, fmt.Sprintf("%d%%", sum), "the maxReplicas percents add up to more than 100%"))
 	}
-	if allBounded && percents == len(ws.Spec.Subsets) && sum < 100 {
+	if percents > 0 && sum < 100 && ws.Spec.Subsets[last].MaxReplicas != nil {
 		errs = append(errs, field.Invalid(subsets.Index(last).Child("maxReplicas"), ws.Spec.Subsets[last].MaxReplicas.StrVal,
 			fmt.Sprintf("the maxReplicas percents add up to %d%%: leave the last subset's maxReplicas unset so every replica has a subset", sum)))
 	}

@@ -45,11 +45,9 @@ func TestValidate(t *testing.T) {
 		{name: "percents summing to 100", ws: spread(subset("a", pct("40%")), subset("b", pct("60%")))},
 		{name: "all bounded numbers", ws: spread(subset("a", num(3)), subset("b", num(2)))},
 		{name: "itself in the list of others", ws: spread(subset("a", nil)), others: []musterv1.WorkloadSpread{*spread(subset("a", nil))}},
-		{
-			name: "an unbounded subset before the last",
-			ws:   spread(subset("a", nil), subset("b", num(2))),
-			want: []string{"spec.subsets[0].maxReplicas: Required value: only the last subset may leave maxReplicas unset"},
-		},
+		// As OpenKruise: the later subsets take replicas while the unbounded one cannot.
+		{name: "an unbounded subset before the last", ws: spread(subset("a", nil), subset("b", num(2)))},
+		{name: "an unbounded subset between percents", ws: spread(subset("a", pct("40%")), subset("b", nil), subset("c", pct("60%")))},
 		{
 			name: "percents over 100",
 			ws:   spread(subset("a", pct("60%")), subset("b", pct("50%")), subset("c", nil)),
@@ -59,6 +57,11 @@ func TestValidate(t *testing.T) {
 			name: "percents under 100 with a bounded last subset",
 			ws:   spread(subset("a", pct("40%")), subset("b", pct("30%"))),
 			want: []string{"the maxReplicas percents add up to 70%: leave the last subset's maxReplicas unset"},
+		},
+		{
+			name: "percents under 100 with a bounded last subset after an unbounded one",
+			ws:   spread(subset("a", nil), subset("b", pct("30%"))),
+			want: []string{"the maxReplicas percents add up to 30%: leave the last subset's maxReplicas unset"},
 		},
 		{
 			name: "a fractional percent",

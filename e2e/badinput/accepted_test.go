@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -89,6 +90,13 @@ func acceptedCases() []acceptedCase {
 		// outcome from hub/broadcastjob (Work names capped like FleetJob shards')
 		{input: "63-character name in a 63-character namespace", setup: createLongNS, obj: broadcastJob(repeat("j", 63), func(j *musterv1.BroadcastJob) { j.Namespace = longNS }),
 			want: condition{musterv1.BroadcastJobComplete, metav1.ConditionTrue, "Completed", ""}},
+		// As OpenKruise: a deadline of 0 fails the job on its first pass, before any shard.
+		{input: "activeDeadlineSeconds 0", obj: broadcastJob("deadline-zero", func(j *musterv1.BroadcastJob) {
+			j.Spec.CompletionPolicy.ActiveDeadlineSeconds = ptr.To[int64](0)
+		}), want: condition{musterv1.BroadcastJobFailed, metav1.ConditionTrue, "DeadlineExceeded", ""}},
+		// OpenKruise refuses a dot; pod names and label values take one (README, differences).
+		{input: "named with a dot", obj: broadcastJob("prefetch.v2"),
+			want: condition{musterv1.BroadcastJobComplete, metav1.ConditionTrue, "Completed", ""}},
 		// February 29th comes every leap year: rare, not never.
 		{input: "schedule 0 0 29 2 *", obj: cronJob("feb29", func(cj *musterv1.FleetCronJob) { cj.Spec.Schedule = "0 0 29 2 *" }),
 			want: condition{musterv1.FleetCronJobScheduleValid, metav1.ConditionTrue, "ScheduleValid", ""}},
@@ -96,6 +104,14 @@ func acceptedCases() []acceptedCase {
 			want: condition{musterv1.FleetCronJobScheduleValid, metav1.ConditionTrue, "ScheduleValid", ""}},
 		{input: "preferred term weights 1 and 100", obj: spread("weights", func(ws *musterv1.WorkloadSpread) {
 			ws.Spec.Subsets[0].PreferredNodeSelectorTerms = append(preferred(1), preferred(100)...)
+		})},
+		// As OpenKruise: 0 turns rescheduling off; an unbounded subset may come first.
+		{input: "rescheduleCriticalSeconds 0", obj: spread("reschedule-off", func(ws *musterv1.WorkloadSpread) {
+			ws.Spec.ScheduleStrategy = musterv1.ScheduleStrategy{Type: musterv1.ScheduleAdaptive, Adaptive: &musterv1.AdaptiveStrategy{RescheduleCriticalSeconds: ptr.To[int32](0)}}
+		})},
+		{input: "an unbounded subset before a bounded last one", obj: spread("unbounded-first", func(ws *musterv1.WorkloadSpread) {
+			ws.Spec.Subsets = []musterv1.WorkloadSpreadSubset{subset("a"), subset("b")}
+			ws.Spec.Subsets[1].MaxReplicas = ptr.To(intstr.FromInt32(2))
 		})},
 		{input: "ghost with a NoExecute taint", obj: memberCluster("ghost", taints(corev1.Taint{Key: "dedicated", Value: "db", Effect: corev1.TaintEffectNoExecute})),
 			want: condition{musterv1.MemberClusterAccepted, metav1.ConditionFalse, "ClusterNotAccepted", "musterctl accept ghost"}},

@@ -48,9 +48,14 @@ func workloadSpreadCases() []refusedCase {
 			ws.Spec.Subsets[0].MaxReplicas = ptr.To(intstr.FromInt32(3))
 			ws.Spec.Subsets[1].MaxReplicas = ptr.To(intstr.FromString("50%"))
 		}), want: refusal{"spec", "maxReplicas must be integers in every subset or percents in every subset"}},
-		{input: "rescheduleCriticalSeconds 0", obj: spread("critical", func(ws *musterv1.WorkloadSpread) {
-			ws.Spec.ScheduleStrategy = musterv1.ScheduleStrategy{Type: musterv1.ScheduleAdaptive, Adaptive: &musterv1.AdaptiveStrategy{RescheduleCriticalSeconds: ptr.To[int32](0)}}
-		}), want: refusal{"spec.scheduleStrategy.adaptive.rescheduleCriticalSeconds", "should be greater than or equal to 1"}},
+		{input: "rescheduleCriticalSeconds 296 with two subsets", obj: spread("critical", func(ws *musterv1.WorkloadSpread) {
+			ws.Spec.Subsets = []musterv1.WorkloadSpreadSubset{subset("a"), subset("b")}
+			ws.Spec.Subsets[0].MaxReplicas = ptr.To(intstr.FromInt32(1))
+			ws.Spec.ScheduleStrategy = musterv1.ScheduleStrategy{Type: musterv1.ScheduleAdaptive, Adaptive: &musterv1.AdaptiveStrategy{RescheduleCriticalSeconds: ptr.To[int32](296)}}
+		}), want: refusal{"spec.scheduleStrategy.adaptive.rescheduleCriticalSeconds", "with several subsets rescheduleCriticalSeconds must be at most 295 / (subsets - 1)"}},
+		{input: "rescheduleCriticalSeconds -1", obj: spread("critical-neg", func(ws *musterv1.WorkloadSpread) {
+			ws.Spec.ScheduleStrategy = musterv1.ScheduleStrategy{Type: musterv1.ScheduleAdaptive, Adaptive: &musterv1.AdaptiveStrategy{RescheduleCriticalSeconds: ptr.To[int32](-1)}}
+		}), want: refusal{"spec.scheduleStrategy.adaptive.rescheduleCriticalSeconds", "should be greater than or equal to 0"}},
 		{input: "adaptive settings with type Fixed", obj: spread("fixed-adaptive", func(ws *musterv1.WorkloadSpread) {
 			ws.Spec.ScheduleStrategy = musterv1.ScheduleStrategy{Type: musterv1.ScheduleFixed, Adaptive: &musterv1.AdaptiveStrategy{}}
 		}), want: refusal{"spec.scheduleStrategy", "adaptive is only allowed with type Adaptive"}},

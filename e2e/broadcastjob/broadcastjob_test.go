@@ -117,10 +117,11 @@ func TestFailFastStopsEveryCluster(t *testing.T) {
 	if reason(failed, musterv1.BroadcastJobFailed) != musterv1.BroadcastJobReasonPodFailed {
 		t.Errorf("Failed reason %q, want PodFailed: %s", reason(failed, musterv1.BroadcastJobFailed), conditions(failed))
 	}
-	// member1 had no failure: its running pods are stopped by the hub.
+	// member1 had no failure: its running pods are stopped by the hub, and, as OpenKruise
+	// counts them, the pods the job's end stops are failed ones too.
 	waitForNoActivePods(t, j, 30*time.Second)
-	if got := get(t, j); got.Status.Failed != 1 {
-		t.Errorf("hub counts %+v, want exactly the one failed pod", got.Status.BroadcastCounts)
+	if got := get(t, j); got.Status.Failed < 2 || got.Status.Succeeded != 0 {
+		t.Errorf("hub counts %+v, want the failed pod and the stopped ones failed, none succeeded", got.Status.BroadcastCounts)
 	}
 }
 
@@ -128,10 +129,12 @@ func TestContinueRunsEveryNodeDespiteAFailure(t *testing.T) {
 	j := create(t, newJob("continue", withFailingNode, func(j *musterv1.BroadcastJob) {
 		j.Spec.FailurePolicy.Type = musterv1.FailureContinue
 	}))
-	done := waitForPhase(t, j, musterv1.BroadcastJobFailedPh, 90*time.Second)
+	// Continue means failures do not fail the job (as OpenKruise): it completes, saying
+	// how many pods failed.
+	done := waitForPhase(t, j, musterv1.BroadcastJobCompleted, 90*time.Second)
 	want := musterv1.BroadcastCounts{Desired: 2*batchPerMember + 1, Succeeded: 2 * batchPerMember, Failed: 1}
-	if done.Status.BroadcastCounts != want || reason(done, musterv1.BroadcastJobFailed) != musterv1.BroadcastJobReasonPodsFailed {
-		t.Errorf("status %+v %s, want %+v and PodsFailed", done.Status.BroadcastCounts, conditions(done), want)
+	if done.Status.BroadcastCounts != want {
+		t.Errorf("status %+v %s, want %+v", done.Status.BroadcastCounts, conditions(done), want)
 	}
 }
 

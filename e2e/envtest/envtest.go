@@ -41,9 +41,35 @@ type Environment struct {
 	hub cluster.Cluster
 }
 
-// Start starts the control plane and installs every CRD under deploy/crd. It fails with
-// instructions when the toolchain has not been built.
-func Start() (*Environment, error) {
+// Option changes the control plane before it starts.
+type Option func(*crenvtest.Environment) error
+
+// WithAuditLog makes the API server write, as JSON lines to path, the audit event of every
+// write to a muster.dev object, at level Metadata: with the audit annotations of the
+// admission webhooks that saw it.
+func WithAuditLog(path string) Option {
+	return func(env *crenvtest.Environment) error {
+		policy := path + ".policy.yaml"
+		const rules = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+- level: Metadata
+  verbs: [create, update, patch]
+  resources: [{group: muster.dev}]
+- level: None
+`
+		if err := os.WriteFile(policy, []byte(rules), 0o600); err != nil {
+			return fmt.Errorf("writing the audit policy: %w", err)
+		}
+		env.ControlPlane.GetAPIServer().Configure().Set("audit-policy-file", policy).Set("audit-log-path", path)
+		return nil
+	}
+}
+
+// Start starts the control plane, changed by opts, and installs every CRD under
+// deploy/crd. It fails with instructions when the toolchain has not been built.
+func Start(opts ...Option) (*Environment, error) {
 	cacheDir, err := toolchain.CacheDir()
 	if err != nil {
 		return nil, err
@@ -61,6 +87,11 @@ func Start() (*Environment, error) {
 		CRDDirectoryPaths:     []string{filepath.Join(root, "deploy", "crd")},
 		ErrorIfCRDPathMissing: true,
 		Scheme:                framework.Scheme,
+	}
+	for _, opt := range opts {
+		if err := opt(env); err != nil {
+			return nil, err
+		}
 	}
 	cfg, err := env.Start()
 	if err != nil {
@@ -97,6 +128,17 @@ func (e *Environment) StartManager(ctx context.Context, setup func(ctrl.Manager)
 // Stop stops the control plane.
 func (e *Environment) Stop() error { return e.env.Stop() }
 
+// UserConfig is a rest.Config that authenticates as user, in groups, with a client
+// certificate signed by the API server's client CA: the API server sees exactly what it
+// sees of a certificate its signer issued (groups from the subject's organizations).
+func (e *Environment) UserConfig(user string, groups ...string) (*rest.Config, error) {
+	u, err := e.env.AddUser(crenvtest.User{Name: user, Groups: groups}, &rest.Config{QPS: e.Config.QPS, Burst: e.Config.Burst})
+	if err != nil {
+		return nil, fmt.Errorf("adding user %s: %w", user, err)
+	}
+	return u.Config(), nil
+}
+
 // RepoRoot finds the module root; see framework.RepoRoot.
 func RepoRoot() (string, error) { return framework.RepoRoot() }
 
@@ -113,15 +155,15 @@ func Main(m *testing.M, env **Environment, setup func(ctrl.Manager) error) int {
 // MainWith is Main for a package that starts what it tests itself (a multicluster
 // manager, a webhook server, objects the tests share): start runs once the control plane
 // is up, with a context that ends after the last test. A nil start runs the tests against
-// the bare control plane.
-func MainWith(m *testing.M, env **Environment, start func(context.Context, *Environment) error) int {
+// the bare control plane. opts change the control plane (see Start).
+func MainWith(m *testing.M, env **Environment, start func(context.Context, *Environment) error, opts ...Option) int {
 	if fuzzing() {
 		// Fuzz targets are pure, and every fuzz worker is a process of its own that passes
 		// through TestMain: none of them needs a control plane.
 		return m.Run()
 	}
 	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.ErrorLevel)))
-	e, err := Start()
+	e, err := Start(opts...)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

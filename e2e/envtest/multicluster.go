@@ -27,7 +27,8 @@ const HubMember = "c1"
 
 // MainMulticluster is Main for member-side multicluster reconcilers. setup registers them
 // with a multicluster manager wired as the agent's: the environment is its local cluster,
-// the member, and it engages the environment again as HubCluster. The hub's cache reads
+// the member, reached as the agent's ServiceAccount with the RBAC join installs (see
+// AgentConfig), and it engages the environment again as HubCluster. The hub's cache reads
 // only what a watch asked for, so a test can tell whether a reconciler watches the hub
 // (see WatchesOnHub).
 func MainMulticluster(m *testing.M, env **Environment, setup func(mcmanager.Manager) error) int {
@@ -39,8 +40,12 @@ func (e *Environment) startAgentManager(ctx context.Context, setup func(mcmanage
 	if err != nil {
 		return err
 	}
+	member, err := e.AgentConfig(ctx)
+	if err != nil {
+		return err
+	}
 	provider := clusters.New()
-	mgr, err := mcmanager.New(e.Config, provider, ctrl.Options{Scheme: framework.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
+	mgr, err := mcmanager.New(member, provider, ctrl.Options{Scheme: framework.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
 	if err != nil {
 		return err
 	}

@@ -62,7 +62,9 @@ func testBadJoinInput(t *testing.T) {
 		{
 			name: "name of another cluster",
 			args: muster.JoinArgs,
-			want: "the hub already has a cluster named member1, and it is not this cluster",
+			// The join token of musterctl init may not read member1: it cannot tell whose
+			// cluster that is, and says how a re-join of member1 would go.
+			want: "the hub already has a cluster named member1",
 		},
 	}
 	for _, tc := range cases {

@@ -9,6 +9,7 @@ import (
 	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/hex"
 	"encoding/pem"
 	"fmt"
 	"strings"
@@ -236,31 +237,67 @@ func testUnacceptedClusterGetsNothing(t *testing.T) {
 	}
 }
 
-// agentCSR asks for cluster's agent identity with a fresh key.
-func agentCSR(t *testing.T, cluster string, annotations map[string]string) *certificatesv1.CertificateSigningRequest {
+// agentCSR asks for a certificate of join joinID (a fresh one when empty) of cluster's
+// agent identity with a fresh key, for an hour, as an agent's request is shaped.
+func agentCSR(t *testing.T, cluster, joinID string, annotations map[string]string) *certificatesv1.CertificateSigningRequest {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if joinID == "" {
+		b := make([]byte, 16)
+		if _, err := rand.Read(b); err != nil {
+			t.Fatal(err)
+		}
+		joinID = hex.EncodeToString(b)
+	}
 	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: pkix.Name{
-		CommonName: musterv1.AgentUser(cluster), Organization: []string{musterv1.MembersGroup, musterv1.ClusterGroup(cluster)},
+		CommonName:   musterv1.AgentUser(cluster),
+		Organization: []string{musterv1.MembersGroup, musterv1.ClusterGroup(cluster), musterv1.JoinGroup(cluster, joinID)},
 	}}, key)
 	if err != nil {
 		t.Fatal(err)
 	}
+	hour := int32(3600)
 	return &certificatesv1.CertificateSigningRequest{
 		ObjectMeta: metav1.ObjectMeta{GenerateName: "attack-", Labels: map[string]string{musterv1.ClusterNameLabel: cluster}, Annotations: annotations},
 		Spec: certificatesv1.CertificateSigningRequestSpec{
-			Request:    pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}),
-			SignerName: certificatesv1.KubeAPIServerClientSignerName,
-			Usages:     []certificatesv1.KeyUsage{certificatesv1.UsageClientAuth, certificatesv1.UsageDigitalSignature},
+			Request:           pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}),
+			SignerName:        certificatesv1.KubeAPIServerClientSignerName,
+			Usages:            []certificatesv1.KeyUsage{certificatesv1.UsageClientAuth, certificatesv1.UsageDigitalSignature},
+			ExpirationSeconds: &hour,
 		},
 	}
 }
 
+// currentJoin is the join id of the certificate member's agent holds now.
+func currentJoin(t *testing.T, member string) string {
+	t.Helper()
+	block, _ := pem.Decode([]byte(credentialsPEM(t, member)))
+	if block == nil {
+		t.Fatalf("%s's agent holds no PEM certificate", member)
+	}
+	cert, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, ok := musterv1.JoinIDOf(member, cert.Subject.Organization)
+	if !ok {
+		t.Fatalf("%s's certificate names no join: %v", member, cert.Subject.Organization)
+	}
+	return id
+}
+
 // expectDenied waits for the hub to deny csr, and checks it was never issued.
 func expectDenied(t *testing.T, c client.Client, csr *certificatesv1.CertificateSigningRequest) {
+	t.Helper()
+	expectDeniedWith(t, c, csr, "")
+}
+
+// expectDeniedWith waits for the hub to deny csr with reason (any when empty), and checks
+// it was never issued.
+func expectDeniedWith(t *testing.T, c client.Client, csr *certificatesv1.CertificateSigningRequest, reason string) {
 	t.Helper()
 	if err := c.Create(t.Context(), csr); err != nil {
 		if apierrors.IsForbidden(err) {
@@ -281,6 +318,9 @@ func expectDenied(t *testing.T, c client.Client, csr *certificatesv1.Certificate
 				return false, fmt.Errorf("CSR %s was approved: %s", csr.Name, c.Message)
 			}
 			if c.Type == certificatesv1.CertificateDenied && c.Status == corev1.ConditionTrue {
+				if reason != "" && c.Reason != reason {
+					return false, fmt.Errorf("CSR %s was denied with reason %s (%s), want %s", csr.Name, c.Reason, c.Message, reason)
+				}
 				return true, nil
 			}
 		}
@@ -306,7 +346,7 @@ func credentialsPEM(t *testing.T, member string) string {
 // or Denied. The positive controls are the join, rotation and unjoin tests of this suite.
 func TestJoinAttacks(t *testing.T) {
 	t.Run("takeover: the shared token asks for member2's identity, and musterctl accept refuses it", func(t *testing.T) {
-		csr := agentCSR(t, "member2", nil)
+		csr := agentCSR(t, "member2", "", nil)
 		expectDenied(t, bootstrapClient(t), csr)
 		out, err := muster.Musterctl(t.Context(), fleet.Hub, "accept", "member2")
 		if err != nil {
@@ -325,14 +365,14 @@ func TestJoinAttacks(t *testing.T) {
 		}
 	})
 	t.Run("forged rotation: member1's certificate names member2's certificate", func(t *testing.T) {
-		forged := agentCSR(t, "member1", map[string]string{musterv1.CurrentCertificateAnnotation: credentialsPEM(t, "member2")})
-		expectDenied(t, agentClient(t, "member1"), forged)
+		forged := agentCSR(t, "member1", currentJoin(t, "member1"), map[string]string{musterv1.CurrentCertificateAnnotation: credentialsPEM(t, "member2")})
+		expectDeniedWith(t, agentClient(t, "member1"), forged, musterv1.ReasonAgentKeyMismatch)
 	})
 	t.Run("forged rotation: member1's identity without its current certificate", func(t *testing.T) {
-		expectDenied(t, agentClient(t, "member1"), agentCSR(t, "member1", nil))
+		expectDeniedWith(t, agentClient(t, "member1"), agentCSR(t, "member1", currentJoin(t, "member1"), nil), musterv1.ReasonAgentKeyMismatch)
 	})
 	t.Run("another member's agent asks for member2's identity", func(t *testing.T) {
-		expectDenied(t, agentClient(t, "member1"), agentCSR(t, "member2", nil))
+		expectDenied(t, agentClient(t, "member1"), agentCSR(t, "member2", "", nil))
 	})
 	t.Run("a token bound to one cluster asks for another name", func(t *testing.T) {
 		out, err := muster.Musterctl(t.Context(), fleet.Hub, "token", "create", "--cluster", "bound-one")
@@ -344,7 +384,7 @@ func TestJoinAttacks(t *testing.T) {
 		if !apierrors.IsInvalid(err) && !apierrors.IsForbidden(err) {
 			t.Errorf("create MemberCluster bound-other with a token bound to bound-one: got %v, want rejection", err)
 		}
-		expectDenied(t, boot, agentCSR(t, "bound-other", nil))
+		expectDenied(t, boot, agentCSR(t, "bound-other", "", nil))
 	})
 	t.Run("a bootstrap token cannot pre-bind a name to its key", func(t *testing.T) {
 		mc := &musterv1.MemberCluster{ObjectMeta: metav1.ObjectMeta{Name: "prebound", Annotations: map[string]string{hubregistration.AgentKeyAnnotation: "sha256:00"}}}
@@ -352,5 +392,45 @@ func TestJoinAttacks(t *testing.T) {
 		if !apierrors.IsInvalid(err) && !apierrors.IsForbidden(err) {
 			t.Errorf("create a pre-bound MemberCluster: got %v, want rejection", err)
 		}
+	})
+}
+
+// The join-token and certificate rows of issue 28's attack table, each refused with its
+// reason; the controls are the joins of this suite, whose agents ask for a day (the hub's
+// maximum) and read their own clusters.
+func TestJoinTokenAndCertificateAttacks(t *testing.T) {
+	t.Run("the join token of musterctl init reads no MemberCluster", func(t *testing.T) {
+		boot := bootstrapClient(t)
+		expectForbidden(t, "get member1", boot.Get(t.Context(), types.NamespacedName{Name: "member1"}, &musterv1.MemberCluster{}))
+		expectForbidden(t, "list MemberClusters", boot.List(t.Context(), &musterv1.MemberClusterList{}))
+	})
+	t.Run("a token bound to one cluster reads no other MemberCluster", func(t *testing.T) {
+		out, err := muster.Musterctl(t.Context(), fleet.Hub, "token", "create", "--cluster", "member3")
+		if err != nil {
+			t.Fatal(err)
+		}
+		boot := tokenClient(t, joinToken(t, strings.Fields(out)))
+		expectForbidden(t, "get member1 with a token bound to member3", boot.Get(t.Context(), types.NamespacedName{Name: "member1"}, &musterv1.MemberCluster{}))
+	})
+	t.Run("a bootstrap MemberCluster labelled env=prod is refused", func(t *testing.T) {
+		mc := &musterv1.MemberCluster{ObjectMeta: metav1.ObjectMeta{Name: "intruder", Labels: map[string]string{"env": "prod", "region": "eu-west"}}}
+		err := bootstrapClient(t).Create(t.Context(), mc)
+		if !apierrors.IsInvalid(err) && !apierrors.IsForbidden(err) {
+			t.Fatalf("create a labelled MemberCluster with the join token: got %v, want rejection", err)
+		}
+		if !strings.Contains(err.Error(), "may not set labels") {
+			t.Errorf("refusal %q does not say labels are the administrator's", err)
+		}
+	})
+	t.Run("a CSR asking for a year is denied", func(t *testing.T) {
+		csr := agentCSR(t, "year-long", "", nil)
+		year := int32(365 * 24 * 3600)
+		csr.Spec.ExpirationSeconds = &year
+		expectDeniedWith(t, bootstrapClient(t), csr, musterv1.ReasonCertificateLifetime)
+	})
+	t.Run("a CSR asking for no lifetime is denied", func(t *testing.T) {
+		csr := agentCSR(t, "unbounded", "", nil)
+		csr.Spec.ExpirationSeconds = nil
+		expectDeniedWith(t, bootstrapClient(t), csr, musterv1.ReasonCertificateLifetime)
 	})
 }

@@ -31,6 +31,7 @@ import (
 func TestMember2Lifecycle(t *testing.T) {
 	t.Run("a stopped agent makes its cluster unreachable, a restarted one available", testHealth)
 	t.Run("deny revokes the agent's access", testDeny)
+	t.Run("a re-accept needs a new join, and the old certificate stays Forbidden", testReadmit)
 	t.Run("unjoin revokes and uninstalls", testUnjoin)
 	t.Run("a re-join after unjoin binds the new agent's key", testRejoin)
 }
@@ -106,6 +107,20 @@ func waitForFreshCertificate(t *testing.T, member string, left time.Duration) {
 	}
 }
 
+// certificateNotAfter is when the certificate member's agent holds now expires.
+func certificateNotAfter(t *testing.T, member string) time.Time {
+	t.Helper()
+	block, _ := pem.Decode([]byte(credentialsPEM(t, member)))
+	if block == nil {
+		t.Fatalf("%s's agent holds no PEM certificate", member)
+	}
+	cert, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cert.NotAfter
+}
+
 func getCluster(t *testing.T, name string) *musterv1.MemberCluster {
 	t.Helper()
 	var mc musterv1.MemberCluster
@@ -146,6 +161,10 @@ func errString(err error) string {
 }
 
 func testDeny(t *testing.T) {
+	// The suite's certificates last a minute, and a denied agent renews none: deny right
+	// after a renewal, so that the readmission below still has a valid old certificate to
+	// show Forbidden (not merely expired).
+	waitForFreshCertificate(t, "member2", 50*time.Second)
 	old := agentClient(t, "member2")
 	if err := old.Get(t.Context(), types.NamespacedName{Name: "member2"}, &musterv1.MemberCluster{}); err != nil {
 		t.Fatalf("before deny the agent's certificate must work: %v", err)
@@ -160,19 +179,77 @@ func testDeny(t *testing.T) {
 	}
 }
 
+// testReadmit readmits the denied member2 as the README says: a join line bound to it, the
+// join in the member, musterctl accept. The agent keeps its key (no --rekey), its new
+// certificate belongs to a new join, and the certificate from before the deny reaches
+// nothing, although the cluster, its name and its key are the same.
+func testReadmit(t *testing.T) {
+	ctx := t.Context()
+	member := memberNamed("member2")
+	old, oldJoin, oldNotAfter := agentClient(t, "member2"), currentJoin(t, "member2"), certificateNotAfter(t, "member2")
+	key := getCluster(t, "member2").Annotations[hubregistration.AgentKeyAnnotation]
+
+	// Accepting alone gives the old certificate nothing back.
+	if out, err := muster.Musterctl(ctx, fleet.Hub, "accept", "member2", "--wait", "5s"); err == nil || !strings.Contains(out, "must join again") {
+		t.Errorf("musterctl accept of a denied cluster whose agent has not joined again: %v\n%s", err, out)
+	}
+	if _, err := framework.WaitForClusterCondition(ctx, fleet.Hub, "member2", musterv1.MemberClusterAccepted, metav1.ConditionTrue, 15*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	expectRevoked(t, old, "member2")
+
+	out, err := muster.Musterctl(ctx, fleet.Hub, "token", "create", "--cluster", "member2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := muster.Join(ctx, member, "member2", "--hub-token", joinToken(t, strings.Fields(out))); err != nil {
+		t.Fatal(err)
+	}
+	// The running agent sees the new join line beside its refused certificate, and stops
+	// to join again; its Deployment would restart it, here the test does.
+	if err := framework.Until(ctx, 30*time.Second, "member2's agent to stop for the new join", func(context.Context) (bool, string, error) {
+		return !muster.Agents["member2"].Running(), "running", nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := muster.StartAgent(member, "--cert-lifetime", "10m"); err != nil {
+		t.Fatal(err)
+	}
+	out, err = muster.Musterctl(ctx, fleet.Hub, "accept", "member2")
+	if err != nil || !strings.Contains(out, "(1 certificate request(s) approved)") {
+		t.Fatalf("musterctl accept member2 after the new join: %v\n%s", err, out)
+	}
+	if err := framework.Until(ctx, time.Minute, "member2's new certificate to work", func(ctx context.Context) (bool, string, error) {
+		if currentJoin(t, "member2") == oldJoin {
+			return false, "still the old join's certificate", nil
+		}
+		err := agentClient(t, "member2").Get(ctx, types.NamespacedName{Name: "member2"}, &musterv1.MemberCluster{})
+		return err == nil, errString(err), nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if time.Now().Before(oldNotAfter) {
+		expectRevoked(t, old, "member2")
+	} else {
+		// Expired meanwhile: the API server refuses it before RBAC is asked (the envtest
+		// TestOldCertificateIsForbiddenAfterDenyAndRejoin shows the RBAC refusal itself).
+		err := old.Get(ctx, types.NamespacedName{Name: "member2"}, &musterv1.MemberCluster{})
+		if !apierrors.IsUnauthorized(err) {
+			t.Errorf("the expired old certificate: got %v, want Unauthorized", err)
+		}
+		t.Logf("the old certificate expired %s before the last check", time.Since(oldNotAfter).Round(time.Second))
+	}
+	if got := getCluster(t, "member2").Annotations[hubregistration.AgentKeyAnnotation]; got != key {
+		t.Errorf("member2's bound key moved from %s to %s: the re-join should keep the agent's key", key, got)
+	}
+}
+
 func testUnjoin(t *testing.T) {
 	ctx := t.Context()
 	member := memberNamed("member2")
 	old := agentClient(t, "member2")
-	// Accept again, so that unjoin is what revokes.
-	if _, err := muster.Musterctl(ctx, fleet.Hub, "accept", "member2"); err != nil {
-		t.Fatal(err)
-	}
-	if err := framework.Until(ctx, 15*time.Second, "re-accepted credentials to work", func(ctx context.Context) (bool, string, error) {
-		err := old.Get(ctx, types.NamespacedName{Name: "member2"}, &musterv1.MemberCluster{})
-		return err == nil, errString(err), nil
-	}); err != nil {
-		t.Fatal(err)
+	if err := old.Get(ctx, types.NamespacedName{Name: "member2"}, &musterv1.MemberCluster{}); err != nil {
+		t.Fatalf("before unjoin the readmitted agent's certificate must work: %v", err)
 	}
 	// A Work the agent applied carries its cleanup finalizer; with the agent gone, the hub
 	// must release it or member2's hub namespace could never be deleted.

@@ -41,7 +41,7 @@ func TestAdmissionRefusesEachBrokenRule(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = fleet.Hub.Client.Delete(context.Background(), taken) })
 	adaptive := spread("adaptive", "job", subset("a", num(3)), subset("b", num(2)))
-	adaptive.Spec.ScheduleStrategy = musterv1.ScheduleStrategy{Type: musterv1.ScheduleAdaptive, Adaptive: &musterv1.AdaptiveStrategy{RescheduleCriticalSeconds: ptr.To[int32](0)}}
+	adaptive.Spec.ScheduleStrategy = musterv1.ScheduleStrategy{Type: musterv1.ScheduleAdaptive, Adaptive: &musterv1.AdaptiveStrategy{RescheduleCriticalSeconds: ptr.To[int32](296)}}
 	badPatch := subset("a", nil)
 	badPatch.Patch = &runtime.RawExtension{Raw: []byte(`{"status":{"phase":"Running"}}`)}
 
@@ -56,14 +56,12 @@ func TestAdmissionRefusesEachBrokenRule(t *testing.T) {
 			`spec.subsets[0].maxReplicas: Invalid value: "12.5%"`},
 		{"percents over 100", spread("over", "job", subset("a", pct("60%")), subset("b", pct("50%")), subset("c", nil)),
 			`spec.subsets: Invalid value: "110%": the maxReplicas percents add up to more than 100%`},
-		{"unbounded before the last", spread("unbounded", "job", subset("a", nil), subset("b", num(2))),
-			"spec.subsets[0].maxReplicas: Required value: only the last subset may leave maxReplicas unset"},
 		{"percents under 100, last bounded", spread("under", "job", subset("a", pct("40%")), subset("b", pct("30%"))),
 			"the maxReplicas percents add up to 70%: leave the last subset's maxReplicas unset"},
 		{"adaptive with a bounded last subset", adaptive,
 			"with scheduleStrategy Adaptive the last subset must have no maxReplicas"},
 		{"rescheduleCriticalSeconds out of bounds", adaptive,
-			"spec.scheduleStrategy.adaptive.rescheduleCriticalSeconds: Invalid value: 0"},
+			"with several subsets rescheduleCriticalSeconds must be at most 295 / (subsets - 1)"},
 		{"target already spread", spread("second", "taken", subset("a", nil)),
 			"spec.targetRef: Forbidden: FleetJob taken is already spread by WorkloadSpread first"},
 		{"no clusters", spread("nowhere", "job", musterv1.WorkloadSpreadSubset{Name: "a"}),
@@ -77,6 +75,23 @@ func TestAdmissionRefusesEachBrokenRule(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("create = %v, want an error containing %q", err, tc.want)
 			}
+		})
+	}
+}
+
+// TestAdmissionAdmitsWhatOpenKruiseAdmits: bounds taken from OpenKruise's webhook.
+func TestAdmissionAdmitsWhatOpenKruiseAdmits(t *testing.T) {
+	off := spread("reschedule-off", "off", subset("a", num(3)), subset("b", nil))
+	off.Spec.ScheduleStrategy = musterv1.ScheduleStrategy{Type: musterv1.ScheduleAdaptive, Adaptive: &musterv1.AdaptiveStrategy{RescheduleCriticalSeconds: ptr.To[int32](0)}}
+	for _, ws := range []*musterv1.WorkloadSpread{
+		spread("unbounded-first", "unbounded", subset("a", nil), subset("b", num(2))),
+		off,
+	} {
+		t.Run(ws.Name, func(t *testing.T) {
+			if err := fleet.Hub.Client.Create(t.Context(), ws); err != nil {
+				t.Fatalf("refused: %v", err)
+			}
+			t.Cleanup(func() { _ = fleet.Hub.Client.Delete(context.Background(), ws) })
 		})
 	}
 }

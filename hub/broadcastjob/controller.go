@@ -15,10 +15,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
+	psaapi "k8s.io/pod-security-admission/api"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -31,6 +33,7 @@ import (
 	hubmetrics "github.com/musterhq/muster/hub/metrics"
 	"github.com/musterhq/muster/hub/shards"
 	bcjwrite "github.com/musterhq/muster/internal/broadcastjob"
+	"github.com/musterhq/muster/internal/fairqueue"
 	"github.com/musterhq/muster/internal/patch"
 	"github.com/musterhq/muster/placement/clusters"
 )
@@ -46,13 +49,18 @@ type Reconciler struct {
 	Recorder  events.EventRecorder
 	Clock     clock.PassiveClock
 	Inventory *inventory.Inventory
+	// PodSecurityLevel is the enforce level of a hub namespace whose labels name none
+	// (empty: podsecurity.DefaultLevel); the shards' Works carry their namespace's levels.
+	PodSecurityLevel psaapi.Level
 
 	// writes are the job status writes the cache may not show yet.
 	writes patch.Writes
+	// refusals paces the writes of jobs after the API server refused one as invalid.
+	refusals patch.Refusals
 }
 
 func (r *Reconciler) writer() bcjwrite.Writer {
-	return bcjwrite.Writer{Client: r.Client, Recorder: r.Recorder, Writes: &r.writes}
+	return bcjwrite.Writer{Client: r.Client, Recorder: r.Recorder, Writes: &r.writes, Refusals: &r.refusals}
 }
 
 // SetupWithManager watches hub BroadcastJobs, the Works carrying their shards, and the
@@ -63,6 +71,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&musterv1.BroadcastJob{}, builder.WithPredicates(hubManaged)).
 		Watches(&musterv1.Work{}, handler.EnqueueRequestsFromMapFunc(shards.OwnerOf(musterv1.BroadcastJobNameLabel, musterv1.BroadcastJobNamespaceLabel))).
 		Watches(&musterv1.MemberCluster{}, handler.EnqueueRequestsFromMapFunc(r.unfinishedJobs)).
+		// Hub namespaces take turns: one tenant's burst does not delay another's jobs.
+		WithOptions(controller.Options{NewQueue: fairqueue.New}).
 		Complete(r)
 }
 
@@ -104,6 +114,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	if job.DeletionTimestamp != nil {
 		r.writes.Forget(job.UID)
+		r.refusals.Forget(job.UID)
 		// Also without placement: shards placed before it was removed still go first.
 		return r.deleteShards(ctx, job)
 	}
@@ -257,13 +268,18 @@ func (r *Reconciler) takenName(ctx context.Context, job *musterv1.BroadcastJob, 
 
 // writeShards creates or updates every cluster's Work to carry the planned shard. raced
 // is true when a Work to create already existed.
-func (r *Reconciler) writeShards(ctx context.Context, job *musterv1.BroadcastJob, works map[string]*musterv1.Work, shards map[string]shardSpec) (raced bool, err error) {
+func (r *Reconciler) writeShards(ctx context.Context, job *musterv1.BroadcastJob, works map[string]*musterv1.Work, planned map[string]shardSpec) (raced bool, err error) {
+	podSecurity, err := shards.PodSecurityOf(ctx, r.Client, r.PodSecurityLevel, job.Namespace)
+	if err != nil {
+		return false, err
+	}
 	var errs []error
-	for cluster, s := range shards {
+	for cluster, s := range planned {
 		want, err := newWork(job, cluster, s)
 		if err != nil {
 			return raced, err
 		}
+		shards.SetPodSecurity(want, podSecurity)
 		cur, ok := works[cluster]
 		if !ok {
 			err := r.Client.Create(ctx, want)
@@ -280,6 +296,7 @@ func (r *Reconciler) writeShards(ctx context.Context, job *musterv1.BroadcastJob
 		}
 		h := patch.NewHelper(r.Client, cur)
 		cur.Spec = want.Spec
+		shards.SetPodSecurity(cur, podSecurity)
 		if err := h.Patch(ctx, cur); err != nil {
 			errs = append(errs, fmt.Errorf("updating the shard for cluster %s: %w", cluster, err))
 		}

@@ -179,17 +179,22 @@ func decideFleetEnd(o fleetObserved, status musterv1.BroadcastJobStatus, fleet f
 }
 
 // fleetCompletion ends a job of completionPolicy Always once the fleet is done (see
-// fleetDone): Failed if any pod failed, Complete otherwise.
+// fleetDone): Complete, or Failed if any pod failed and failurePolicy is not Continue
+// (under which failures never fail the job, as on a member).
 func fleetCompletion(job *musterv1.BroadcastJob, fleet fleetTally) *fleetEnding {
 	if job.Spec.CompletionPolicy.Type == musterv1.CompletionNever || !fleetDone(fleet.running, fleet.totals) {
 		return nil
 	}
 	totals, clusters := fleet.totals, len(fleet.running)
-	if totals.Failed > 0 {
-		return &fleetEnding{musterv1.BroadcastJobFailed, musterv1.BroadcastJobReasonPodsFailed,
-			fmt.Sprintf("%d of %d pods failed across %d clusters", totals.Failed, totals.Succeeded+totals.Failed, clusters)}
+	switch {
+	case totals.Failed == 0:
+		return &fleetEnding{musterv1.BroadcastJobComplete, musterv1.BroadcastJobReasonCompleted, fmt.Sprintf("%d pods succeeded across %d clusters", totals.Succeeded, clusters)}
+	case bcj.FailurePolicy(&job.Spec) == musterv1.FailureContinue:
+		return &fleetEnding{musterv1.BroadcastJobComplete, musterv1.BroadcastJobReasonCompleted,
+			fmt.Sprintf("%d pods succeeded, %d failed across %d clusters (failurePolicy Continue)", totals.Succeeded, totals.Failed, clusters)}
 	}
-	return &fleetEnding{musterv1.BroadcastJobComplete, musterv1.BroadcastJobReasonCompleted, fmt.Sprintf("%d pods succeeded across %d clusters", totals.Succeeded, clusters)}
+	return &fleetEnding{musterv1.BroadcastJobFailed, musterv1.BroadcastJobReasonPodsFailed,
+		fmt.Sprintf("%d of %d pods failed across %d clusters", totals.Failed, totals.Succeeded+totals.Failed, clusters)}
 }
 
 // finishFleet makes p the job's last plan: every existing shard stays, and those not yet
@@ -206,8 +211,9 @@ func finishFleet(p fleetPlan, status musterv1.BroadcastJobStatus, end fleetEndin
 		p.shards[c.name] = s
 	}
 	if end.reason != musterv1.BroadcastJobReasonCompleted {
-		// The pods being stopped no longer count.
-		status.Active = 0
+		// The pods being stopped count as failed, as each cluster's agent counts those it
+		// stops: they did not get to finish.
+		stopRunning(&status)
 	}
 	status.CompletionTime = &metav1.Time{Time: now}
 	bcj.SetCondition(&status, end.condition, metav1.ConditionTrue, end.reason, end.message)
@@ -215,6 +221,19 @@ func finishFleet(p fleetPlan, status musterv1.BroadcastJobStatus, end fleetEndin
 	status.Phase = bcj.Phase(&status)
 	p.status = status
 	return p
+}
+
+// stopRunning counts the running pods of a job that ends without them as failed, in each
+// cluster's entry and in the totals.
+func stopRunning(status *musterv1.BroadcastJobStatus) {
+	status.Clusters = slices.Clone(status.Clusters)
+	for i := range status.Clusters {
+		c := &status.Clusters[i]
+		c.Failed += c.Active
+		c.Active = 0
+	}
+	status.Failed += status.Active
+	status.Active = 0
 }
 
 // planShards gives every running cluster its shard: paused or not, and its share of the

@@ -137,7 +137,8 @@ func TestDecideFleet(t *testing.T) {
 				{name: "b", eligible: true, hasShard: true, reported: reported(musterv1.BroadcastJobRunning, 3, 2, 1, 0, nil)},
 			},
 			wantShards: map[string]shardSpec{"a": {}, "b": {terminate: "a pod failed in cluster a (failurePolicy FailFast): pod x failed"}},
-			wantPhase:  musterv1.BroadcastJobFailedPh, wantReason: musterv1.BroadcastJobReasonPodFailed, wantCounts: musterv1.BroadcastCounts{Desired: 5, Succeeded: 1, Failed: 1},
+			// b's running pods, stopped, count as failed, as its agent counts them.
+			wantPhase: musterv1.BroadcastJobFailedPh, wantReason: musterv1.BroadcastJobReasonPodFailed, wantCounts: musterv1.BroadcastCounts{Desired: 5, Succeeded: 1, Failed: 3},
 		},
 		{
 			name: "Pause: a new failure anywhere pauses the fleet job",
@@ -160,7 +161,28 @@ func TestDecideFleet(t *testing.T) {
 				{name: "b", eligible: true, hasShard: true, reported: reported(musterv1.BroadcastJobRunning, 3, 3, 0, 0, nil)},
 			},
 			wantShards: map[string]shardSpec{"a": {}, "b": {terminate: "the job ran longer than activeDeadlineSeconds (60s)"}},
-			wantPhase:  musterv1.BroadcastJobFailedPh, wantReason: musterv1.BroadcastJobReasonDeadlineExceeded, wantCounts: musterv1.BroadcastCounts{Desired: 4, Succeeded: 1},
+			// b's running pods, stopped, count as failed, as in OpenKruise.
+			wantPhase: musterv1.BroadcastJobFailedPh, wantReason: musterv1.BroadcastJobReasonDeadlineExceeded, wantCounts: musterv1.BroadcastCounts{Desired: 4, Succeeded: 1, Failed: 3},
+		},
+		{
+			name: "Continue: every shard done with failures completes the fleet job",
+			job:  hubJob(func(j *musterv1.BroadcastJob) { j.Spec.FailurePolicy.Type = musterv1.FailureContinue }),
+			clusters: []cluster{
+				{name: "a", eligible: true, hasShard: true, reported: reported(musterv1.BroadcastJobCompleted, 2, 0, 2, 0, nil)},
+				{name: "b", eligible: true, hasShard: true, reported: reported(musterv1.BroadcastJobCompleted, 3, 0, 2, 1, nil)},
+			},
+			wantShards: map[string]shardSpec{"a": {}, "b": {}},
+			wantPhase:  musterv1.BroadcastJobCompleted, wantReason: musterv1.BroadcastJobReasonCompleted, wantCounts: musterv1.BroadcastCounts{Desired: 5, Succeeded: 4, Failed: 1},
+		},
+		{
+			// As OpenKruise: 0 is admitted and fails the job on its first pass.
+			name: "activeDeadlineSeconds 0: Failed at once, no shard made",
+			job:  hubJob(func(j *musterv1.BroadcastJob) { j.Spec.CompletionPolicy.ActiveDeadlineSeconds = new(int64(0)) }),
+			clusters: []cluster{
+				{name: "a", eligible: true, inventoryDesired: 3},
+			},
+			wantShards: map[string]shardSpec{},
+			wantPhase:  musterv1.BroadcastJobFailedPh, wantReason: musterv1.BroadcastJobReasonDeadlineExceeded, wantCounts: musterv1.BroadcastCounts{Desired: 3},
 		},
 		{
 			name: "a deadline beyond a Duration's range is never reached, not wrapped into the past",
@@ -338,5 +360,27 @@ func TestBudgetCountsRunningPodsWhoseNodesAreGone(t *testing.T) {
 				t.Errorf("remaining = %d, want %d", got[0].Remaining, tc.want)
 			}
 		})
+	}
+}
+
+// A job that ends with pods running counts them as failed in the cluster entries too, so
+// that the entries add up to the totals.
+func TestStoppedPodsCountFailedPerCluster(t *testing.T) {
+	job := hubJob(func(j *musterv1.BroadcastJob) {
+		j.Spec.CompletionPolicy.ActiveDeadlineSeconds = new(int64(60))
+		j.Status.StartTime = &metav1.Time{Time: t0.Add(-2 * time.Minute)}
+	})
+	p := decideFleet(fleetObserved{job: job, now: t0, clusters: []cluster{
+		{name: "a", eligible: true, hasShard: true, reported: reported(musterv1.BroadcastJobCompleted, 1, 0, 1, 0, nil)},
+		{name: "b", eligible: true, hasShard: true, reported: reported(musterv1.BroadcastJobRunning, 3, 2, 0, 1, nil)},
+	}})
+	want := map[string]musterv1.BroadcastCounts{"a": {Desired: 1, Succeeded: 1}, "b": {Desired: 3, Failed: 3}}
+	for _, c := range p.status.Clusters {
+		if c.BroadcastCounts != want[c.ClusterName] {
+			t.Errorf("cluster %s: %+v, want %+v", c.ClusterName, c.BroadcastCounts, want[c.ClusterName])
+		}
+	}
+	if len(p.status.Clusters) != 2 {
+		t.Errorf("%d cluster entries, want 2", len(p.status.Clusters))
 	}
 }

@@ -15,6 +15,7 @@ import (
 func TestDecideFleetEnd(t *testing.T) {
 	failFast := func(j *musterv1.BroadcastJob) { j.Spec.FailurePolicy.Type = musterv1.FailureFailFast }
 	continuePolicy := func(j *musterv1.BroadcastJob) { j.Spec.FailurePolicy.Type = musterv1.FailureContinue }
+	pausePolicy := func(j *musterv1.BroadcastJob) { j.Spec.FailurePolicy.Type = musterv1.FailurePause }
 	never := func(j *musterv1.BroadcastJob) { j.Spec.CompletionPolicy.Type = musterv1.CompletionNever }
 	deadlineSeconds := func(d int64) func(*musterv1.BroadcastJob) {
 		return func(j *musterv1.BroadcastJob) { j.Spec.CompletionPolicy.ActiveDeadlineSeconds = &d }
@@ -39,7 +40,10 @@ func TestDecideFleetEnd(t *testing.T) {
 			wantReason: musterv1.BroadcastJobReasonPodFailed, wantMessage: "a pod failed in cluster b (failurePolicy FailFast): pod x failed"},
 		{name: "a failure under Continue waits for the other clusters", job: hubJob(continuePolicy),
 			clusters: []cluster{shardFailed, stillRunning}},
-		{name: "every cluster done with a failure under Continue fails the job", job: hubJob(continuePolicy),
+		{name: "every cluster done with a failure under Continue completes the job", job: hubJob(continuePolicy),
+			clusters:   []cluster{done("a"), shardFailed},
+			wantReason: musterv1.BroadcastJobReasonCompleted, wantMessage: "3 pods succeeded, 1 failed across 2 clusters (failurePolicy Continue)"},
+		{name: "every cluster done with a failure under Pause (resumed) fails the job", job: hubJob(pausePolicy),
 			clusters:   []cluster{done("a"), shardFailed},
 			wantReason: musterv1.BroadcastJobReasonPodsFailed, wantMessage: "1 of 4 pods failed across 2 clusters"},
 		{name: "past the deadline the job fails even with every cluster done", job: hubJob(deadlineSeconds(60)), started: 2 * time.Minute,

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/robfig/cron/v3"
@@ -31,6 +32,7 @@ import (
 	"github.com/musterhq/muster/api/names"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	hubmetrics "github.com/musterhq/muster/hub/metrics"
+	"github.com/musterhq/muster/internal/fairqueue"
 	"github.com/musterhq/muster/internal/patch"
 )
 
@@ -59,6 +61,12 @@ type Reconciler struct {
 
 	// writes are the cron status writes the cache may not show yet.
 	writes patch.Writes
+	// terminating holds the crons (by name) whose namespace is being deleted, logged once
+	// rather than at every slot until the namespace's deletion reaches them.
+	terminating sync.Map
+	// refusals paces the status writes of crons after the API server refused one as
+	// invalid.
+	refusals patch.Refusals
 }
 
 // SetupWithManager watches FleetCronJobs and the children they own.
@@ -76,7 +84,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&musterv1.FleetCronJob{}).
 		Owns(&musterv1.FleetJob{}).
 		Owns(&musterv1.BroadcastJob{}).
-		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Workers, 1)}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Workers, 1), NewQueue: fairqueue.New}).
 		Complete(r)
 }
 
@@ -112,6 +120,9 @@ type child struct {
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	cj := &musterv1.FleetCronJob{}
 	if err := r.Client.Get(ctx, req.NamespacedName, cj); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.terminating.Delete(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if err := r.writes.Check(cj); err != nil {
@@ -119,6 +130,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	if cj.DeletionTimestamp != nil {
 		r.writes.Forget(cj.UID)
+		r.terminating.Delete(req.NamespacedName)
+		r.refusals.Forget(cj.UID)
 		return ctrl.Result{}, nil
 	}
 	children, err := r.children(ctx, cj)
@@ -271,6 +284,10 @@ func (r *Reconciler) runSlot(ctx context.Context, cj *musterv1.FleetCronJob, sta
 	}
 	began := r.Clock.Now()
 	obj, err := r.createRun(ctx, cj, slot, name, alt)
+	if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
+		r.namespaceTerminating(ctx, cj, name, slot, err)
+		return false, nil
+	}
 	if err != nil {
 		if !errors.Is(err, errNamesTaken) {
 			r.Recorder.Eventf(cj, nil, corev1.EventTypeWarning, musterv1.ReasonFailedCreate, "Create", "creating run %s for %s: %v", name, slot.Format(time.RFC3339), err)
@@ -335,6 +352,20 @@ func (r *Reconciler) controls(ctx context.Context, cj *musterv1.FleetCronJob, ob
 		return false, fmt.Errorf("reading the holder of the run's name %s: %w", obj.GetName(), err)
 	}
 	return metav1.IsControlledBy(cur, cj), nil
+}
+
+// namespaceTerminating logs, once per cron, that its namespace refused the slot's run
+// because it is being deleted. No event is recorded, as by the built-in controller: the
+// API server refuses events in that namespace too, so a Warning would only be one more
+// refused write and a client-go error line per pass. A namespace being deleted never
+// comes back, so the slot is not retried with backoff either (the built-in controller
+// does): the pass goes on, writes the status and waits for the next slot, which meets the
+// same refusal, until the namespace's deletion reaches the cron.
+func (r *Reconciler) namespaceTerminating(ctx context.Context, cj *musterv1.FleetCronJob, name string, slot time.Time, err error) {
+	if _, logged := r.terminating.LoadOrStore(client.ObjectKeyFromObject(cj), true); logged {
+		return
+	}
+	log.FromContext(ctx).Info("no run is created until the namespace is gone: it is being deleted", "run", name, "slot", slot, "error", err.Error())
 }
 
 // recordSchedule stores the slot as the last one run. It is kept in status and never
@@ -549,7 +580,7 @@ func (r *Reconciler) setValid(cj *musterv1.FleetCronJob, status *musterv1.FleetC
 
 func (r *Reconciler) writeStatus(ctx context.Context, cj *musterv1.FleetCronJob, status *musterv1.FleetCronJobStatus) error {
 	status.ActiveCount = int32(len(status.Active))
-	h := patch.NewHelper(r.Client, cj, patch.Tracked(&r.writes))
+	h := patch.NewHelper(r.Client, cj, patch.Tracked(&r.writes), patch.Paced(&r.refusals, r.Recorder))
 	cj.Status = *status
 	if err := h.Patch(ctx, cj); err != nil {
 		return fmt.Errorf("updating status: %w", err)

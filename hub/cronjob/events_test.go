@@ -170,3 +170,43 @@ func (f *fixture) refuseDeletes() {
 		return err != nil, fmt.Sprint(err)
 	})
 }
+
+// TestANamespaceBeingDeletedIsLoggedNotWarnedEveryPass: a namespace being deleted
+// refuses every run, and every event too. The cron records no FailedCreate (as the
+// built-in controller: it could not be stored, and a refused Warning at each pass is only
+// noise), does not retry the slot at full speed, and still looks at each slot: its
+// nextScheduleTime moves on until the namespace's deletion reaches it.
+func TestANamespaceBeingDeletedIsLoggedNotWarnedEveryPass(t *testing.T) {
+	f := newFixture(t)
+	cj := f.cron("* * * * *")
+	f.waitNext(cj, f.m1)
+	f.deleteNamespace()
+	for i := 1; i <= 4; i++ {
+		// Each slot is due, and its run is refused.
+		f.tick(cj, time.Minute)
+		f.waitNext(cj, f.m1.Add(time.Duration(i)*time.Minute))
+	}
+	if n := asked.count(f.ns, "FailedCreate"); n != 0 {
+		t.Errorf("%d FailedCreate events recorded in a namespace being deleted, want none", n)
+	}
+	if got := f.get(cj).Status; len(f.fleetJobs()) != 0 || got.LastScheduleTime != nil {
+		t.Errorf("runs %v, lastScheduleTime %v; want none run in a namespace being deleted", keys(f.fleetJobs()), got.LastScheduleTime)
+	}
+}
+
+// deleteNamespace starts deleting the test's namespace. envtest runs no namespace
+// controller, so it stays Terminating with its objects in place, as a namespace whose
+// deletion waits on a finalizer does in a cluster.
+func (f *fixture) deleteNamespace() {
+	f.t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: f.ns}}
+	if err := env.Client.Delete(f.t.Context(), ns); err != nil {
+		f.t.Fatal(err)
+	}
+	f.eventually("namespace Terminating", func() (bool, string) {
+		if err := env.Client.Get(f.t.Context(), client.ObjectKeyFromObject(ns), ns); err != nil {
+			return false, err.Error()
+		}
+		return ns.Status.Phase == corev1.NamespaceTerminating, string(ns.Status.Phase)
+	})
+}

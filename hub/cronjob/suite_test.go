@@ -3,6 +3,7 @@ package cronjob_test
 import (
 	"fmt"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -10,6 +11,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/events"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -27,6 +30,8 @@ var (
 	// cached is the manager's client, with the controller's indexes, for tests that call
 	// Reconcile themselves.
 	cached client.Client
+	// asked counts the events the controller records, also those the API server refuses.
+	asked = &askedEvents{counts: map[string]int{}}
 )
 
 // TestMain runs the FleetCronJob controller, on a clock the tests move, against a real API
@@ -34,8 +39,34 @@ var (
 func TestMain(m *testing.M) {
 	os.Exit(envtest.Main(m, &env, func(mgr ctrl.Manager) error {
 		cached = mgr.GetClient()
-		return (&cronjob.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("test"), Clock: clock}).SetupWithManager(mgr)
+		asked.EventRecorder = mgr.GetEventRecorder("test")
+		return (&cronjob.Reconciler{Client: mgr.GetClient(), Recorder: asked, Clock: clock}).SetupWithManager(mgr)
 	}))
+}
+
+// askedEvents passes events on to the manager's recorder and counts them by namespace and
+// reason: an event the API server refuses (in a namespace being deleted) leaves no other
+// trace a test can read.
+type askedEvents struct {
+	events.EventRecorder
+	mu     sync.Mutex
+	counts map[string]int
+}
+
+func (a *askedEvents) Eventf(regarding, related runtime.Object, eventtype, reason, action, note string, args ...any) {
+	if m, err := meta.Accessor(regarding); err == nil {
+		a.mu.Lock()
+		a.counts[m.GetNamespace()+"/"+reason]++
+		a.mu.Unlock()
+	}
+	a.EventRecorder.Eventf(regarding, related, eventtype, reason, action, note, args...)
+}
+
+// count is how many events of reason the controller recorded in namespace.
+func (a *askedEvents) count(namespace, reason string) int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.counts[namespace+"/"+reason]
 }
 
 type fixture struct {

@@ -14,9 +14,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
+	psaapi "k8s.io/pod-security-admission/api"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -26,6 +28,7 @@ import (
 	"github.com/musterhq/muster/hub/inventory"
 	hubmetrics "github.com/musterhq/muster/hub/metrics"
 	"github.com/musterhq/muster/hub/shards"
+	"github.com/musterhq/muster/internal/fairqueue"
 	"github.com/musterhq/muster/internal/patch"
 	"github.com/musterhq/muster/placement/clusters"
 )
@@ -48,9 +51,18 @@ type Reconciler struct {
 	// UnschedulableWindow is how long an Adaptive WorkloadSpread keeps new pods off a
 	// subset whose pods could not be scheduled; zero means DefaultUnschedulableWindow.
 	UnschedulableWindow time.Duration
+	// NewQueue builds the controller's work queue; nil means fairqueue.New, where hub
+	// namespaces take turns so one tenant's burst does not delay another's FleetJobs.
+	NewQueue fairqueue.NewFunc
+	// PodSecurityLevel is the enforce level of a hub namespace whose labels name none
+	// (empty: podsecurity.DefaultLevel); the shards' Works carry their namespace's levels.
+	PodSecurityLevel psaapi.Level
 
 	// writes are the FleetJob status writes the cache may not show yet.
 	writes patch.Writes
+	// refusals paces the status writes of FleetJobs and WorkloadSpreads after the API
+	// server refused one as invalid.
+	refusals patch.Refusals
 }
 
 func (r *Reconciler) unschedulableWindow() time.Duration {
@@ -70,6 +82,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&musterv1.Work{}, handler.EnqueueRequestsFromMapFunc(shards.OwnerOf(musterv1.FleetJobNameLabel, musterv1.FleetJobNamespaceLabel))).
 		Watches(&musterv1.MemberCluster{}, handler.EnqueueRequestsFromMapFunc(r.unplaced)).
 		Watches(&musterv1.WorkloadSpread{}, handler.EnqueueRequestsFromMapFunc(targetOfSpread)).
+		WithOptions(controller.Options{NewQueue: fairqueue.Or(r.NewQueue)}).
 		Complete(r)
 }
 
@@ -99,6 +112,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	if fj.DeletionTimestamp != nil {
 		r.writes.Forget(fj.UID)
+		r.refusals.Forget(fj.UID)
 		return r.deleteShards(ctx, fj)
 	}
 	if err := r.addFinalizer(ctx, fj); err != nil {
@@ -202,6 +216,9 @@ func (r *Reconciler) place(ctx context.Context, fj *musterv1.FleetJob) (ctrl.Res
 		works = append(works, w)
 		names = append(names, s.cluster)
 	}
+	if err := r.annotatePodSecurity(ctx, fj, works...); err != nil {
+		return ctrl.Result{}, err
+	}
 	if taken, err := r.nameTaken(ctx, fj, works); err != nil || taken != nil {
 		if err != nil {
 			return ctrl.Result{}, err
@@ -264,10 +281,26 @@ func (r *Reconciler) suspend(ctx context.Context, fj *musterv1.FleetJob, w *must
 	}
 	h := patch.NewHelper(r.Client, w)
 	w.Spec = want.Spec
+	if err := r.annotatePodSecurity(ctx, fj, w); err != nil {
+		return err
+	}
 	if err := h.Patch(ctx, w); err != nil {
 		return fmt.Errorf("suspending the shard in %s: %w", s.describe(), err)
 	}
 	r.Recorder.Eventf(fj, nil, corev1.EventTypeWarning, musterv1.FleetJobReasonShardStopped, "Suspend", "suspended the shard in %s after another shard failed", s.describe())
+	return nil
+}
+
+// annotatePodSecurity puts the Pod Security labels of fj's namespace on works, for the
+// agents to put on the member namespaces they create (see shards.PodSecurityOf).
+func (r *Reconciler) annotatePodSecurity(ctx context.Context, fj *musterv1.FleetJob, works ...*musterv1.Work) error {
+	value, err := shards.PodSecurityOf(ctx, r.Client, r.PodSecurityLevel, fj.Namespace)
+	if err != nil {
+		return err
+	}
+	for _, w := range works {
+		shards.SetPodSecurity(w, value)
+	}
 	return nil
 }
 
@@ -278,7 +311,7 @@ func (r *Reconciler) works(ctx context.Context, fj *musterv1.FleetJob) (map[stri
 // updateStatus writes status when it changed, then announces the FleetJob's end.
 func (r *Reconciler) updateStatus(ctx context.Context, fj *musterv1.FleetJob, status musterv1.FleetJobStatus) error {
 	wasFinished := finishedFleet(&fj.Status)
-	h := patch.NewHelper(r.Client, fj, patch.Tracked(&r.writes))
+	h := patch.NewHelper(r.Client, fj, patch.Tracked(&r.writes), patch.Paced(&r.refusals, r.Recorder))
 	fj.Status = status
 	if err := h.Patch(ctx, fj); err != nil {
 		return fmt.Errorf("updating status: %w", err)

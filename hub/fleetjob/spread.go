@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/musterhq/muster/api/podsecurity"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/api/workloadspread"
 	"github.com/musterhq/muster/hub/shards"
@@ -93,6 +94,11 @@ func (r *Reconciler) placeBySpread(ctx context.Context, fj *musterv1.FleetJob, w
 	changed, fresh, err := encodeChanges(fj, ws, d.shards, current)
 	if err != nil {
 		return spreadResult{}, err
+	}
+	if len(changed) > 0 {
+		if err := r.annotatePodSecurity(ctx, fj, slices.Collect(maps.Values(changed))...); err != nil {
+			return spreadResult{}, err
+		}
 	}
 	// New shards whose names another object's Work holds stop the whole change.
 	if taken, err := r.nameTaken(ctx, fj, fresh); err != nil || taken != nil {
@@ -195,6 +201,7 @@ func (r *Reconciler) writeShard(ctx context.Context, s shard, w, want *musterv1.
 	case w != nil && w.DeletionTimestamp == nil:
 		h := patch.NewHelper(r.Client, w)
 		w.Spec = want.Spec
+		shards.SetPodSecurity(w, want.Annotations[podsecurity.WorkAnnotation])
 		if err := h.Patch(ctx, w); err != nil {
 			return nil, false, fmt.Errorf("resizing the shard for %s: %w", s.describe(), err)
 		}
@@ -303,7 +310,7 @@ func (r *Reconciler) updateSpreadStatus(ctx context.Context, ws *musterv1.Worklo
 	before := ws.Status.DeepCopy()
 	// Written from the reconciles of the FleetJobs the spread places, not of the spread
 	// itself: the lock keeps a write from a stale copy from undoing another one.
-	h := patch.NewHelper(r.Client, ws, patch.SharedStatus())
+	h := patch.NewHelper(r.Client, ws, patch.SharedStatus(), patch.Paced(&r.refusals, r.Recorder))
 	ws.Status = status
 	if err := h.Patch(ctx, ws); err != nil {
 		return fmt.Errorf("updating WorkloadSpread %s status: %w", ws.Name, err)

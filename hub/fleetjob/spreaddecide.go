@@ -116,11 +116,15 @@ type spreadStrategy struct {
 	critical, window time.Duration
 }
 
+// strategyOf reads the spread's strategy. rescheduleCriticalSeconds 0 turns rescheduling
+// off, as in OpenKruise: the spread then acts as Fixed, reporting waiting pods and moving
+// none (it does not mean "move at the first pod that waits").
 func strategyOf(ws *musterv1.WorkloadSpread, window time.Duration) spreadStrategy {
 	st := spreadStrategy{adaptive: ws.Spec.ScheduleStrategy.Type == musterv1.ScheduleAdaptive, critical: 30 * time.Second, window: window}
 	if a := ws.Spec.ScheduleStrategy.Adaptive; a != nil && a.RescheduleCriticalSeconds != nil {
 		st.critical = time.Duration(*a.RescheduleCriticalSeconds) * time.Second
 	}
+	st.adaptive = st.adaptive && st.critical > 0
 	return st
 }
 
@@ -241,10 +245,12 @@ func parallelisms(shards []shard) []int32 {
 // spreadStatus reports each subset's replicas, room and clusters on the spread.
 func spreadStatus(ws *musterv1.WorkloadSpread, plans []subsetPlan, want []shard, total int32) musterv1.WorkloadSpreadStatus {
 	status := musterv1.WorkloadSpreadStatus{ObservedGeneration: ws.Generation}
-	for _, p := range plans {
+	caps := make([]int32, len(plans))
+	for i, p := range plans {
 		st := musterv1.WorkloadSpreadSubsetStatus{Name: p.spec.Name, Replicas: p.replicas, MissingReplicas: -1}
-		if c := subsets.Cap(p.spec.MaxReplicas, total); c >= 0 {
-			st.MissingReplicas = max(c-p.replicas, 0)
+		caps[i] = subsets.Cap(p.spec.MaxReplicas, total)
+		if caps[i] >= 0 {
+			st.MissingReplicas = max(caps[i]-p.replicas, 0)
 		}
 		meta.SetStatusCondition(&st.Conditions, p.condition)
 		for _, s := range want {
@@ -255,7 +261,7 @@ func spreadStatus(ws *musterv1.WorkloadSpread, plans []subsetPlan, want []shard,
 		status.Subsets = append(status.Subsets, st)
 		status.Replicas += st.Replicas
 	}
-	status.SubsetReplicas = subsetSummary(status.Subsets)
+	status.SubsetReplicas = subsetSummary(status.Subsets, caps)
 	return status
 }
 
@@ -363,13 +369,15 @@ func spreadChanges(current []shardState, want []shard) string {
 }
 
 // subsetSummary is the status' one-line view of the subsets for `kubectl get`: each
-// subset's replicas, and its cap when it has one ("gpu 4/4, cpu 2").
-func subsetSummary(subsets []musterv1.WorkloadSpreadSubsetStatus) string {
+// subset's replicas, and its cap (caps, in the same order; negative when unbounded) when it
+// has one ("gpu 4/4, cpu 2"). The last subset may hold more than its cap ("cpu 6/2"): the
+// replicas no cap admits run there.
+func subsetSummary(subsets []musterv1.WorkloadSpreadSubsetStatus, caps []int32) string {
 	parts := make([]string, len(subsets))
 	for i, s := range subsets {
 		parts[i] = fmt.Sprintf("%s %d", s.Name, s.Replicas)
-		if s.MissingReplicas >= 0 {
-			parts[i] += fmt.Sprintf("/%d", s.Replicas+s.MissingReplicas)
+		if caps[i] >= 0 {
+			parts[i] += fmt.Sprintf("/%d", caps[i])
 		}
 	}
 	return strings.Join(parts, ", ")

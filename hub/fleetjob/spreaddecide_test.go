@@ -112,6 +112,7 @@ func TestDecideSpread(t *testing.T) {
 		subsets  []string
 		current  []shardState
 		prev     []metav1.Condition // previous Schedulable condition per subset, if any
+		critical *int32             // rescheduleCriticalSeconds when not the default 30
 		want     string
 		remove   []string
 		requeue  time.Duration
@@ -172,6 +173,16 @@ func TestDecideSpread(t *testing.T) {
 			prev:    []metav1.Condition{{Status: metav1.ConditionFalse, Reason: musterv1.WorkloadSpreadReasonPodUnschedulable, LastTransitionTime: metav1.NewTime(now.Add(-301 * time.Second))}},
 			want:    "a/m1=1 b/m2=5",
 		},
+		{
+			name: "adaptive with rescheduleCriticalSeconds 0 moves nothing, as Fixed", fj: job(5), strategy: adaptive, max: maxes(3, nil), subsets: []string{"a:m1", "b:m2"},
+			critical: ptr.To[int32](0),
+			current:  []shardState{waiting("a", "m1", 3, 0, now.Add(-time.Hour)), running("b", "m2", 2)}, want: "a/m1=3 b/m2=2",
+		},
+		// Kruise leaves replicas beyond every cap outside any subset; a FleetJob's replica
+		// needs a cluster, so they go to the last subset (README, differences).
+		{name: "one bounded subset takes what no cap admits", fj: job(6), strategy: fixed, max: maxes(2), subsets: []string{"a:m1"}, want: "a/m1=6"},
+		{name: "an unbounded subset before the last takes every replica", fj: job(6), strategy: fixed, max: maxes(nil, 2), subsets: []string{"a:m1", "b:m2"}, want: "a/m1=6"},
+		{name: "an unbounded subset that no cluster takes passes its replicas on", fj: job(6), strategy: fixed, max: maxes(nil, nil), subsets: []string{"a:m1!", "b:m2"}, want: "b/m2=6"},
 		{name: "completions follow the replicas on first placement", fj: job(5, 10), strategy: fixed, max: maxes(3, nil), subsets: []string{"a:m1", "b:m2"}, want: "a/m1=3/6 b/m2=2/4"},
 		{
 			name: "with completions the shards stay once placed", fj: job(2, 10), strategy: adaptive, max: maxes(3, nil), subsets: []string{"a:m1", "b:m2"},
@@ -186,6 +197,9 @@ func TestDecideSpread(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			ws, subs := spreadOver(tc.strategy, tc.max, tc.subsets...)
+			if tc.critical != nil {
+				ws.Spec.ScheduleStrategy.Adaptive.RescheduleCriticalSeconds = tc.critical
+			}
 			for i, c := range tc.prev {
 				c.Type = musterv1.SubsetSchedulable
 				ws.Status.Subsets = append(ws.Status.Subsets, musterv1.WorkloadSpreadSubsetStatus{Name: subs[i].spec.Name, Conditions: []metav1.Condition{c}})
@@ -230,5 +244,18 @@ func TestSpreadChanges(t *testing.T) {
 	got := spreadChanges([]shardState{running("a", "m1", 3), running("b", "m2", 2)}, []shard{{cluster: "m2", subset: "b", parallelism: ptr.To[int32](5)}})
 	if want := "subset a in cluster m1 3→0; subset b in cluster m2 2→5"; got != want {
 		t.Errorf("spreadChanges = %q, want %q", got, want)
+	}
+}
+
+// TestSpreadStatusShowsReplicasPastTheLastCap: the replicas no cap admits run in the last
+// subset, and its status says so instead of hiding them.
+func TestSpreadStatusShowsReplicasPastTheLastCap(t *testing.T) {
+	fj := fleetJob(musterv1.PlacementSingle, 6, 0)
+	fj.Spec.Template.Spec.Completions = nil
+	ws, subs := spreadOver(musterv1.ScheduleFixed, maxes(2), "a:m1")
+	d := decideSpread(fj, ws, subs, nil, DefaultUnschedulableWindow, time.Now())
+	a := d.status.Subsets[0]
+	if a.Replicas != 6 || a.MissingReplicas != 0 || d.status.Replicas != 6 || d.status.SubsetReplicas != "a 6/2" {
+		t.Errorf("status %+v, want subset a with 6 replicas, none missing, summary \"a 6/2\"", d.status)
 	}
 }

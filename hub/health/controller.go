@@ -36,6 +36,10 @@ type Reconciler struct {
 	// GracePeriod is how long a lease may go unrenewed before the cluster counts as
 	// unreachable (default 40s).
 	GracePeriod time.Duration
+
+	// refusals paces the writes of MemberClusters after the API server refused one as
+	// invalid.
+	refusals patch.Refusals
 }
 
 // SetupWithManager registers the reconciler; every lease renewal re-evaluates its cluster.
@@ -60,7 +64,7 @@ func clusterOfLease(_ context.Context, o client.Object) []ctrl.Request {
 // MemberCluster first: it is read again shortly rather than reported as an error.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	result, err := r.reconcile(ctx, req)
-	if patch.LostRace(err) {
+	if patch.Requeues(err) {
 		return patch.Requeue(err)
 	}
 	return result, err
@@ -106,7 +110,7 @@ func (r *Reconciler) recordCondition(ctx context.Context, mc *musterv1.MemberClu
 	if before != nil && before.Status == v.Status && before.Reason == v.Reason {
 		return nil
 	}
-	h := patch.NewHelper(r.Client, mc, patch.SharedStatus())
+	h := patch.NewHelper(r.Client, mc, patch.SharedStatus(), patch.Paced(&r.refusals, r.Recorder))
 	meta.SetStatusCondition(&mc.Status.Conditions, metav1.Condition{
 		Type: musterv1.MemberClusterAvailable, Status: v.Status, Reason: v.Reason, Message: v.Message, ObservedGeneration: mc.Generation,
 	})

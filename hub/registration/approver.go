@@ -3,6 +3,7 @@ package registration
 import (
 	"context"
 	"fmt"
+	"time"
 
 	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -36,6 +37,9 @@ type Approver struct {
 	APIReader client.Reader
 	// Recorder reports denied requests on their MemberCluster.
 	Recorder events.EventRecorder
+	// MaxCertificateLifetime is the longest certificate approved (zero:
+	// DefaultMaxCertificateLifetime); requests for longer or unbounded ones are denied.
+	MaxCertificateLifetime time.Duration
 }
 
 // SetupWithManager registers the approver. Accepting a cluster re-examines its pending
@@ -74,88 +78,98 @@ func (a *Approver) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 	if err := a.Client.Get(ctx, req.NamespacedName, &csr); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	cluster, err := ParseAgentCSR(&csr)
+	agentReq, err := ParseAgentCSR(&csr)
 	if err != nil {
 		return ctrl.Result{}, nil
 	}
+	cluster := agentReq.Cluster
 	var mc musterv1.MemberCluster
-	exists, decision, why, err := a.decide(ctx, a.Client, &csr, cluster, &mc)
+	exists, v, err := a.decide(ctx, a.Client, &csr, cluster, &mc)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if decision == Deny && a.APIReader != nil {
+	if v.Decision == Deny && a.APIReader != nil {
 		// A denial is final: decide it again on the request and the MemberCluster as they
 		// are now, not as the cache last saw them (a request approved meanwhile is left
 		// alone, and a rotation that just moved the key must not deny the next one).
 		if err := a.APIReader.Get(ctx, req.NamespacedName, &csr); err != nil {
 			return ctrl.Result{}, client.IgnoreNotFound(err)
 		}
-		if exists, decision, why, err = a.decide(ctx, a.APIReader, &csr, cluster, &mc); err != nil {
+		if exists, v, err = a.decide(ctx, a.APIReader, &csr, cluster, &mc); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
 	logger := log.FromContext(ctx).WithValues("csr", csr.Name, "cluster", cluster)
-	switch decision {
+	switch v.Decision {
 	case Deny:
-		csr.Status.Conditions = append(csr.Status.Conditions, musterv1.DenialCondition(musterv1.ReasonAgentKeyMismatch, why))
-		if _, err := a.Clientset.CertificatesV1().CertificateSigningRequests().UpdateApproval(ctx, csr.Name, &csr, metav1.UpdateOptions{}); err != nil {
-			// A conflict: another approver (`musterctl accept`) decided the request first;
-			// it is looked at again once the cache has caught up.
-			return patch.Requeue(fmt.Errorf("denying CSR %s: %w", csr.Name, err))
-		}
-		if exists && a.Recorder != nil {
-			a.Recorder.Eventf(&mc, nil, corev1.EventTypeWarning, musterv1.ReasonAgentKeyMismatch, "DenyCertificate", "denied certificate request %s by %s: %s", csr.Name, csr.Spec.Username, why)
-		}
-		logger.Info("denied agent certificate", "requester", csr.Spec.Username, "why", why)
-		return ctrl.Result{}, nil
+		return a.deny(ctx, &csr, v, exists, &mc)
 	case Approve:
 	default:
 		return ctrl.Result{}, nil
 	}
-	if err := BindKey(ctx, a.Client, &mc, &csr); err != nil {
+	if err := Bind(ctx, a.Client, &mc, &csr); err != nil {
 		return patch.Requeue(err)
 	}
-	csr.Status.Conditions = append(csr.Status.Conditions, musterv1.ApprovalCondition(musterv1.CSRReasonApprovedByHub, why))
+	csr.Status.Conditions = append(csr.Status.Conditions, musterv1.ApprovalCondition(musterv1.CSRReasonApprovedByHub, v.Why))
 	if _, err := a.Clientset.CertificatesV1().CertificateSigningRequests().UpdateApproval(ctx, csr.Name, &csr, metav1.UpdateOptions{}); err != nil {
 		return patch.Requeue(fmt.Errorf("approving CSR %s: %w", csr.Name, err))
 	}
-	logger.Info("approved agent certificate", "why", why, "key", mc.Annotations[AgentKeyAnnotation])
+	logger.Info("approved agent certificate", "why", v.Why, "key", mc.Annotations[AgentKeyAnnotation], "join", mc.Annotations[AgentJoinAnnotation])
+	return ctrl.Result{}, nil
+}
+
+// deny records the denial on the request and, when its cluster exists, a Warning event on
+// the MemberCluster.
+func (a *Approver) deny(ctx context.Context, csr *certificatesv1.CertificateSigningRequest, v Verdict, exists bool, mc *musterv1.MemberCluster) (ctrl.Result, error) {
+	csr.Status.Conditions = append(csr.Status.Conditions, musterv1.DenialCondition(v.Reason, v.Why))
+	if _, err := a.Clientset.CertificatesV1().CertificateSigningRequests().UpdateApproval(ctx, csr.Name, csr, metav1.UpdateOptions{}); err != nil {
+		// A conflict: another approver (`musterctl accept`) decided the request first;
+		// it is looked at again once the cache has caught up.
+		return patch.Requeue(fmt.Errorf("denying CSR %s: %w", csr.Name, err))
+	}
+	if exists && a.Recorder != nil {
+		a.Recorder.Eventf(mc, nil, corev1.EventTypeWarning, v.Reason, "DenyCertificate", "denied certificate request %s by %s: %s", csr.Name, csr.Spec.Username, v.Why)
+	}
+	log.FromContext(ctx).Info("denied agent certificate", "csr", csr.Name, "requester", csr.Spec.Username, "reason", v.Reason, "why", v.Why)
 	return ctrl.Result{}, nil
 }
 
 // decide reads the cluster's MemberCluster into mc through r and applies the policy.
-func (a *Approver) decide(ctx context.Context, r client.Reader, csr *certificatesv1.CertificateSigningRequest, cluster string, mc *musterv1.MemberCluster) (bool, Decision, string, error) {
-	facts := Facts{AutoAccept: a.AutoAccept}
+func (a *Approver) decide(ctx context.Context, r client.Reader, csr *certificatesv1.CertificateSigningRequest, cluster string, mc *musterv1.MemberCluster) (bool, Verdict, error) {
+	facts := Facts{AutoAccept: a.AutoAccept, MaxLifetime: a.MaxCertificateLifetime}
 	exists := false
 	if err := r.Get(ctx, types.NamespacedName{Name: cluster}, mc); err == nil {
 		exists = true
 		facts.Accepted = mc.Spec.Accepted && mc.DeletionTimestamp.IsZero()
 		facts.BoundKey = mc.Annotations[AgentKeyAnnotation]
+		facts.JoinID = mc.Annotations[AgentJoinAnnotation]
 	} else if client.IgnoreNotFound(err) != nil {
-		return false, Ignore, "", fmt.Errorf("reading MemberCluster %s: %w", cluster, err)
+		return false, Verdict{}, fmt.Errorf("reading MemberCluster %s: %w", cluster, err)
 	}
-	decision, why := Decide(csr, facts)
-	return exists, decision, why, nil
+	return exists, Decide(csr, facts), nil
 }
 
-// BindKey records the key of csr, about to be approved, as mc's agent key. The write is
-// made before the approval and under the optimistic lock, so two joins racing for an
-// unbound cluster cannot both be approved: the loser sees the winner's key and is denied.
-func BindKey(ctx context.Context, c client.Client, mc *musterv1.MemberCluster, csr *certificatesv1.CertificateSigningRequest) error {
-	key, err := musterv1.RequestKey(csr)
+// Bind records the key and join id of csr, about to be approved, as mc's agent key and
+// current join. The write is made before the approval and under the optimistic lock, so
+// two joins racing for an unbound cluster cannot both be approved (the loser sees the
+// winner's key and is denied), and a join approved for a cluster that was denied meanwhile
+// fails. The new join id moves the hub's RBAC to the new join's certificates.
+func Bind(ctx context.Context, c client.Client, mc *musterv1.MemberCluster, csr *certificatesv1.CertificateSigningRequest) error {
+	req, err := ParseAgentCSR(csr)
 	if err != nil {
 		return err
 	}
-	if mc.Annotations[AgentKeyAnnotation] == key {
+	if mc.Annotations[AgentKeyAnnotation] == req.Key && mc.Annotations[AgentJoinAnnotation] == req.JoinID {
 		return nil
 	}
 	h := patch.NewHelper(c, mc)
 	if mc.Annotations == nil {
 		mc.Annotations = map[string]string{}
 	}
-	mc.Annotations[AgentKeyAnnotation] = key
+	mc.Annotations[AgentKeyAnnotation] = req.Key
+	mc.Annotations[AgentJoinAnnotation] = req.JoinID
 	if err := h.Patch(ctx, mc); err != nil {
-		return fmt.Errorf("binding cluster %s to key %s: %w", mc.Name, key, err)
+		return fmt.Errorf("binding cluster %s to key %s and join %s: %w", mc.Name, req.Key, req.JoinID, err)
 	}
 	return nil
 }

@@ -39,6 +39,10 @@ type Reconciler struct {
 	// AutoAccept accepts every cluster that registers: convenient for test fleets, not for
 	// production, where `musterctl accept` is the gate.
 	AutoAccept bool
+
+	// refusals paces the status writes of MemberClusters after the API server refused
+	// one as invalid.
+	refusals patch.Refusals
 }
 
 // SetupWithManager registers the reconciler.
@@ -72,9 +76,14 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) error {
 	}
 	if r.AutoAccept && !mc.Spec.Accepted {
 		h := patch.NewHelper(r.Client, &mc)
-		mc.Spec.Accepted = true
+		AcceptCluster(&mc)
 		if err := h.Patch(ctx, &mc); err != nil {
 			return fmt.Errorf("auto-accepting %s: %w", mc.Name, err)
+		}
+	}
+	for _, want := range bootstrapReader(&mc) {
+		if err := r.apply(ctx, want); err != nil {
+			return err
 		}
 	}
 	if mc.Spec.Accepted {
@@ -83,16 +92,39 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) error {
 	return r.revoke(ctx, &mc)
 }
 
-// admit creates or updates the cluster's namespace and RBAC, then records acceptance.
+// AcceptCluster marks mc accepted. A cluster that was not accepted loses its recorded join: its
+// agent's certificates were revoked with the deny, and it joins again to get new ones.
+func AcceptCluster(mc *musterv1.MemberCluster) {
+	if !mc.Spec.Accepted {
+		delete(mc.Annotations, AgentJoinAnnotation)
+	}
+	mc.Spec.Accepted = true
+}
+
+// DenyCluster marks mc not accepted and forgets its join, in the same write, so that no accept
+// racing the hub's revocation can restore the old certificates' access.
+func DenyCluster(mc *musterv1.MemberCluster) {
+	delete(mc.Annotations, AgentJoinAnnotation)
+	mc.Spec.Accepted = false
+}
+
+// admit creates or updates the cluster's namespace and RBAC, binding it to the current
+// join's group (or to nothing while there is none), then records acceptance.
 func (r *Reconciler) admit(ctx context.Context, mc *musterv1.MemberCluster) error {
-	ns, objs := desiredRBAC(mc)
+	ns, roles, binds := desiredRBAC(mc)
 	if err := r.Client.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating namespace %s: %w", ns.Name, err)
 	}
-	for _, want := range objs {
+	for _, want := range append(roles, binds...) {
 		if err := r.apply(ctx, want); err != nil {
 			return err
 		}
+	}
+	if len(binds) == 0 {
+		if _, err := r.deleteBindings(ctx, mc.Name); err != nil {
+			return err
+		}
+		log.FromContext(ctx).V(2).Info("accepted cluster has no current join; its agent gets no access until it joins", "cluster", mc.Name)
 	}
 	return r.setAccepted(ctx, mc, metav1.ConditionTrue, musterv1.MemberClusterReasonAccepted, "the hub administrator accepted the cluster")
 }
@@ -142,23 +174,41 @@ func (r *Reconciler) apply(ctx context.Context, want rbacObject) error {
 	return nil
 }
 
-// revoke deletes the bindings of a cluster that is not accepted: its certificate, if it
-// has one, then authenticates but is allowed nothing.
+// revoke deletes the bindings of a cluster that is not accepted and forgets its join:
+// its certificates then authenticate but are allowed nothing, and stay so if the cluster
+// is accepted again (its agent then joins again).
 func (r *Reconciler) revoke(ctx context.Context, mc *musterv1.MemberCluster) error {
-	revoked := false
-	for _, b := range bindings(mc.Name) {
-		err := r.Client.Delete(ctx, b)
-		if err == nil {
-			revoked = true
-		} else if !apierrors.IsNotFound(err) {
-			return fmt.Errorf("revoking %T %s: %w", b, b.GetName(), err)
+	revoked, err := r.deleteBindings(ctx, mc.Name)
+	if err != nil {
+		return err
+	}
+	if _, ok := mc.Annotations[AgentJoinAnnotation]; ok {
+		h := patch.NewHelper(r.Client, mc)
+		DenyCluster(mc)
+		if err := h.Patch(ctx, mc); err != nil {
+			return fmt.Errorf("forgetting the join of denied cluster %s: %w", mc.Name, err)
 		}
+		revoked = true
 	}
 	if revoked {
-		r.Recorder.Eventf(mc, nil, corev1.EventTypeWarning, musterv1.MemberClusterReasonAccessRevoked, "Revoke", "removed the RBAC bindings of cluster %s's agent", mc.Name)
+		r.Recorder.Eventf(mc, nil, corev1.EventTypeWarning, musterv1.MemberClusterReasonAccessRevoked, "Revoke", "revoked the certificates of cluster %s's agent: it joins again to be readmitted", mc.Name)
 		log.FromContext(ctx).Info("revoked cluster access", "cluster", mc.Name)
 	}
 	return r.setAccepted(ctx, mc, metav1.ConditionFalse, musterv1.MemberClusterReasonNotAccepted, "waiting for `musterctl accept "+mc.Name+"`")
+}
+
+// deleteBindings deletes the cluster's agent bindings and says whether any existed.
+func (r *Reconciler) deleteBindings(ctx context.Context, cluster string) (bool, error) {
+	deleted := false
+	for _, b := range bindings(cluster) {
+		err := r.Client.Delete(ctx, b)
+		if err == nil {
+			deleted = true
+		} else if !apierrors.IsNotFound(err) {
+			return deleted, fmt.Errorf("revoking %T %s: %w", b, b.GetName(), err)
+		}
+	}
+	return deleted, nil
 }
 
 func (r *Reconciler) setAccepted(ctx context.Context, mc *musterv1.MemberCluster, status metav1.ConditionStatus, reason, message string) error {
@@ -168,10 +218,17 @@ func (r *Reconciler) setAccepted(ctx context.Context, mc *musterv1.MemberCluster
 	}
 	// Other writers own other conditions; the lock makes a stale list a conflict (and a
 	// retry) instead of a lost update.
-	h := patch.NewHelper(r.Client, mc, patch.SharedStatus())
+	h := patch.NewHelper(r.Client, mc, patch.SharedStatus(), patch.Paced(&r.refusals, r.Recorder))
 	meta.SetStatusCondition(&mc.Status.Conditions, metav1.Condition{
 		Type: musterv1.MemberClusterAccepted, Status: status, Reason: reason, Message: message, ObservedGeneration: mc.Generation,
 	})
+	if status != metav1.ConditionTrue && meta.IsStatusConditionTrue(mc.Status.Conditions, musterv1.MemberClusterJoined) {
+		// The agent, which reports Joined, can no longer write: its certificate is revoked.
+		meta.SetStatusCondition(&mc.Status.Conditions, metav1.Condition{
+			Type: musterv1.MemberClusterJoined, Status: metav1.ConditionFalse, Reason: musterv1.MemberClusterReasonAccessRevoked,
+			Message: "the cluster was denied: its agent's certificates no longer work, and it joins again once the cluster is accepted", ObservedGeneration: mc.Generation,
+		})
+	}
 	if err := h.Patch(ctx, mc); err != nil {
 		return fmt.Errorf("recording Accepted=%s on %s: %w", status, mc.Name, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"time"
 
 	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -27,45 +28,79 @@ var allowedUsages = []certificatesv1.KeyUsage{
 	certificatesv1.UsageClientAuth, certificatesv1.UsageDigitalSignature, certificatesv1.UsageKeyEncipherment,
 }
 
-// ParseAgentCSR checks that csr asks for exactly an agent identity and nothing more, and
-// returns the cluster it is for.
-func ParseAgentCSR(csr *certificatesv1.CertificateSigningRequest) (string, error) {
+// AgentRequest is what an agent certificate request asks for.
+type AgentRequest struct {
+	// Cluster whose agent identity is asked for.
+	Cluster string
+	// JoinID is the id of the join the certificate belongs to (musterv1.JoinGroup).
+	JoinID string
+	// Key is the fingerprint of the key the certificate is asked for.
+	Key string
+}
+
+// ParseAgentCSR checks that csr asks for exactly an agent identity and nothing more: the
+// agent's user, groups muster:members, muster:member:<cluster> and one join group, no
+// other subject alternative, client usages only.
+func ParseAgentCSR(csr *certificatesv1.CertificateSigningRequest) (AgentRequest, error) {
 	if csr.Spec.SignerName != certificatesv1.KubeAPIServerClientSignerName {
-		return "", fmt.Errorf("signer %q is not %s", csr.Spec.SignerName, certificatesv1.KubeAPIServerClientSignerName)
+		return AgentRequest{}, fmt.Errorf("signer %q is not %s", csr.Spec.SignerName, certificatesv1.KubeAPIServerClientSignerName)
 	}
 	block, _ := pem.Decode(csr.Spec.Request)
 	if block == nil || block.Type != "CERTIFICATE REQUEST" {
-		return "", errors.New("request is not a PEM certificate request")
+		return AgentRequest{}, errors.New("request is not a PEM certificate request")
 	}
 	req, err := x509.ParseCertificateRequest(block.Bytes)
 	if err != nil {
-		return "", fmt.Errorf("parsing certificate request: %w", err)
+		return AgentRequest{}, fmt.Errorf("parsing certificate request: %w", err)
 	}
 	if err := req.CheckSignature(); err != nil {
-		return "", fmt.Errorf("certificate request signature: %w", err)
+		return AgentRequest{}, fmt.Errorf("certificate request signature: %w", err)
 	}
 	m := agentCommonName.FindStringSubmatch(req.Subject.CommonName)
 	if m == nil {
-		return "", fmt.Errorf("common name %q is not an agent identity", req.Subject.CommonName)
+		return AgentRequest{}, fmt.Errorf("common name %q is not an agent identity", req.Subject.CommonName)
 	}
 	cluster := m[1]
-	orgs := slices.Clone(req.Subject.Organization)
-	slices.Sort(orgs)
-	if want := []string{musterv1.ClusterGroup(cluster), musterv1.MembersGroup}; !slices.Equal(orgs, want) {
-		return "", fmt.Errorf("organizations %v, want exactly %v", req.Subject.Organization, want)
+	joinID, err := agentGroups(cluster, req.Subject.Organization)
+	if err != nil {
+		return AgentRequest{}, err
 	}
 	if len(req.DNSNames)+len(req.IPAddresses)+len(req.EmailAddresses)+len(req.URIs) > 0 {
-		return "", errors.New("an agent client certificate carries no subject alternative names")
+		return AgentRequest{}, errors.New("an agent client certificate carries no subject alternative names")
 	}
-	if !slices.Contains(csr.Spec.Usages, certificatesv1.UsageClientAuth) {
-		return "", errors.New("usages lack client auth")
+	if err := checkUsages(csr.Spec.Usages); err != nil {
+		return AgentRequest{}, err
 	}
-	for _, u := range csr.Spec.Usages {
+	return AgentRequest{Cluster: cluster, JoinID: joinID, Key: musterv1.KeyFingerprint(req.RawSubjectPublicKeyInfo)}, nil
+}
+
+// agentGroups checks that orgs are exactly the groups of one join of cluster's agent, and
+// returns the join's id.
+func agentGroups(cluster string, orgs []string) (string, error) {
+	joinID, ok := musterv1.JoinIDOf(cluster, orgs)
+	if !ok {
+		return "", fmt.Errorf("organizations %v name no single join group %s", orgs, musterv1.JoinGroup(cluster, "<32 hex digits>"))
+	}
+	got := slices.Clone(orgs)
+	slices.Sort(got)
+	want := []string{musterv1.ClusterGroup(cluster), musterv1.JoinGroup(cluster, joinID), musterv1.MembersGroup}
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		return "", fmt.Errorf("organizations %v, want exactly %v", orgs, want)
+	}
+	return joinID, nil
+}
+
+func checkUsages(usages []certificatesv1.KeyUsage) error {
+	if !slices.Contains(usages, certificatesv1.UsageClientAuth) {
+		return errors.New("usages lack client auth")
+	}
+	for _, u := range usages {
 		if !slices.Contains(allowedUsages, u) {
-			return "", fmt.Errorf("usage %q is not allowed for an agent", u)
+			return fmt.Errorf("usage %q is not allowed for an agent", u)
 		}
 	}
-	return cluster, nil
+	return nil
 }
 
 // Decision is what to do with a pending CSR.
@@ -104,6 +139,11 @@ func RequesterOf(csr *certificatesv1.CertificateSigningRequest, cluster string) 
 	}
 }
 
+// DefaultMaxCertificateLifetime is the longest agent certificate the hub approves unless
+// configured otherwise: a day, renewed after 19h12m. A certificate cannot be revoked, so
+// its lifetime bounds how long a stolen one is worth anything outside Muster's RBAC.
+const DefaultMaxCertificateLifetime = 24 * time.Hour
+
 // Facts are what the policy needs to know beyond the request itself.
 type Facts struct {
 	// Accepted: the cluster exists, is accepted and is not being deleted.
@@ -111,74 +151,138 @@ type Facts struct {
 	// BoundKey is the fingerprint recorded in the cluster's AgentKeyAnnotation, empty
 	// while no agent has joined.
 	BoundKey string
+	// JoinID is the id recorded in the cluster's AgentJoinAnnotation: the join whose
+	// certificates the hub's RBAC admits. Empty before the first join and after a deny.
+	JoinID string
 	// AutoAccept is the hub's opt-in policy; ByAdmin is `musterctl accept`.
 	AutoAccept, ByAdmin bool
 	// Rekey is `musterctl accept --rekey`: the administrator means to replace the bound key.
 	Rekey bool
+	// MaxLifetime is the longest certificate approved (zero: DefaultMaxCertificateLifetime).
+	MaxLifetime time.Duration
 }
 
-// Decide is the approval policy shared by the hub's approver and `musterctl accept`. A
-// cluster's identity belongs to the key of its first approved join; after that only the
+// Verdict is a decision on a request, with the reason a denial records and why.
+type Verdict struct {
+	Decision Decision
+	// Reason is the CSR condition and event reason of a denial.
+	Reason string
+	Why    string
+}
+
+func verdict(d Decision, why string) Verdict { return Verdict{Decision: d, Why: why} }
+
+func denial(reason, why string) Verdict {
+	return Verdict{Decision: Deny, Reason: reason, Why: why}
+}
+
+// Decide is the approval policy shared by the hub's approver and `musterctl accept`.
+//
+// A cluster's identity belongs to the key of its first approved join: after that only the
 // holder of a certificate for that key (rotation) or an administrator's explicit rekey
-// moves it to another key. Everything else asking for a bound identity with another key is
-// denied, so no later `accept` can approve it by mistake. A request for the bound key
-// itself is never denied: a certificate is worthless without its private key.
-func Decide(csr *certificatesv1.CertificateSigningRequest, f Facts) (Decision, string) {
+// moves it to another key. A request for the bound key itself is never denied for its
+// key: a certificate is worthless without its private key.
+//
+// Each join carries a new join id, which the approver records and the hub's RBAC names; a
+// rotation keeps the id of the certificate it renews and must be the current join's. So a
+// certificate of an earlier join never works again, even for the same key.
+//
+// Every certificate Muster approves lasts at most f.MaxLifetime.
+func Decide(csr *certificatesv1.CertificateSigningRequest, f Facts) Verdict {
 	if decided(csr) {
-		return Ignore, "already decided"
+		return verdict(Ignore, "already decided")
 	}
-	cluster, err := ParseAgentCSR(csr)
+	req, err := ParseAgentCSR(csr)
 	if err != nil {
-		return Ignore, err.Error()
+		return verdict(Ignore, err.Error())
 	}
-	key, err := musterv1.RequestKey(csr)
-	if err != nil {
-		return Ignore, err.Error()
-	}
-	switch RequesterOf(csr, cluster) {
-	case RequesterAgent:
-		if !f.Accepted {
-			return Wait, fmt.Sprintf("cluster %s is not accepted", cluster)
-		}
-		if key == f.BoundKey {
-			// An approver (the hub's or `musterctl accept`) binds a request's key before
-			// approving it, so this is a rotation another approver is halfway through; its
-			// certificate is usable only by the bound key's holder. Denying it would leave
-			// the cluster bound to a key its agent never gets a certificate for.
-			return Approve, "a certificate for the cluster's bound key"
-		}
-		holder, err := RequesterKey(csr)
-		if err != nil {
-			return Deny, fmt.Sprintf("a rotation must be authenticated by the agent's current certificate: %v", err)
-		}
-		if f.BoundKey == "" || holder != f.BoundKey {
-			return Deny, fmt.Sprintf("the requester's certificate has key %s, but cluster %s is bound to key %q (a certificate from before a re-join or rekey)", holder, cluster, f.BoundKey)
-		}
-		return Approve, "rotation by the holder of the cluster's current certificate"
-	case RequesterBootstrap:
-		if only, ok := TokenCluster(csr.Spec.Groups); ok && only != cluster {
-			return Deny, fmt.Sprintf("the bootstrap token is bound to cluster %s, not %s", only, cluster)
-		}
-		rekey := f.ByAdmin && f.Rekey
-		if f.BoundKey != "" && key != f.BoundKey && !rekey {
-			return Deny, fmt.Sprintf("cluster %s already joined with key %s; this request's key %s is not it (an administrator replacing a lost key runs `musterctl accept --rekey %s`)", cluster, f.BoundKey, key, cluster)
-		}
-		if !f.Accepted {
-			return Wait, fmt.Sprintf("cluster %s is not accepted", cluster)
-		}
-		if rekey && key != f.BoundKey {
-			return Approve, "the administrator replaced the cluster's key"
-		}
-		if f.ByAdmin || f.AutoAccept {
-			return Approve, "join with a bootstrap token of an accepted cluster"
-		}
-		return Wait, "a join waits for `musterctl accept " + cluster + "`"
-	default:
+	requester := RequesterOf(csr, req.Cluster)
+	if requester == RequesterOther {
 		if slices.Contains(csr.Spec.Groups, musterv1.MembersGroup) {
-			return Deny, fmt.Sprintf("requester %s is another cluster's agent", csr.Spec.Username)
+			return denial(musterv1.ReasonAgentKeyMismatch, fmt.Sprintf("requester %s is another cluster's agent", csr.Spec.Username))
 		}
-		return Ignore, fmt.Sprintf("requester %s is neither a bootstrap token nor cluster %s's agent", csr.Spec.Username, cluster)
+		return verdict(Ignore, fmt.Sprintf("requester %s is neither a bootstrap token nor cluster %s's agent", csr.Spec.Username, req.Cluster))
 	}
+	if why, ok := lifetimeAllowed(csr, f.MaxLifetime); !ok {
+		return denial(musterv1.ReasonCertificateLifetime, why)
+	}
+	if requester == RequesterAgent {
+		return decideRotation(csr, req, f)
+	}
+	return decideJoin(csr, req, f)
+}
+
+// lifetimeAllowed says whether csr asks for a lifetime of at most max (zero: the default).
+// A request that asks for none would get the signer's maximum, a year by default.
+func lifetimeAllowed(csr *certificatesv1.CertificateSigningRequest, max time.Duration) (string, bool) {
+	if max <= 0 {
+		max = DefaultMaxCertificateLifetime
+	}
+	if csr.Spec.ExpirationSeconds == nil {
+		return fmt.Sprintf("the request sets no spec.expirationSeconds, so the signer's maximum would apply; the hub approves agent certificates of at most %s (the agent's --cert-lifetime)", max), false
+	}
+	asked := time.Duration(*csr.Spec.ExpirationSeconds) * time.Second
+	if asked > max {
+		return fmt.Sprintf("the request asks for a certificate of %s; the hub approves agent certificates of at most %s (lower the agent's --cert-lifetime, or raise the hub's --max-agent-certificate-lifetime)", asked, max), false
+	}
+	return "", true
+}
+
+// decideRotation decides a request made by the cluster's agent with its certificate.
+func decideRotation(csr *certificatesv1.CertificateSigningRequest, req AgentRequest, f Facts) Verdict {
+	cluster := req.Cluster
+	if !f.Accepted {
+		// Rotations come from certificates, and a cluster that is not accepted has had its
+		// join revoked: renewing one would outlive the deny.
+		return denial(musterv1.ReasonAgentJoinMismatch, fmt.Sprintf("cluster %s is not accepted: a certificate from before a deny is never renewed", cluster))
+	}
+	holder, _ := musterv1.JoinIDOf(cluster, csr.Spec.Groups)
+	if f.JoinID == "" || req.JoinID != f.JoinID || holder != f.JoinID {
+		return denial(musterv1.ReasonAgentJoinMismatch, fmt.Sprintf("the request renews join %q with a certificate of join %q, but cluster %s's current join is %q (a certificate from before a deny, unjoin, rekey or re-join)", req.JoinID, holder, cluster, f.JoinID))
+	}
+	if req.Key == f.BoundKey {
+		// An approver (the hub's or `musterctl accept`) binds a request's key before
+		// approving it, so this is a rotation another approver is halfway through; its
+		// certificate is usable only by the bound key's holder. Denying it would leave
+		// the cluster bound to a key its agent never gets a certificate for.
+		return verdict(Approve, "a certificate for the cluster's bound key")
+	}
+	holderKey, err := RequesterKey(csr)
+	if err != nil {
+		return denial(musterv1.ReasonAgentKeyMismatch, fmt.Sprintf("a rotation must be authenticated by the agent's current certificate: %v", err))
+	}
+	if f.BoundKey == "" || holderKey != f.BoundKey {
+		return denial(musterv1.ReasonAgentKeyMismatch, fmt.Sprintf("the requester's certificate has key %s, but cluster %s is bound to key %q (a certificate from before a re-join or rekey)", holderKey, cluster, f.BoundKey))
+	}
+	return verdict(Approve, "rotation by the holder of the cluster's current certificate")
+}
+
+// decideJoin decides a request made with a bootstrap token.
+func decideJoin(csr *certificatesv1.CertificateSigningRequest, req AgentRequest, f Facts) Verdict {
+	cluster := req.Cluster
+	if only, ok := TokenCluster(csr.Spec.Groups); ok && only != cluster {
+		return denial(musterv1.ReasonAgentKeyMismatch, fmt.Sprintf("the bootstrap token is bound to cluster %s, not %s", only, cluster))
+	}
+	rekey := f.ByAdmin && f.Rekey
+	if f.BoundKey != "" && req.Key != f.BoundKey && !rekey {
+		return denial(musterv1.ReasonAgentKeyMismatch, fmt.Sprintf("cluster %s already joined with key %s; this request's key %s is not it (an administrator replacing a lost key runs `musterctl accept --rekey %s`)", cluster, f.BoundKey, req.Key, cluster))
+	}
+	if f.JoinID != "" && req.JoinID == f.JoinID && req.Key != f.BoundKey {
+		// The current join's id with another key: approving it would hand the current
+		// join's RBAC to a second key. A join that an approver has recorded but not yet
+		// approved has the bound key, and goes on below.
+		return denial(musterv1.ReasonAgentJoinMismatch, fmt.Sprintf("a join must carry a new join id; %q is cluster %s's current join", req.JoinID, cluster))
+	}
+	if !f.Accepted {
+		return verdict(Wait, fmt.Sprintf("cluster %s is not accepted", cluster))
+	}
+	if rekey && req.Key != f.BoundKey {
+		return verdict(Approve, "the administrator replaced the cluster's key")
+	}
+	if f.ByAdmin || f.AutoAccept {
+		return verdict(Approve, "join with a bootstrap token of an accepted cluster")
+	}
+	return verdict(Wait, "a join waits for `musterctl accept "+cluster+"`")
 }
 
 func decided(csr *certificatesv1.CertificateSigningRequest) bool {

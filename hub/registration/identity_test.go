@@ -20,18 +20,30 @@ import (
 
 type csrOpt func(*x509.CertificateRequest, *certificatesv1.CertificateSigningRequest)
 
+// Join ids of the tables: the cluster's current join, and an earlier or a new one.
+const (
+	joinA = "0123456789abcdef0123456789abcdef"
+	joinB = "fedcba9876543210fedcba9876543210"
+)
+
+// makeCSR is a join request by a bootstrap token for cluster's agent identity, join joinB,
+// for a day.
 func makeCSR(t *testing.T, cluster string, opts ...csrOpt) *certificatesv1.CertificateSigningRequest {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmpl := &x509.CertificateRequest{Subject: pkix.Name{CommonName: musterv1.AgentUser(cluster), Organization: []string{musterv1.MembersGroup, musterv1.ClusterGroup(cluster)}}}
+	tmpl := &x509.CertificateRequest{Subject: pkix.Name{CommonName: musterv1.AgentUser(cluster), Organization: []string{
+		musterv1.MembersGroup, musterv1.ClusterGroup(cluster), musterv1.JoinGroup(cluster, joinB),
+	}}}
+	day := int32(86400)
 	csr := &certificatesv1.CertificateSigningRequest{Spec: certificatesv1.CertificateSigningRequestSpec{
-		SignerName: certificatesv1.KubeAPIServerClientSignerName,
-		Usages:     []certificatesv1.KeyUsage{certificatesv1.UsageClientAuth, certificatesv1.UsageDigitalSignature},
-		Username:   "system:bootstrap:abcdef",
-		Groups:     []string{"system:bootstrappers", BootstrapGroup, "system:authenticated"},
+		SignerName:        certificatesv1.KubeAPIServerClientSignerName,
+		Usages:            []certificatesv1.KeyUsage{certificatesv1.UsageClientAuth, certificatesv1.UsageDigitalSignature},
+		Username:          "system:bootstrap:abcdef",
+		Groups:            []string{"system:bootstrappers", BootstrapGroup, "system:authenticated"},
+		ExpirationSeconds: &day,
 	}}
 	for _, o := range opts {
 		o(tmpl, csr)
@@ -48,10 +60,35 @@ func makeCSR(t *testing.T, cluster string, opts ...csrOpt) *certificatesv1.Certi
 	return csr
 }
 
-func byAgent(cluster string) csrOpt {
-	return func(_ *x509.CertificateRequest, c *certificatesv1.CertificateSigningRequest) {
+// byAgent makes the request come from cluster's agent with a certificate of join
+// joinID, renewing that join.
+func byAgent(cluster, joinID string) csrOpt {
+	return func(r *x509.CertificateRequest, c *certificatesv1.CertificateSigningRequest) {
 		c.Spec.Username = musterv1.AgentUser(cluster)
-		c.Spec.Groups = []string{musterv1.MembersGroup, musterv1.ClusterGroup(cluster), "system:authenticated"}
+		c.Spec.Groups = []string{musterv1.MembersGroup, musterv1.ClusterGroup(cluster), musterv1.JoinGroup(cluster, joinID), "system:authenticated"}
+		asJoin(joinID)(r, c)
+	}
+}
+
+// asJoin makes the request ask for a certificate of join joinID of c1.
+func asJoin(joinID string) csrOpt {
+	return withOrgs(musterv1.MembersGroup, musterv1.ClusterGroup("c1"), musterv1.JoinGroup("c1", joinID))
+}
+
+func withOrgs(orgs ...string) csrOpt {
+	return func(r *x509.CertificateRequest, _ *certificatesv1.CertificateSigningRequest) {
+		r.Subject.Organization = orgs
+	}
+}
+
+// lasting sets the lifetime asked for; zero asks for none.
+func lasting(d time.Duration) csrOpt {
+	return func(_ *x509.CertificateRequest, c *certificatesv1.CertificateSigningRequest) {
+		c.Spec.ExpirationSeconds = nil
+		if d > 0 {
+			s := int32(d / time.Second)
+			c.Spec.ExpirationSeconds = &s
+		}
 	}
 }
 
@@ -71,9 +108,15 @@ func TestParseAgentCSR(t *testing.T) {
 		{name: "extra organization such as system:masters", wantErr: true, opts: []csrOpt{func(r *x509.CertificateRequest, _ *certificatesv1.CertificateSigningRequest) {
 			r.Subject.Organization = append(r.Subject.Organization, "system:masters")
 		}}},
-		{name: "organization of another cluster", wantErr: true, opts: []csrOpt{func(r *x509.CertificateRequest, _ *certificatesv1.CertificateSigningRequest) {
-			r.Subject.Organization = []string{musterv1.MembersGroup, musterv1.ClusterGroup("c2")}
-		}}},
+		{name: "organization of another cluster", wantErr: true, opts: []csrOpt{withOrgs(musterv1.MembersGroup, musterv1.ClusterGroup("c2"), musterv1.JoinGroup("c2", joinB))}},
+		{name: "join group of another cluster", wantErr: true, opts: []csrOpt{withOrgs(musterv1.MembersGroup, musterv1.ClusterGroup("c1"), musterv1.JoinGroup("c2", joinB))}},
+		{name: "no join group", wantErr: true, opts: []csrOpt{withOrgs(musterv1.MembersGroup, musterv1.ClusterGroup("c1"))}},
+		{name: "two join groups", wantErr: true, opts: []csrOpt{withOrgs(musterv1.MembersGroup, musterv1.ClusterGroup("c1"), musterv1.JoinGroup("c1", joinA), musterv1.JoinGroup("c1", joinB))}},
+		{name: "a join group twice", wantErr: true, opts: []csrOpt{withOrgs(musterv1.MembersGroup, musterv1.ClusterGroup("c1"), musterv1.JoinGroup("c1", joinB), musterv1.JoinGroup("c1", joinB))}},
+		{name: "join id in capitals", wantErr: true, opts: []csrOpt{withOrgs(musterv1.MembersGroup, musterv1.ClusterGroup("c1"), musterv1.JoinGroup("c1", "0123456789ABCDEF0123456789ABCDEF"))}},
+		{name: "short join id", wantErr: true, opts: []csrOpt{withOrgs(musterv1.MembersGroup, musterv1.ClusterGroup("c1"), musterv1.JoinGroup("c1", "0123"))}},
+		{name: "join group with a suffix", wantErr: true, opts: []csrOpt{withOrgs(musterv1.MembersGroup, musterv1.ClusterGroup("c1"), musterv1.JoinGroup("c1", joinB)+":x")}},
+		{name: "members group missing", wantErr: true, opts: []csrOpt{withOrgs(musterv1.ClusterGroup("c1"), musterv1.JoinGroup("c1", joinB), "muster:member:c1:join")}},
 		{name: "server usage", wantErr: true, opts: []csrOpt{func(_ *x509.CertificateRequest, c *certificatesv1.CertificateSigningRequest) {
 			c.Spec.Usages = append(c.Spec.Usages, certificatesv1.UsageServerAuth)
 		}}},
@@ -86,12 +129,12 @@ func TestParseAgentCSR(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			cluster, err := ParseAgentCSR(makeCSR(t, "c1", tc.opts...))
+			req, err := ParseAgentCSR(makeCSR(t, "c1", tc.opts...))
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("ParseAgentCSR() error = %v, want error %v", err, tc.wantErr)
 			}
-			if err == nil && cluster != "c1" {
-				t.Errorf("cluster = %q, want c1", cluster)
+			if err == nil && (req.Cluster != "c1" || req.JoinID != joinB) {
+				t.Errorf("ParseAgentCSR() = %+v, want cluster c1, join %s", req, joinB)
 			}
 		})
 	}
@@ -113,7 +156,7 @@ func presenting(t *testing.T, holder *ecdsa.PrivateKey, forge bool) csrOpt {
 		named = selfSigned(t, newKey(t))
 	}
 	return func(r *x509.CertificateRequest, c *certificatesv1.CertificateSigningRequest) {
-		byAgent("c1")(r, c)
+		byAgent("c1", joinA)(r, c)
 		sum := sha256.Sum256(presented)
 		c.Spec.Extra = map[string]certificatesv1.ExtraValue{credentialIDExtra: {"X509SHA256=" + hex.EncodeToString(sum[:])}}
 		c.Annotations = map[string]string{musterv1.CurrentCertificateAnnotation: string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: named}))}
@@ -160,34 +203,52 @@ func TestDecide(t *testing.T) {
 	}
 	bound, other := newKey(t), newKey(t)
 	boundFP := fingerprint(t, bound)
+	// joined is an accepted cluster whose current join is joinA, bound to key bound.
+	joined := Facts{Accepted: true, BoundKey: boundFP, JoinID: joinA}
+	with := func(f Facts, edit func(*Facts)) Facts { edit(&f); return f }
 	cases := []struct {
-		name  string
-		csr   []csrOpt
-		facts Facts
-		want  Decision
+		name       string
+		csr        []csrOpt
+		facts      Facts
+		want       Decision
+		wantReason string
 	}{
 		{name: "join before acceptance waits", want: Wait},
 		{name: "join of an accepted cluster waits for the administrator", facts: Facts{Accepted: true}, want: Wait},
 		{name: "administrator approves the first join of an accepted cluster", facts: Facts{Accepted: true, ByAdmin: true}, want: Approve},
 		{name: "administrator cannot approve for a cluster that is not accepted", facts: Facts{ByAdmin: true}, want: Wait},
 		{name: "auto-accept approves first joins of accepted clusters", facts: Facts{Accepted: true, AutoAccept: true}, want: Approve},
-		{name: "a join with the bound key is approved", csr: []csrOpt{withKey(bound)}, facts: Facts{Accepted: true, ByAdmin: true, BoundKey: boundFP}, want: Approve},
-		{name: "takeover: a join with another key is denied even by the administrator", facts: Facts{Accepted: true, ByAdmin: true, BoundKey: boundFP}, want: Deny},
-		{name: "takeover: auto-accept denies a join with another key", facts: Facts{Accepted: true, AutoAccept: true, BoundKey: boundFP}, want: Deny},
+		{name: "a join with the bound key is approved", csr: []csrOpt{withKey(bound)}, facts: with(joined, func(f *Facts) { f.ByAdmin = true }), want: Approve},
+		{name: "a re-join after a deny (no current join) with the bound key is approved", csr: []csrOpt{withKey(bound)},
+			facts: Facts{Accepted: true, ByAdmin: true, BoundKey: boundFP}, want: Approve},
+		{name: "a join recorded but not yet approved is approved", csr: []csrOpt{withKey(bound), asJoin(joinA)}, facts: with(joined, func(f *Facts) { f.ByAdmin = true }), want: Approve},
+		{name: "takeover: a join with another key is denied even by the administrator", facts: with(joined, func(f *Facts) { f.ByAdmin = true }), want: Deny, wantReason: musterv1.ReasonAgentKeyMismatch},
+		{name: "takeover: auto-accept denies a join with another key", facts: with(joined, func(f *Facts) { f.AutoAccept = true }), want: Deny},
 		{name: "takeover of a denied cluster is denied too", facts: Facts{BoundKey: boundFP}, want: Deny},
-		{name: "rekey by the administrator replaces the key", facts: Facts{Accepted: true, ByAdmin: true, Rekey: true, BoundKey: boundFP}, want: Approve},
-		{name: "rekey without the administrator is nothing", facts: Facts{Accepted: true, AutoAccept: true, Rekey: true, BoundKey: boundFP}, want: Deny},
+		{name: "rekey by the administrator replaces the key", facts: with(joined, func(f *Facts) { f.ByAdmin, f.Rekey = true, true }), want: Approve},
+		{name: "rekey reusing the current join id is denied", csr: []csrOpt{asJoin(joinA)}, facts: with(joined, func(f *Facts) { f.ByAdmin, f.Rekey = true, true }),
+			want: Deny, wantReason: musterv1.ReasonAgentJoinMismatch},
+		{name: "rekey without the administrator is nothing", facts: with(joined, func(f *Facts) { f.AutoAccept, f.Rekey = true, true }), want: Deny},
 		{name: "a token bound to c1 joins c1", csr: []csrOpt{tokenFor("c1")}, facts: Facts{Accepted: true, ByAdmin: true}, want: Approve},
 		{name: "a token bound to c2 cannot join c1", csr: []csrOpt{tokenFor("c2")}, facts: Facts{Accepted: true, ByAdmin: true}, want: Deny},
-		{name: "rotation by the holder of the bound key is approved", csr: []csrOpt{presenting(t, bound, false)}, facts: Facts{Accepted: true, BoundKey: boundFP}, want: Approve},
-		{name: "rotation whose key another approver has just bound is approved", csr: []csrOpt{presenting(t, other, false), withKey(bound)}, facts: Facts{Accepted: true, BoundKey: boundFP}, want: Approve},
-		{name: "a request for the bound key waits while the cluster is not accepted", csr: []csrOpt{presenting(t, other, false), withKey(bound)}, facts: Facts{BoundKey: boundFP}, want: Wait},
-		{name: "rotation with an old certificate after a rekey is denied", csr: []csrOpt{presenting(t, other, false)}, facts: Facts{Accepted: true, BoundKey: boundFP}, want: Deny},
-		{name: "forged rotation naming a certificate it did not present is denied", csr: []csrOpt{presenting(t, other, true)}, facts: Facts{Accepted: true, BoundKey: boundFP}, want: Deny},
-		{name: "rotation without the current certificate is denied", csr: []csrOpt{byAgent("c1")}, facts: Facts{Accepted: true, BoundKey: boundFP}, want: Deny},
-		{name: "rotation of a cluster with no bound key is denied", csr: []csrOpt{presenting(t, bound, false)}, facts: Facts{Accepted: true}, want: Deny},
-		{name: "renewal after deny waits", csr: []csrOpt{presenting(t, bound, false)}, facts: Facts{BoundKey: boundFP}, want: Wait},
-		{name: "another cluster's agent cannot renew c1", csr: []csrOpt{byAgent("c2")}, facts: Facts{Accepted: true, ByAdmin: true}, want: Deny},
+		{name: "rotation by the holder of the bound key is approved", csr: []csrOpt{presenting(t, bound, false)}, facts: joined, want: Approve},
+		{name: "rotation whose key another approver has just bound is approved", csr: []csrOpt{presenting(t, other, false), withKey(bound)}, facts: joined, want: Approve},
+		{name: "rotation of a certificate of an earlier join is denied", csr: []csrOpt{presenting(t, bound, false)}, facts: with(joined, func(f *Facts) { f.JoinID = joinB }),
+			want: Deny, wantReason: musterv1.ReasonAgentJoinMismatch},
+		{name: "rotation asking for another join than its certificate's is denied", csr: []csrOpt{presenting(t, bound, false), asJoin(joinB)}, facts: joined,
+			want: Deny, wantReason: musterv1.ReasonAgentJoinMismatch},
+		{name: "rotation into the current join by a certificate of an earlier join is denied", csr: []csrOpt{presenting(t, bound, false), asJoin(joinB)},
+			facts: with(joined, func(f *Facts) { f.JoinID = joinB }), want: Deny, wantReason: musterv1.ReasonAgentJoinMismatch},
+		{name: "rotation after a deny and re-accept, before the agent joins again, is denied", csr: []csrOpt{presenting(t, bound, false)},
+			facts: with(joined, func(f *Facts) { f.JoinID = "" }), want: Deny, wantReason: musterv1.ReasonAgentJoinMismatch},
+		{name: "a request for the bound key while the cluster is denied is denied", csr: []csrOpt{presenting(t, other, false), withKey(bound)},
+			facts: with(joined, func(f *Facts) { f.Accepted = false }), want: Deny, wantReason: musterv1.ReasonAgentJoinMismatch},
+		{name: "rotation with an old certificate after a rekey is denied", csr: []csrOpt{presenting(t, other, false)}, facts: joined, want: Deny, wantReason: musterv1.ReasonAgentKeyMismatch},
+		{name: "forged rotation naming a certificate it did not present is denied", csr: []csrOpt{presenting(t, other, true)}, facts: joined, want: Deny},
+		{name: "rotation without the current certificate is denied", csr: []csrOpt{byAgent("c1", joinA)}, facts: joined, want: Deny},
+		{name: "rotation of a cluster with no bound key is denied", csr: []csrOpt{presenting(t, bound, false)}, facts: Facts{Accepted: true, JoinID: joinA}, want: Deny},
+		{name: "renewal after deny is denied", csr: []csrOpt{presenting(t, bound, false)}, facts: Facts{BoundKey: boundFP}, want: Deny},
+		{name: "another cluster's agent cannot renew c1", csr: []csrOpt{byAgent("c2", joinA), asJoin(joinA)}, facts: Facts{Accepted: true, ByAdmin: true}, want: Deny},
 		{name: "a plain user's request is not ours to approve", csr: []csrOpt{func(_ *x509.CertificateRequest, c *certificatesv1.CertificateSigningRequest) {
 			c.Spec.Username, c.Spec.Groups = "bob", []string{"system:authenticated"}
 		}}, facts: Facts{Accepted: true, AutoAccept: true}, want: Ignore},
@@ -195,9 +256,54 @@ func TestDecide(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, why := Decide(makeCSR(t, "c1", tc.csr...), tc.facts)
-			if got != tc.want {
-				t.Errorf("Decide() = %s (%s), want %s", got, why, tc.want)
+			got := Decide(makeCSR(t, "c1", tc.csr...), tc.facts)
+			if got.Decision != tc.want || (tc.wantReason != "" && got.Reason != tc.wantReason) {
+				t.Errorf("Decide() = %s %s (%s), want %s %s", got.Decision, got.Reason, got.Why, tc.want, tc.wantReason)
+			}
+			if (got.Decision == Deny) != (got.Reason != "") {
+				t.Errorf("Decide() = %+v: a denial, and only a denial, has a reason", got)
+			}
+		})
+	}
+}
+
+// The hub approves no certificate longer than its maximum, nor one that asks for no
+// lifetime (the signer's maximum, a year by default, would apply), whoever asks.
+func TestDecideCertificateLifetime(t *testing.T) {
+	bound := newKey(t)
+	joined := Facts{Accepted: true, BoundKey: fingerprint(t, bound), JoinID: joinA, ByAdmin: true}
+	cases := []struct {
+		name     string
+		lifetime time.Duration // zero: no expirationSeconds
+		max      time.Duration // zero: the default, 24h
+		rotation bool
+		want     Decision
+	}{
+		{name: "a join for a day, the default maximum", lifetime: 24 * time.Hour, want: Approve},
+		{name: "a join for ten minutes", lifetime: 10 * time.Minute, want: Approve},
+		{name: "a join for a day and a second", lifetime: 24*time.Hour + time.Second, want: Deny},
+		{name: "a join for a year", lifetime: 365 * 24 * time.Hour, want: Deny},
+		{name: "a join asking for no lifetime", want: Deny},
+		{name: "a rotation for a year", lifetime: 365 * 24 * time.Hour, rotation: true, want: Deny},
+		{name: "a rotation asking for no lifetime", rotation: true, want: Deny},
+		{name: "a rotation within a lower maximum", lifetime: time.Hour, max: time.Hour, rotation: true, want: Approve},
+		{name: "a join above a lower maximum", lifetime: 2 * time.Hour, max: time.Hour, want: Deny},
+		{name: "a join within a higher maximum", lifetime: 7 * 24 * time.Hour, max: 30 * 24 * time.Hour, want: Approve},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := []csrOpt{withKey(bound), lasting(tc.lifetime)}
+			if tc.rotation {
+				opts = append(opts, presenting(t, bound, false))
+			}
+			f := joined
+			f.MaxLifetime = tc.max
+			got := Decide(makeCSR(t, "c1", opts...), f)
+			if got.Decision != tc.want {
+				t.Fatalf("Decide() = %s (%s), want %s", got.Decision, got.Why, tc.want)
+			}
+			if got.Decision == Deny && got.Reason != musterv1.ReasonCertificateLifetime {
+				t.Errorf("denied with reason %s (%s), want %s", got.Reason, got.Why, musterv1.ReasonCertificateLifetime)
 			}
 		})
 	}

@@ -20,6 +20,12 @@ const (
 	// the hub last issued the cluster's agent certificate for. Only the hub and hub
 	// administrators write it; the bootstrap policy forbids setting it on create.
 	AgentKeyAnnotation = "muster.dev/agent-key"
+	// AgentJoinAnnotation on a MemberCluster is the id of the agent's current join
+	// (musterv1.JoinGroup): the hub's RBAC admits that join's certificates only. An
+	// approver records it with the key before approving a join; a deny removes it, so a
+	// re-accepted cluster's agent must join again. Only the hub and hub administrators
+	// write it; the bootstrap policy forbids setting it on create.
+	AgentJoinAnnotation = "muster.dev/agent-join"
 	// TokenClusterGroupPrefix, followed by a cluster name, is the extra group of a
 	// bootstrap token that may join only that cluster (`musterctl token create --cluster`).
 	TokenClusterGroupPrefix = BootstrapGroup + ":cluster:"

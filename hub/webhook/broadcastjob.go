@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"context"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -14,34 +15,46 @@ import (
 // broadcastJobTemplate is where a BroadcastJob keeps the template of its pods.
 var broadcastJobTemplate = field.NewPath("spec", "template")
 
-// broadcastJobValidator refuses a BroadcastJob whose pod template the members' API
+// broadcastJobValidator refuses a BroadcastJob in a reserved namespace, one whose pods
+// break its namespace's Pod Security level, and one whose pod template the members' API
 // servers would refuse when the agent creates its pods, with their messages.
 type broadcastJobValidator struct {
-	dryRun dryRun
+	dryRun  dryRun
+	tenancy tenancy
 }
 
+var broadcastJobKind = musterv1.GroupVersion.WithKind("BroadcastJob").GroupKind()
+
 func (v broadcastJobValidator) ValidateCreate(ctx context.Context, job *musterv1.BroadcastJob) (admission.Warnings, error) {
-	return nil, v.validate(ctx, job)
+	return v.validate(ctx, job)
 }
 
 // ValidateUpdate checks the template only when it changed (see fleetJobValidator).
 func (v broadcastJobValidator) ValidateUpdate(ctx context.Context, old, job *musterv1.BroadcastJob) (admission.Warnings, error) {
 	if equality.Semantic.DeepEqual(old.Spec.Template, job.Spec.Template) {
-		return nil, nil
+		return nil, refuse(ctx, broadcastJobKind, job.Name, namespaceErrors(job.Namespace, v.tenancy.reserved))
 	}
-	return nil, v.validate(ctx, job)
+	return v.validate(ctx, job)
 }
 
 func (broadcastJobValidator) ValidateDelete(context.Context, *musterv1.BroadcastJob) (admission.Warnings, error) {
 	return nil, nil
 }
 
-func (v broadcastJobValidator) validate(ctx context.Context, job *musterv1.BroadcastJob) error {
-	errs, err := v.dryRun.check(ctx, templates.PodTemplate("", &job.Spec.Template), func(f string) string {
+func (v broadcastJobValidator) validate(ctx context.Context, job *musterv1.BroadcastJob) (admission.Warnings, error) {
+	psa, errs, err := v.tenancy.admit(ctx, job.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	if len(errs) > 0 {
+		return nil, refuse(ctx, broadcastJobKind, job.Name, errs)
+	}
+	found := psa.evaluate(broadcastJobTemplate, &job.Spec.Template)
+	errs, err = v.dryRun.check(ctx, templates.PodTemplate("", &job.Spec.Template), func(f string) string {
 		return templates.PodTemplateField(f, broadcastJobTemplate)
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return refuse(ctx, musterv1.GroupVersion.WithKind("BroadcastJob").GroupKind(), job.Name, errs)
+	return psa.respond(ctx, found), refuse(ctx, broadcastJobKind, job.Name, slices.Concat(found.refusals, errs))
 }

@@ -18,9 +18,6 @@ func TestWorkloadSpreadRules(t *testing.T) {
 		change func(*musterv1.WorkloadSpread)
 		want   []refusal
 	}{
-		{name: "an unbounded subset before the last",
-			change: func(ws *musterv1.WorkloadSpread) { ws.Spec.Subsets[0].MaxReplicas = nil },
-			want:   []refusal{{"spec.subsets[0].maxReplicas", "Required value: only the last subset may leave maxReplicas unset"}}},
 		{name: "percents over 100",
 			change: func(ws *musterv1.WorkloadSpread) {
 				ws.Spec.Subsets[0].MaxReplicas, ws.Spec.Subsets[1].MaxReplicas = percent("60%"), percent("50%")
@@ -39,6 +36,12 @@ func TestWorkloadSpreadRules(t *testing.T) {
 			expectRefused(t, ws, tc.want)
 		})
 	}
+	// As OpenKruise admits it: the later subsets take replicas while it cannot.
+	t.Run("an unbounded subset before the last", func(t *testing.T) {
+		ws := spreadOf("unbounded-first", ns, "absent", "zone-a", "zone-b")
+		ws.Spec.Subsets[0].MaxReplicas = nil
+		expectAdmitted(t, ws)
+	})
 	t.Run("a second spread of one target", func(t *testing.T) {
 		expectAdmitted(t, spreadOf("first", ns, "shared", "zone-a", "zone-b"))
 		expectRefused(t, spreadOf("second", ns, "shared", "zone-c"),

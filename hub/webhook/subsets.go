@@ -3,6 +3,7 @@ package webhook
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -17,18 +18,23 @@ import (
 
 // +kubebuilder:rbac:groups=muster.dev,resources=fleetjobs,verbs=get
 
-// subsetCheck is the API server's verdict on the Job of one subset's shards, with the
-// complaints on the Job's own fields.
+// subsetCheck is the verdict on the Job of one subset's shards, with the complaints on the
+// Job's own fields: errs are the Pod Security refusals and the API server's, podSecurity
+// the Pod Security warnings and audit findings.
 type subsetCheck struct {
-	subset templates.Subset
-	errs   field.ErrorList
+	subset      templates.Subset
+	errs        field.ErrorList
+	podSecurity findings
 }
 
-// checkSubsets dry-runs, for each subset of ws, the Job its shards of fj get: named as
-// the hub names it, with the subset's patch, node terms and tolerations in its pods. The
-// CRD caps a spread at 16 subsets, so this is at most 16 calls, each bounded by
-// callTimeout.
-func (d dryRun) checkSubsets(ctx context.Context, fj *musterv1.FleetJob, ws *musterv1.WorkloadSpread) ([]subsetCheck, error) {
+// subsetPods is where a subset Job keeps its pod template.
+var subsetPods = field.NewPath("spec", "template")
+
+// checkSubsets checks, for each subset of ws, the Job its shards of fj get: named as the
+// hub names it, with the subset's patch, node terms and tolerations in its pods. Its pods
+// are evaluated by psa, and the Job dry-run. The CRD caps a spread at 16 subsets, so this
+// is at most 16 calls, each bounded by callTimeout.
+func (d dryRun) checkSubsets(ctx context.Context, fj *musterv1.FleetJob, ws *musterv1.WorkloadSpread, psa psaCheck) ([]subsetCheck, error) {
 	subsets := field.NewPath("spec", "subsets")
 	out := make([]subsetCheck, 0, len(ws.Spec.Subsets))
 	for i := range ws.Spec.Subsets {
@@ -41,12 +47,13 @@ func (d dryRun) checkSubsets(ctx context.Context, fj *musterv1.FleetJob, ws *mus
 			}})
 			continue
 		}
+		found := psa.evaluate(subsetPods, pods)
 		job := templates.SubsetJob(fleetjob.JobName(fj, spec.Name), fj.UID, &fj.Spec.Template, spec.Name, pods)
 		errs, err := d.check(ctx, job, func(f string) string { return f })
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, subsetCheck{subset: subset, errs: errs})
+		out = append(out, subsetCheck{subset: subset, errs: slices.Concat(found.refusals, errs), podSecurity: findings{warnings: found.warnings, audits: found.audits}})
 	}
 	return out, nil
 }

@@ -2,8 +2,10 @@ package webhook_test
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -33,7 +35,23 @@ const hubNamespace = "muster-system"
 // as a process: at https://127.0.0.1:<port>, with the certificate the hub made itself.
 var env *envtest.Environment
 
-func TestMain(m *testing.M) { os.Exit(envtest.MainWith(m, &env, startHub)) }
+// auditLog is where the API server writes the audit events of muster.dev objects.
+var auditLog string
+
+// reservedByFlag is a namespace the hub reserves as --reserved-namespaces would.
+const reservedByFlag = "platform"
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "muster-webhook-audit-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	auditLog = filepath.Join(dir, "audit.log")
+	code := envtest.MainWith(m, &env, startHub, envtest.WithAuditLog(auditLog))
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
 
 // startHub serves and registers the webhook the way hub.Run does, and waits until the API
 // server sends it requests.
@@ -62,7 +80,7 @@ func startHub(ctx context.Context, env *envtest.Environment) error {
 	if err != nil {
 		return err
 	}
-	if err := webhook.Register(ctx, mgr, env.Client, endpoint, caBundle); err != nil {
+	if err := webhook.Register(ctx, mgr, env.Client, endpoint, caBundle, webhook.Tenancy{ReservedNamespaces: []string{reservedByFlag}}); err != nil {
 		return err
 	}
 	go func() {

@@ -1,5 +1,10 @@
 // Package webhook is the hub's validating admission webhook: it refuses what CEL cannot
-// check. The pod and Job templates of FleetJobs, BroadcastJobs and FleetCronJobs are
+// check. FleetJobs, BroadcastJobs, FleetCronJobs and WorkloadSpreads are refused in
+// reserved namespaces (the members' system namespaces and Muster's own), and the pod
+// templates they run on members are checked against their hub namespace's Pod Security
+// level with upstream's evaluator (k8s.io/pod-security-admission): refused at the
+// enforce level, warned about at the warn level, noted in the audit log at the audit
+// level. The pod and Job templates of FleetJobs, BroadcastJobs and FleetCronJobs are
 // validated by the hub's own API server, in a dry-run create of the built-in object a
 // member will get, so they are refused at apply time with the members' own messages
 // instead of failing later on a Work. It also refuses a FleetCronJob whose schedule or
@@ -23,6 +28,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/rest"
+	psaapi "k8s.io/pod-security-admission/api"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -46,27 +52,53 @@ const (
 // +kubebuilder:rbac:groups=muster.dev,resources=workloadspreads,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create;update,namespace=muster-system
 
+// Tenancy are the rules of what a hub namespace may run on the members.
+type Tenancy struct {
+	// DefaultPodSecurityLevel is the enforce level of a hub namespace whose labels name
+	// none; empty means podsecurity.DefaultLevel (baseline).
+	DefaultPodSecurityLevel psaapi.Level
+	// ReservedNamespaces are refused besides DefaultReservedNamespaces and the hub's own;
+	// an entry ending in * is a prefix.
+	ReservedNamespaces []string
+}
+
+// tenancy applies Tenancy to the objects that run pods on members.
+type tenancy struct {
+	reserved    []string
+	podSecurity podSecurity
+}
+
+// admit refuses an object in a reserved namespace (errs), else returns the Pod Security
+// check of its namespace.
+func (t tenancy) admit(ctx context.Context, namespace string) (psaCheck, field.ErrorList, error) {
+	if errs := namespaceErrors(namespace, t.reserved); len(errs) > 0 {
+		return psaCheck{}, errs, nil
+	}
+	c, err := t.podSecurity.forNamespace(ctx, namespace)
+	return c, nil, err
+}
+
 // Register adds the handlers to mgr's webhook server and writes the
 // ValidatingWebhookConfiguration that sends the kinds to them. Templates are dry-run in
-// e.Namespace, the hub's namespace. The WorkloadSpread handler reads the other spreads
-// straight from the API server, so two spreads of one target created together cannot
-// both pass on a stale cache.
-func Register(ctx context.Context, mgr ctrl.Manager, c client.Client, e Endpoint, caBundle []byte) error {
+// e.Namespace, the hub's namespace, which is reserved with the others of t. The
+// WorkloadSpread handler reads the other spreads straight from the API server, so two
+// spreads of one target created together cannot both pass on a stale cache.
+func Register(ctx context.Context, mgr ctrl.Manager, c client.Client, e Endpoint, caBundle []byte, t Tenancy) error {
 	dry, err := newDryRun(mgr, e.Namespace)
 	if err != nil {
 		return err
 	}
-	handlers := []error{
-		ctrl.NewWebhookManagedBy(mgr, &musterv1.FleetJob{}).WithValidator(fleetJobValidator{dryRun: dry, reader: mgr.GetAPIReader()}).WithValidatorCustomPath(fleetJobPath).Complete(),
-		ctrl.NewWebhookManagedBy(mgr, &musterv1.BroadcastJob{}).WithValidator(broadcastJobValidator{dryRun: dry}).WithValidatorCustomPath(broadcastJobPath).Complete(),
-		ctrl.NewWebhookManagedBy(mgr, &musterv1.FleetCronJob{}).WithValidator(fleetCronJobValidator{dryRun: dry, now: time.Now}).WithValidatorCustomPath(fleetCronJobPath).Complete(),
-		ctrl.NewWebhookManagedBy(mgr, &musterv1.WorkloadSpread{}).WithValidator(workloadSpreadValidator{reader: mgr.GetAPIReader(), dryRun: dry}).WithValidatorCustomPath(workloadSpreadPath).Complete(),
-		ctrl.NewWebhookManagedBy(mgr, &musterv1.Work{}).WithValidator(workValidator{}).WithValidatorCustomPath(workPath).Complete(),
+	psa, err := newPodSecurity(mgr.GetClient(), mgr.GetAPIReader(), t.DefaultPodSecurityLevel)
+	if err != nil {
+		return err
 	}
-	for _, err := range handlers {
-		if err != nil {
-			return err
-		}
+	ten := tenancy{reserved: slices.Concat(DefaultReservedNamespaces, []string{e.Namespace}, t.ReservedNamespaces), podSecurity: psa}
+	registerValidator[*musterv1.FleetJob](mgr, fleetJobPath, fleetJobValidator{dryRun: dry, reader: mgr.GetAPIReader(), tenancy: ten})
+	registerValidator[*musterv1.BroadcastJob](mgr, broadcastJobPath, broadcastJobValidator{dryRun: dry, tenancy: ten})
+	registerValidator[*musterv1.FleetCronJob](mgr, fleetCronJobPath, fleetCronJobValidator{dryRun: dry, now: time.Now, tenancy: ten})
+	registerValidator[*musterv1.WorkloadSpread](mgr, workloadSpreadPath, workloadSpreadValidator{reader: mgr.GetAPIReader(), dryRun: dry, tenancy: ten})
+	if err := ctrl.NewWebhookManagedBy(mgr, &musterv1.Work{}).WithValidator(workValidator{}).WithValidatorCustomPath(workPath).Complete(); err != nil {
+		return err
 	}
 	want := []admissionregistrationv1.ValidatingWebhook{
 		validatingWebhook("fleetjobs.muster.dev", "fleetjobs", fleetJobPath, e, caBundle),

@@ -25,12 +25,15 @@ type Writer struct {
 	// optimistic lock (see package patch): for a controller that is the status' one writer
 	// and checks Writes before it decides. Without it status is written under the lock.
 	Writes *patch.Writes
+	// Refusals, when set, paces the job's writes after the API server refused one as
+	// invalid (see patch.Refusals).
+	Refusals *patch.Refusals
 }
 
 // PauseOnFailure sets spec.paused and records how many failed pods it paused on, in one
 // write guarded by the resourceVersion; scope says where the pause applies, for the event.
 func (w Writer) PauseOnFailure(ctx context.Context, job *musterv1.BroadcastJob, failed int32, scope string) error {
-	h := patch.NewHelper(w.Client, job)
+	h := patch.NewHelper(w.Client, job, patch.Paced(w.Refusals, w.Recorder))
 	job.Spec.Paused = true
 	if job.Annotations == nil {
 		job.Annotations = map[string]string{}
@@ -47,7 +50,7 @@ func (w Writer) PauseOnFailure(ctx context.Context, job *musterv1.BroadcastJob, 
 // once the write succeeded.
 func (w Writer) UpdateStatus(ctx context.Context, job *musterv1.BroadcastJob, status musterv1.BroadcastJobStatus) error {
 	before := job.Status.DeepCopy()
-	h := patch.NewHelper(w.Client, job, w.statusOption())
+	h := patch.NewHelper(w.Client, job, w.statusOption(), patch.Paced(w.Refusals, w.Recorder))
 	job.Status = status
 	if err := h.Patch(ctx, job); err != nil {
 		return fmt.Errorf("updating status: %w", err)

@@ -2,7 +2,9 @@
 // snapshot the object as read (NewHelper), change it in memory, then Patch writes only what
 // changed, metadata and spec through the main resource and status through the status
 // subresource, and writes nothing when nothing changed. Requeue turns the errors a write
-// can lose a race with into a short requeue, in one place.
+// can lose a race with into a short requeue, in one place. Refusals (Helper option Paced)
+// paces the writes of an object after the API server refused one as invalid, which no
+// retry fixes: logged and announced once, retried with a growing backoff.
 //
 // Why the writes are safe under concurrency:
 //

@@ -8,15 +8,18 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // Helper writes the changes made to an object since it was read.
 type Helper struct {
-	client client.Client
-	before client.Object
-	shared bool
-	writes *Writes
+	client   client.Client
+	before   client.Object
+	shared   bool
+	writes   *Writes
+	refusals *Refusals
+	recorder events.EventRecorder
 }
 
 // Option says how the status of the patched kind is written.
@@ -30,6 +33,12 @@ func SharedStatus() Option { return func(h *Helper) { h.shared = true } }
 // cache has caught up with it (Writes.Check). For kinds whose status has one writer.
 func Tracked(w *Writes) Option { return func(h *Helper) { h.writes = w } }
 
+// Paced holds the object's writes back while r says they wait after a refusal as invalid,
+// and records each write's outcome in r, announcing refusals through rec (see Refusals).
+func Paced(r *Refusals, rec events.EventRecorder) Option {
+	return func(h *Helper) { h.refusals, h.recorder = r, rec }
+}
+
 // NewHelper snapshots obj as it was read, before the caller changes it.
 func NewHelper(c client.Client, obj client.Object, opts ...Option) *Helper {
 	h := &Helper{client: c, before: obj.DeepCopyObject().(client.Object)}
@@ -41,13 +50,26 @@ func NewHelper(c client.Client, obj client.Object, opts ...Option) *Helper {
 
 // Patch writes what changed in obj since the snapshot: metadata and spec first, under the
 // optimistic lock, then status. It writes nothing when nothing changed. obj is left as the
-// server returned it, with the changed status.
+// server returned it, with the changed status. With Paced, it writes nothing while the
+// object's writes wait after a refusal, and returns a *RefusedError then.
 func (h *Helper) Patch(ctx context.Context, obj client.Object) error {
 	if equality.Semantic.DeepEqual(h.before, obj) {
 		// Most reconciles change nothing: a typed comparison spares them converting both
 		// copies to maps below.
 		return nil
 	}
+	if err := h.refusals.Check(obj); err != nil {
+		return fmt.Errorf("writing %s: %w", client.ObjectKeyFromObject(obj), err)
+	}
+	if err := h.write(ctx, obj); err != nil {
+		return h.refusals.Observe(ctx, h.recorder, obj, err)
+	}
+	h.refusals.Forget(obj.GetUID())
+	return nil
+}
+
+// write makes Patch's writes.
+func (h *Helper) write(ctx context.Context, obj client.Object) error {
 	before, err := split(h.before)
 	if err != nil {
 		return err

@@ -14,12 +14,24 @@ const RetryAfter = 100 * time.Millisecond
 
 // Requeue is the result of a reconcile that ends with err: a conflict (another writer
 // changed the object first) or ErrStale is retried after RetryAfter from a fresh read
-// instead of being reported; any other error is returned.
+// instead of being reported; a write refused as invalid, or held back since one was
+// (RefusedError), after its backoff, already logged by Refusals; any other error is
+// returned.
 func Requeue(err error) (ctrl.Result, error) {
 	if LostRace(err) {
 		return ctrl.Result{RequeueAfter: RetryAfter}, nil
 	}
+	if wait, ok := Refused(err); ok {
+		return ctrl.Result{RequeueAfter: wait}, nil
+	}
 	return ctrl.Result{}, err
+}
+
+// Requeues reports whether Requeue turns err into a requeue without an error: a lost
+// race, or a write refused as invalid.
+func Requeues(err error) bool {
+	_, refused := Refused(err)
+	return refused || LostRace(err)
 }
 
 // LostRace reports whether err is a conflict or ErrStale, which a fresh read resolves.

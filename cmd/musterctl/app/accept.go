@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
@@ -23,25 +24,32 @@ import (
 func newAcceptCommand(flags *genericclioptions.ConfigFlags) *cobra.Command {
 	wait := 30 * time.Second
 	rekey := false
+	maxLifetime := registration.DefaultMaxCertificateLifetime
 	cmd := &cobra.Command{
 		Use:   "accept CLUSTER...",
 		Short: "Accept clusters into the fleet and approve their agents' certificates",
 		Long: `Accepts each cluster and approves its agent's pending certificate request. A cluster's
 identity is bound to the key of its first approved join: a later request with another key
-is shown and refused unless --rekey says the administrator means to replace a lost key.`,
+is shown and refused unless --rekey says the administrator means to replace a lost key.
+
+A cluster accepted again after musterctl deny gets nothing until its agent joins again:
+run musterctl token create --cluster NAME on the hub, the join line it prints in the
+member, then musterctl accept NAME. The agent keeps its key, so no --rekey is needed.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: forEachCluster(flags, func(ctx context.Context, out io.Writer, hub *clients, name string) error {
-			return accept(ctx, out, hub, name, wait, rekey)
+			return accept(ctx, out, hub, name, wait, registration.Facts{Rekey: rekey, MaxLifetime: maxLifetime})
 		}),
 	}
 	cmd.Flags().DurationVar(&wait, "wait", wait, "how long to wait for the cluster to register and its agent to ask for a certificate")
 	cmd.Flags().BoolVar(&rekey, "rekey", false, "replace the cluster's bound agent key with the key of its one pending join (after the old key was lost)")
+	cmd.Flags().DurationVar(&maxLifetime, "max-certificate-lifetime", maxLifetime, "longest agent certificate to approve; keep it at most the hub's --max-agent-certificate-lifetime")
 	return cmd
 }
 
 // accept marks the cluster accepted and approves its agent's pending certificate
-// requests, waiting for one if the agent has not asked yet.
-func accept(ctx context.Context, out io.Writer, hub *clients, name string, timeout time.Duration, rekey bool) error {
+// requests, waiting for one if the agent has not asked yet. policy carries --rekey and
+// the lifetime limit.
+func accept(ctx context.Context, out io.Writer, hub *clients, name string, timeout time.Duration, policy registration.Facts) error {
 	// The agent registers its cluster moments after it starts; accepting right after a
 	// join waits for it instead of failing.
 	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
@@ -59,7 +67,7 @@ func accept(ctx context.Context, out io.Writer, hub *clients, name string, timeo
 	}
 	approved := 0
 	err = wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		n, pending, err := approvePending(ctx, out, hub, name, rekey)
+		n, pending, err := approvePending(ctx, out, hub, name, policy)
 		approved += n
 		if apierrors.IsConflict(err) {
 			// The hub's approver (or the agent) wrote the MemberCluster meanwhile: read it
@@ -72,7 +80,8 @@ func accept(ctx context.Context, out io.Writer, hub *clients, name string, timeo
 		return approved > 0 || (!pending && joined(ctx, hub, name)), nil
 	})
 	if err != nil && approved == 0 && !joined(ctx, hub, name) {
-		return fmt.Errorf("cluster %s is accepted, but its agent has not asked for a certificate within %s: is muster-agent running in it? (%w)", name, timeout, err)
+		return fmt.Errorf("cluster %s is accepted, but its agent has not asked for a certificate within %s: is muster-agent running in it? "+
+			"After musterctl deny, its agent must join again: musterctl token create --cluster %s, then the join line in the member (%w)", name, timeout, name, err)
 	}
 	fmt.Fprintf(out, "✓ cluster %s accepted (%d certificate request(s) approved)\n", name, approved)
 	return nil
@@ -81,7 +90,7 @@ func accept(ctx context.Context, out io.Writer, hub *clients, name string, timeo
 // approvePending approves every undecided CSR of the cluster that the policy allows an
 // administrator to approve, and denies, showing them, those asking for the identity with
 // a key it is not bound to; pending says whether any is still undecided.
-func approvePending(ctx context.Context, out io.Writer, hub *clients, cluster string, rekey bool) (approved int, pending bool, err error) {
+func approvePending(ctx context.Context, out io.Writer, hub *clients, cluster string, policy registration.Facts) (approved int, pending bool, err error) {
 	csrs, err := clusterCSRs(ctx, hub, cluster)
 	if err != nil {
 		return 0, false, err
@@ -90,7 +99,7 @@ func approvePending(ctx context.Context, out io.Writer, hub *clients, cluster st
 	if err := hub.client.Get(ctx, clientKey("", cluster), &mc); err != nil {
 		return 0, false, fmt.Errorf("reading MemberCluster %s: %w", cluster, err)
 	}
-	if rekey || mc.Annotations[registration.AgentKeyAnnotation] == "" {
+	if policy.Rekey || mc.Annotations[registration.AgentKeyAnnotation] == "" {
 		// Binding (or rebinding) the identity is meant for one agent: with several candidate
 		// keys the administrator could not tell which is theirs, so nothing is approved.
 		if keys := joinKeys(csrs); len(keys) > 1 {
@@ -99,14 +108,16 @@ func approvePending(ctx context.Context, out io.Writer, hub *clients, cluster st
 	}
 	for i := range csrs {
 		csr := &csrs[i]
-		facts := registration.Facts{Accepted: true, BoundKey: mc.Annotations[registration.AgentKeyAnnotation], ByAdmin: true, Rekey: rekey}
-		decision, why := registration.Decide(csr, facts)
-		switch decision {
+		facts := policy
+		facts.Accepted, facts.ByAdmin = true, true
+		facts.BoundKey, facts.JoinID = mc.Annotations[registration.AgentKeyAnnotation], mc.Annotations[registration.AgentJoinAnnotation]
+		v := registration.Decide(csr, facts)
+		switch v.Decision {
 		case registration.Approve:
-			if err := registration.BindKey(ctx, hub.client, &mc, csr); err != nil {
+			if err := registration.Bind(ctx, hub.client, &mc, csr); err != nil {
 				return approved, true, err
 			}
-			csr.Status.Conditions = append(csr.Status.Conditions, musterv1.ApprovalCondition(musterv1.CSRReasonAcceptedByMusterctl, why))
+			csr.Status.Conditions = append(csr.Status.Conditions, musterv1.ApprovalCondition(musterv1.CSRReasonAcceptedByMusterctl, v.Why))
 			if _, err := hub.clientset.CertificatesV1().CertificateSigningRequests().UpdateApproval(ctx, csr.Name, csr, metav1.UpdateOptions{}); err != nil {
 				return approved, true, fmt.Errorf("approving %s: %w", csr.Name, err)
 			}
@@ -114,13 +125,13 @@ func approvePending(ctx context.Context, out io.Writer, hub *clients, cluster st
 			fmt.Fprintf(out, "  approved %s (requested by %s, key %s)\n", csr.Name, csr.Spec.Username, key)
 			approved++
 		case registration.Deny:
-			csr.Status.Conditions = append(csr.Status.Conditions, musterv1.DenialCondition(musterv1.ReasonAgentKeyMismatch, why))
+			csr.Status.Conditions = append(csr.Status.Conditions, musterv1.DenialCondition(v.Reason, v.Why))
 			_, err := hub.clientset.CertificatesV1().CertificateSigningRequests().UpdateApproval(ctx, csr.Name, csr, metav1.UpdateOptions{})
 			// The hub's approver may have denied it a moment earlier.
 			if err != nil && !apierrors.IsConflict(err) {
 				return approved, true, fmt.Errorf("denying %s: %w", csr.Name, err)
 			}
-			fmt.Fprintf(out, "  refused %s (requested by %s): %s\n", csr.Name, csr.Spec.Username, why)
+			fmt.Fprintf(out, "  refused %s (requested by %s): %s\n", csr.Name, csr.Spec.Username, v.Why)
 		case registration.Wait:
 			pending = true
 		}
@@ -133,44 +144,51 @@ func joinKeys(csrs []certificatesv1.CertificateSigningRequest) []string {
 	var keys []string
 	for i := range csrs {
 		csr := &csrs[i]
-		cluster, err := registration.ParseAgentCSR(csr)
-		if err != nil || len(csr.Status.Conditions) > 0 || registration.RequesterOf(csr, cluster) != registration.RequesterBootstrap {
+		req, err := registration.ParseAgentCSR(csr)
+		if err != nil || len(csr.Status.Conditions) > 0 || registration.RequesterOf(csr, req.Cluster) != registration.RequesterBootstrap {
 			continue
 		}
-		if key, err := musterv1.RequestKey(csr); err == nil && !slices.Contains(keys, key) {
-			keys = append(keys, key)
+		if !slices.Contains(keys, req.Key) {
+			keys = append(keys, req.Key)
 		}
 	}
 	return keys
 }
 
+// joined says whether the cluster's agent has a current join: one approved since the
+// cluster was last accepted (a deny forgets it).
 func joined(ctx context.Context, hub *clients, name string) bool {
 	var mc musterv1.MemberCluster
 	if err := hub.client.Get(ctx, clientKey("", name), &mc); err != nil {
 		return false
 	}
-	for _, c := range mc.Status.Conditions {
-		if c.Type == musterv1.MemberClusterJoined && c.Status == metav1.ConditionTrue {
-			return true
-		}
-	}
-	return false
+	return mc.Annotations[registration.AgentJoinAnnotation] != ""
 }
 
 // errNotRegistered: no MemberCluster of that name exists.
 var errNotRegistered = errors.New("no cluster of that name has registered with this hub")
 
 func setAccepted(ctx context.Context, hub *clients, name string, accepted bool) error {
-	var mc musterv1.MemberCluster
-	if err := hub.client.Get(ctx, clientKey("", name), &mc); err != nil {
-		if apierrors.IsNotFound(err) {
-			return fmt.Errorf("%w: %s", errNotRegistered, name)
+	// A deny forgets the agent's join in the same write, and so does an accept of a
+	// denied cluster: its old certificates must not regain access (see
+	// registration.AcceptCluster). The lock keeps a join recorded meanwhile from being lost;
+	// a conflict (the agent reporting status, say) reads the cluster again.
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		var mc musterv1.MemberCluster
+		if err := hub.client.Get(ctx, clientKey("", name), &mc); err != nil {
+			if apierrors.IsNotFound(err) {
+				return fmt.Errorf("%w: %s", errNotRegistered, name)
+			}
+			return err
 		}
-		return err
-	}
-	patch := client.MergeFrom(mc.DeepCopy())
-	mc.Spec.Accepted = accepted
-	return hub.client.Patch(ctx, &mc, patch)
+		patch := client.MergeFromWithOptions(mc.DeepCopy(), client.MergeFromWithOptimisticLock{})
+		if accepted {
+			registration.AcceptCluster(&mc)
+		} else {
+			registration.DenyCluster(&mc)
+		}
+		return hub.client.Patch(ctx, &mc, patch)
+	})
 }
 
 // forEachCluster runs fn on the hub for every cluster named on the command line.

@@ -34,6 +34,9 @@ type joinOptions struct {
 	noDeploy    bool
 	image       string
 	timeout     time.Duration
+	// executorRoles are the member's ClusterRoles bound to the Work executor beyond its
+	// defaults.
+	executorRoles []string
 }
 
 func newJoinCommand(flags *genericclioptions.ConfigFlags) *cobra.Command {
@@ -44,7 +47,13 @@ func newJoinCommand(flags *genericclioptions.ConfigFlags) *cobra.Command {
 		Long: `Checks the hub's identity against --hub-ca-hash and the token, then installs the agent's
 CRDs, the muster-agent namespace, the bootstrap Secret and (unless --no-deploy) the agent
 Deployment. Nothing is installed when a check fails. The hub administrator then runs
-musterctl accept NAME.`,
+musterctl accept NAME.
+
+The agent applies Works as the ServiceAccount muster-agent/muster-work-executor, which may
+manage namespaced objects (the built-in admin ClusterRole), namespaces and member
+BroadcastJobs. A Work with anything cluster-scoped beyond that is refused by this cluster
+(Applied=False, Forbidden) unless you bind the executor more with --work-executor-role:
+each join binds exactly the roles it names and unbinds the ones an earlier join named.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd.Context(), cmd) },
 	}
@@ -55,6 +64,8 @@ musterctl accept NAME.`,
 	cmd.Flags().BoolVar(&o.noDeploy, "no-deploy", o.noDeploy, "install everything but the agent Deployment (run muster-agent as a process instead)")
 	cmd.Flags().StringVar(&o.image, "image", o.image, "image of the agent Deployment")
 	cmd.Flags().DurationVar(&o.timeout, "timeout", o.timeout, "how long to wait for the hub to answer")
+	cmd.Flags().StringArrayVar(&o.executorRoles, "work-executor-role", nil,
+		"a ClusterRole of this cluster to bind to the Work executor, letting Works apply what it allows (repeatable; e.g. cluster-admin trusts the hub with everything)")
 	for _, f := range []string{"hub-apiserver", "hub-token", "hub-ca-hash", "cluster-name"} {
 		_ = cmd.MarkFlagRequired(f)
 	}
@@ -84,6 +95,9 @@ func (o *joinOptions) run(ctx context.Context, cmd *cobra.Command) error {
 	if err := o.checkName(ctx, hub, token, id); err != nil {
 		return err
 	}
+	if err := checkExecutorRoles(ctx, member.client, o.executorRoles); err != nil {
+		return err
+	}
 	out := cmd.OutOrStdout()
 	fmt.Fprintf(out, "✓ hub %s verified (CA %s)\n", hub.URL, o.caHash)
 	if err := o.install(ctx, member, hub); err != nil {
@@ -97,23 +111,33 @@ func (o *joinOptions) run(ctx context.Context, cmd *cobra.Command) error {
 }
 
 // checkName makes sure the bootstrap token is accepted by the hub and the name is free,
-// or already this cluster's (a re-join).
+// or already this cluster's (a re-join). A dry-run create asks both without reading any
+// MemberCluster, which a token may not; only a token bound to the name (musterctl token
+// create --cluster) may read that one cluster, to see whether it is this one.
 func (o *joinOptions) checkName(ctx context.Context, hub *bootstrap.Hub, token bootstrap.Token, clusterID string) error {
 	c, err := client.New(&rest.Config{Host: hub.URL, BearerToken: token.String(), TLSClientConfig: rest.TLSClientConfig{CAData: hub.CA}, Timeout: o.timeout},
 		client.Options{Scheme: scheme.Scheme})
 	if err != nil {
 		return err
 	}
-	var mc musterv1.MemberCluster
-	err = c.Get(ctx, clientKey("", o.clusterName), &mc)
+	mc := musterv1.MemberCluster{ObjectMeta: metav1.ObjectMeta{Name: o.clusterName, Annotations: map[string]string{registration.ClusterIDAnnotation: clusterID}}}
+	err = c.Create(ctx, &mc, client.DryRunAll)
 	switch {
-	case apierrors.IsNotFound(err):
+	case err == nil:
 		return nil
 	case apierrors.IsUnauthorized(err):
 		return fmt.Errorf("the hub rejected bootstrap token %s: it is expired or deleted", token.ID)
-	case apierrors.IsForbidden(err):
-		return fmt.Errorf("bootstrap token %s may not register clusters: was it created by musterctl? %w", token.ID, err)
-	case err != nil:
+	case apierrors.IsForbidden(err) || apierrors.IsInvalid(err):
+		return fmt.Errorf("bootstrap token %s may not register cluster %s: %w", token.ID, o.clusterName, err)
+	case !apierrors.IsAlreadyExists(err):
+		return fmt.Errorf("asking the hub about cluster %s: %w", o.clusterName, err)
+	}
+	err = c.Get(ctx, clientKey("", o.clusterName), &mc)
+	if apierrors.IsForbidden(err) {
+		return fmt.Errorf("the hub already has a cluster named %s, and this token may not read it: if this cluster is %s joining again, "+
+			"use a token bound to it (musterctl token create --cluster %s); otherwise choose another --cluster-name", o.clusterName, o.clusterName, o.clusterName)
+	}
+	if err != nil {
 		return fmt.Errorf("asking the hub about cluster %s: %w", o.clusterName, err)
 	}
 	if got := mc.Annotations[registration.ClusterIDAnnotation]; got != clusterID {
@@ -133,6 +157,9 @@ func (o *joinOptions) install(ctx context.Context, member *clients, hub *bootstr
 		return err
 	}
 	if err := apply(ctx, member.client, objs); err != nil {
+		return err
+	}
+	if err := bindExecutorRoles(ctx, member.client, o.executorRoles); err != nil {
 		return err
 	}
 	secret := &corev1.Secret{
@@ -171,7 +198,7 @@ func uninstallAgent(ctx context.Context, member *clients) error {
 	if err != nil {
 		return err
 	}
-	var errs []error
+	errs := []error{unbindExecutorRoles(ctx, member.client)}
 	for _, u := range append(objs, crds...) {
 		if err := member.client.Delete(ctx, u, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil && !apierrors.IsNotFound(err) {
 			errs = append(errs, fmt.Errorf("deleting %s %s: %w", u.GetKind(), u.GetName(), err))
@@ -183,15 +210,16 @@ func uninstallAgent(ctx context.Context, member *clients) error {
 // agentCRDs are the CRDs a member needs: member-local BroadcastJobs run there.
 const agentCRDs = "crd/muster.dev_broadcastjobs.yaml"
 
-// agentManifests are the agent's namespace, identity and member-side RBAC.
+// agentManifests are the agent's namespace, identity and member-side RBAC, and the Work
+// executor with its default roles.
 func agentManifests() ([]*unstructured.Unstructured, error) {
-	objs, err := readManifests(deploy.Agent, "agent/install.yaml", nil)
-	if err != nil {
-		return nil, err
+	var objs []*unstructured.Unstructured
+	for _, f := range []string{"agent/install.yaml", "agent/rbac/role.yaml", "agent/executor.yaml"} {
+		more, err := readManifests(deploy.Agent, f, nil)
+		if err != nil {
+			return nil, err
+		}
+		objs = append(objs, more...)
 	}
-	role, err := readManifests(deploy.Agent, "agent/rbac/role.yaml", nil)
-	if err != nil {
-		return nil, err
-	}
-	return append(objs, role...), nil
+	return objs, nil
 }
