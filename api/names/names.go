@@ -17,9 +17,13 @@ import (
 )
 
 // MaxLength is the longest name this package makes: a DNS-1123 label, so the name is also
-// a valid label value (the agent labels what it applies with its Work's name) and a
-// Job name whose pods can be named after it.
+// a valid label value (the agent labels what it applies with its Work's name).
 const MaxLength = 63
+
+// JobMaxLength is the longest name of a Job this package names, or of an object that
+// becomes one in a member: an Indexed Job's pods have the host name <job>-<index>, a
+// DNS-1123 label, and any index (up to 2147483647) still fits after 52 characters.
+const JobMaxLength = MaxLength - len("-2147483647")
 
 // HashLength is the length of Hash: 16 base32 characters, 80 bits of SHA-256. A name cut
 // to fit leaves the fields past the cut free to an attacker, who must then find a second
@@ -43,14 +47,15 @@ func Hash(tuple ...string) string {
 	return encoding.EncodeToString(sum[:])[:HashLength]
 }
 
-// Name is the name that stands for tuple: head, cut as needed, then tail, then
+// Name is the name of at most maxLength characters (MaxLength or JobMaxLength; never
+// fewer than HashLength) that stands for tuple: head, cut as needed, then tail, then
 // Hash(tuple...), joined with "-". head and tail are only for people to read (characters
 // a DNS label cannot hold become "-"); tail is kept whole when it fits, for a short field
 // worth seeing such as a slot. Distinct tuples give distinct names, whatever head and
 // tail say; the same tuple always gives the same name, so two hub replicas agree.
-func Name(head, tail string, tuple ...string) string {
+func Name(maxLength int, head, tail string, tuple ...string) string {
 	hash := Hash(tuple...)
-	room := MaxLength - len(hash) - 1 // before "-<hash>"
+	room := min(maxLength, MaxLength) - len(hash) - 1 // before "-<hash>"
 	var parts []string
 	if tail = cut(sanitize(tail), room-1); tail != "" {
 		room -= len(tail) + 1

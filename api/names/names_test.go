@@ -1,6 +1,7 @@
 package names_test
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"testing"
@@ -13,7 +14,9 @@ import (
 func TestName(t *testing.T) {
 	longNS, longName := strings.Repeat("n", 63), strings.Repeat("a", 62)+"."+strings.Repeat("b", 190)
 	tests := []struct {
-		what       string
+		what string
+		// max is the longest name wanted; MaxLength when zero.
+		max        int
 		head, tail string
 		tuple      []string
 		// want is the whole name when it is pinned; else wantPrefix and wantSuffix.
@@ -23,7 +26,7 @@ func TestName(t *testing.T) {
 		// FleetCronJob's alternate run name must be the same on both.
 		{what: "a FleetJob's Work", head: "fleetjob-a-b-c", tuple: []string{"fleetjob", "a", "b-c"}, want: "fleetjob-a-b-c-rpeqv22iuoi6zjio"},
 		{what: "its namesake in namespace a-b", head: "fleetjob-a-b-c", tuple: []string{"fleetjob", "a-b", "c"}, want: "fleetjob-a-b-c-ktgrlmqpphzgi774"},
-		{what: "a run under its alternate name", head: "nightly", tail: "29012345", tuple: []string{"FleetCronJob", "uid-1", "29012345"}, want: "nightly-29012345-gk756mgxh2vjssyx"},
+		{what: "a run under its alternate name", max: names.JobMaxLength, head: "nightly", tail: "29012345", tuple: []string{"FleetCronJob", "uid-1", "29012345"}, want: "nightly-29012345-gk756mgxh2vjssyx"},
 		{what: "the longest names are cut to 63", head: "broadcastjob-" + longNS + "-" + longName, tuple: []string{"broadcastjob", longNS, longName},
 			wantPrefix: "broadcastjob-nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn-"},
 		{what: "dots become dashes", head: "fleetjob-ns-v1.2", tuple: []string{"fleetjob", "ns", "v1.2"}, wantPrefix: "fleetjob-ns-v1-2-"},
@@ -33,10 +36,16 @@ func TestName(t *testing.T) {
 		{what: "a tail too long for any head is cut, the head dropped", head: "h", tail: strings.Repeat("t", 70), tuple: []string{"t"}, want: strings.Repeat("t", 45) + "-" + names.Hash("t")},
 		{what: "nothing readable leaves the hash", head: "...", tail: "-", tuple: nil, want: names.Hash()},
 		{what: "upper case and other characters", head: "Team_A/ä", tuple: []string{"x"}, wantPrefix: "team-a"},
+		{what: "a Job name leaves room for any index", max: names.JobMaxLength, head: strings.Repeat("j", 63) + "-zone-a", tuple: []string{"j", "zone-a"},
+			want: strings.Repeat("j", 35) + "-" + names.Hash("j", "zone-a")},
+		{what: "a run's alternate name too", max: names.JobMaxLength, head: strings.Repeat("c", 52), tail: "29012345", tuple: []string{"c"},
+			want: strings.Repeat("c", 26) + "-29012345-" + names.Hash("c")},
+		{what: "no room but for the hash", max: names.HashLength, head: "h", tail: "t", tuple: []string{"x"}, want: names.Hash("x")},
 	}
 	for _, tc := range tests {
 		t.Run(tc.what, func(t *testing.T) {
-			got := names.Name(tc.head, tc.tail, tc.tuple...)
+			maxLength := cmp.Or(tc.max, names.MaxLength)
+			got := names.Name(maxLength, tc.head, tc.tail, tc.tuple...)
 			if tc.want != "" && got != tc.want {
 				t.Errorf("Name = %q, want %q", got, tc.want)
 			}
@@ -46,7 +55,10 @@ func TestName(t *testing.T) {
 			if errs := validation.IsDNS1123Label(got); len(errs) > 0 {
 				t.Errorf("Name = %q is not a DNS-1123 label: %v", got, errs)
 			}
-			if again := names.Name(tc.head, tc.tail, tc.tuple...); again != got {
+			if len(got) > maxLength {
+				t.Errorf("Name = %q has %d characters, want at most %d", got, len(got), maxLength)
+			}
+			if again := names.Name(maxLength, tc.head, tc.tail, tc.tuple...); again != got {
 				t.Errorf("Name changes between calls: %q, then %q", got, again)
 			}
 		})
@@ -85,7 +97,7 @@ func TestNamesOfASmallUniverseAreDistinct(t *testing.T) {
 	}
 	seen := map[string][]string{}
 	check := func(tuple ...string) {
-		got := names.Name("owner", "", tuple...)
+		got := names.Name(names.MaxLength, "owner", "", tuple...)
 		if prev, ok := seen[got]; ok {
 			t.Fatalf("%q and %q both get %q", prev, tuple, got)
 		}
@@ -116,8 +128,8 @@ func FuzzName(f *testing.F) {
 	f.Add(strings.Repeat("n", 63), strings.Repeat("m", 253), "s", strings.Repeat("n", 63), strings.Repeat("m", 253), "t")
 	f.Add("ns.", ".x", "-", "ns", "-x", ".")
 	f.Fuzz(func(t *testing.T, ns1, name1, sub1, ns2, name2, sub2 string) {
-		n1 := names.Name(fmt.Sprintf("fleetjob-%s-%s-%s", ns1, name1, sub1), "", "fleetjob", ns1, name1, sub1)
-		n2 := names.Name(fmt.Sprintf("fleetjob-%s-%s-%s", ns2, name2, sub2), "", "fleetjob", ns2, name2, sub2)
+		n1 := names.Name(names.MaxLength, fmt.Sprintf("fleetjob-%s-%s-%s", ns1, name1, sub1), "", "fleetjob", ns1, name1, sub1)
+		n2 := names.Name(names.MaxLength, fmt.Sprintf("fleetjob-%s-%s-%s", ns2, name2, sub2), "", "fleetjob", ns2, name2, sub2)
 		same := ns1 == ns2 && name1 == name2 && sub1 == sub2
 		if (n1 == n2) != same {
 			t.Fatalf("(%q, %q, %q) → %q and (%q, %q, %q) → %q", ns1, name1, sub1, n1, ns2, name2, sub2, n2)

@@ -243,10 +243,11 @@ func ChildName(cj *musterv1.FleetCronJob, slot time.Time) string {
 // not control holds ChildName (anyone who may create FleetJobs in the namespace can
 // guess it): the cron's name (cut to fit), the slot, and a hash of the cron's UID and the
 // slot. It is as predictable to the hub as ChildName, so replicas and restarts still
-// agree on one child per slot.
+// agree on one child per slot. The child's name becomes its member Jobs', so it leaves
+// room for any completion index in the host names of an Indexed run's pods.
 func AlternateChildName(cj *musterv1.FleetCronJob, slot time.Time) string {
 	minutes := strconv.FormatInt(slot.Unix()/60, 10)
-	return names.Name(cj.Name, minutes, "fleetcronjob-run", string(cj.UID), minutes)
+	return names.Name(names.JobMaxLength, cj.Name, minutes, "fleetcronjob-run", string(cj.UID), minutes)
 }
 
 // errNamesTaken says neither of a slot's names is free for its child.

@@ -38,7 +38,7 @@ func WorkName(kind, namespace, name, subset string) string {
 	if subset != "" {
 		head += "-" + subset
 	}
-	return names.Name(head, "", kind, namespace, name, subset)
+	return names.Name(names.MaxLength, head, "", kind, namespace, name, subset)
 }
 
 // Works lists the Works labelled uidLabel=uid, by shard Key.
