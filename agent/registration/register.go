@@ -28,7 +28,10 @@ type Registrar struct {
 	Member kubernetes.Interface
 	// CertLifetime is requested for each certificate; the hub's signer may shorten it.
 	CertLifetime time.Duration
-	Now          func() time.Time
+	// RefusalSettle is how long the hub must refuse the stored certificate before a new
+	// join line is used (RefusalSettle when zero).
+	RefusalSettle time.Duration
+	Now           func() time.Time
 }
 
 // EnsureCredentials returns usable stored credentials, or joins with the bootstrap token
@@ -78,7 +81,7 @@ func (r *Registrar) rejoinWanted(ctx context.Context, stored *Credentials, bootE
 	hub, err := credentialsClient(stored)
 	if err == nil {
 		var refused bool
-		if refused, err = Refused(ctx, hub, stored.ClusterName); err == nil && refused {
+		if refused, err = LastingRefusal(ctx, hub, stored.ClusterName, r.RefusalSettle); err == nil && refused {
 			return true, ""
 		}
 	}

@@ -24,6 +24,13 @@ import (
 // RejoinPoll is how often the Rejoiner looks for a new join line.
 const RejoinPoll = 10 * time.Second
 
+// RefusalSettle is how long after a first refusal the agent reads its MemberCluster again
+// before it believes the refusal. A kube-apiserver that has just started answers requests
+// before its RBAC caches are filled, and denies them meanwhile: after a hub restart every
+// agent would otherwise take that passing Forbidden for a revoked certificate and throw its
+// identity away.
+const RefusalSettle = 10 * time.Second
+
 // ErrRejoin ends an agent that must join again: the hub refuses its certificate, and an
 // administrator has installed a new join line. The agent restarts (its Deployment's pod
 // does) and joins with the bootstrap token on start.
@@ -41,6 +48,8 @@ type Rejoiner struct {
 	Hub      client.Reader
 	Cluster  string
 	Interval time.Duration
+	// Settle is how long a refusal must last to count (RefusalSettle when zero).
+	Settle time.Duration
 }
 
 // Start polls until ctx ends or the agent must join again.
@@ -73,12 +82,32 @@ func (r *Rejoiner) check(ctx context.Context) (bool, error) {
 		}
 		return false, err
 	}
-	refused, err := Refused(ctx, r.Hub, r.Cluster)
+	refused, err := LastingRefusal(ctx, r.Hub, r.Cluster, r.Settle)
 	if err != nil || refused {
 		return refused, err
 	}
 	log.FromContext(ctx).Info("a new join line is installed, but the hub accepts the agent's certificate: deleting it")
 	return false, r.Store.DeleteBootstrap(ctx)
+}
+
+// LastingRefusal says whether the hub refuses the agent's credentials (see Refused) twice,
+// settle apart (RefusalSettle when zero): a refusal that passes is an API server warming
+// up, not a revocation. It reads once when the first answer is not a refusal.
+func LastingRefusal(ctx context.Context, hub client.Reader, cluster string, settle time.Duration) (bool, error) {
+	if settle <= 0 {
+		settle = RefusalSettle
+	}
+	refused, err := Refused(ctx, hub, cluster)
+	if err != nil || !refused {
+		return false, err
+	}
+	log.FromContext(ctx).V(2).Info("the hub refuses the agent's certificate; reading again before believing it", "after", settle)
+	select {
+	case <-ctx.Done():
+		return false, ctx.Err()
+	case <-time.After(settle):
+	}
+	return Refused(ctx, hub, cluster)
 }
 
 // Refused says whether the hub refuses the credentials hub authenticates with: it does not

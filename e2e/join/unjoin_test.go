@@ -205,9 +205,10 @@ func testReadmit(t *testing.T) {
 	if _, err := muster.Join(ctx, member, "member2", "--hub-token", joinToken(t, strings.Fields(out))); err != nil {
 		t.Fatal(err)
 	}
-	// The running agent sees the new join line beside its refused certificate, and stops
-	// to join again; its Deployment would restart it, here the test does.
-	if err := framework.Until(ctx, 30*time.Second, "member2's agent to stop for the new join", func(context.Context) (bool, string, error) {
+	// The running agent sees the new join line beside its refused certificate (within a
+	// poll), believes the refusal once it lasts (registration.RefusalSettle), and stops to
+	// join again; its Deployment would restart it, here the test does.
+	if err := framework.Until(ctx, registration.RejoinPoll+registration.RefusalSettle+20*time.Second, "member2's agent to stop for the new join", func(context.Context) (bool, string, error) {
 		return !muster.Agents["member2"].Running(), "running", nil
 	}); err != nil {
 		t.Fatal(err)
