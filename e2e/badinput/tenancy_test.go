@@ -9,10 +9,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/e2e/attacks"
 )
 
 // Hub namespaces a hub admin labelled with a Pod Security level.
@@ -21,63 +21,27 @@ const (
 	privilegedNS = "badinput-privileged"
 )
 
-// reservedMessage is the start of the refusal of an object in a reserved namespace.
-func reservedMessage(ns string) string { return "Forbidden: namespace " + ns + " is reserved" }
-
-// rootOnEveryNode makes pods root on their node: privileged, in the node's PID namespace,
-// with the node's file system mounted, on every node whatever its taints.
-func rootOnEveryNode(s *corev1.PodSpec) {
-	s.HostPID = true
-	s.Containers[0].SecurityContext = &corev1.SecurityContext{Privileged: ptr.To(true)}
-	s.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "root", MountPath: "/host"}}
-	s.Volumes = []corev1.Volume{{Name: "root", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/"}}}}
-	s.Tolerations = []corev1.Toleration{{Operator: corev1.TolerationOpExists}}
-}
-
-// restrictedPod meets the restricted level.
-func restrictedPod(s *corev1.PodSpec) {
-	s.SecurityContext = &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](1000),
-		SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}}
-	s.Containers[0].SecurityContext = &corev1.SecurityContext{
-		AllowPrivilegeEscalation: ptr.To(false),
-		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-	}
-}
-
-// tenancyCases are what a user allowed only Muster's kinds in one hub namespace tries in
-// order to become root on the members or reach the agent: each is refused at admission.
-// outcome from hub/webhook (Pod Security and reserved namespaces)
-func tenancyCases() []refusedCase {
-	return []refusedCase{
-		{input: "privileged, hostPID, hostPath / and tolerating every taint", obj: broadcastJob("root", func(j *musterv1.BroadcastJob) {
-			rootOnEveryNode(&j.Spec.Template.Spec)
-		}), want: refusal{"spec.template.spec", `Forbidden: violates PodSecurity "baseline:latest": host namespaces (hostPID=true), hostPath volumes (volume "root"), privileged (container "main" must not set securityContext.privileged=true)`}},
-		{input: "hostNetwork", obj: fleetJob("host-net", func(fj *musterv1.FleetJob) { jobPod(fj).HostNetwork = true }),
-			want: refusal{fjPod[:len(fjPod)-1], `Forbidden: violates PodSecurity "baseline:latest": host namespaces (hostNetwork=true)`}},
-		{input: "in kube-system", obj: fleetJob("sys", func(fj *musterv1.FleetJob) { fj.Namespace = "kube-system" }),
-			want: refusal{"metadata.namespace", reservedMessage("kube-system")}},
-		{input: "in muster-agent as the agent's ServiceAccount", obj: fleetJob("agent", func(fj *musterv1.FleetJob) {
-			fj.Namespace = musterv1.AgentNamespace
-			jobPod(fj).ServiceAccountName = "muster-agent"
-		}), want: refusal{"metadata.namespace", reservedMessage(musterv1.AgentNamespace)}},
-		{input: "of baseline pods in a namespace labelled restricted", obj: fleetJob("plain", func(fj *musterv1.FleetJob) { fj.Namespace = restrictedNS }),
-			want: refusal{fjPod[:len(fjPod)-1], `Forbidden: violates PodSecurity "restricted:latest": allowPrivilegeEscalation != false`}},
-	}
-}
-
 // TestTenancy is the attack table of a shared fleet: the attacks are refused, and the
 // controls, what a hub admin allowed, run on the members, whose namespaces carry the level.
 func TestTenancy(t *testing.T) {
 	createLabelledNamespaces(t)
 	t.Run("refused", func(t *testing.T) {
-		for _, tc := range tenancyCases() {
-			t.Run(tc.name(), func(t *testing.T) { expectRefused(t, fleet.Hub.Client, tc) })
+		jobs := attacks.Jobs{
+			FleetJob:     func(name string) *musterv1.FleetJob { return fleetJob(name) },
+			BroadcastJob: func(name string) *musterv1.BroadcastJob { return broadcastJob(name) },
+		}
+		for _, row := range attacks.Tenancy(jobs, restrictedNS) {
+			t.Run(row.Name, func(t *testing.T) {
+				if err := attacks.Refused(t.Context(), fleet.Hub.Client, row); err != nil {
+					t.Fatal(err)
+				}
+			})
 		}
 	})
 	t.Run("FleetJob restricted in a namespace labelled restricted -> runs to completion", func(t *testing.T) {
 		fj := fleetJob("restricted", func(fj *musterv1.FleetJob) {
 			fj.Namespace = restrictedNS
-			restrictedPod(jobPod(fj))
+			attacks.Restricted(jobPod(fj))
 		})
 		done := runToCompletion(t, fj)
 		expectMemberLevel(t, done, restrictedNS, "restricted")
@@ -85,8 +49,7 @@ func TestTenancy(t *testing.T) {
 	t.Run("FleetJob privileged with hostPID in a namespace labelled privileged -> runs to completion", func(t *testing.T) {
 		fj := fleetJob("privileged", func(fj *musterv1.FleetJob) {
 			fj.Namespace = privilegedNS
-			jobPod(fj).HostPID = true
-			jobPod(fj).Containers[0].SecurityContext = &corev1.SecurityContext{Privileged: ptr.To(true)}
+			attacks.Privileged(jobPod(fj))
 		})
 		done := runToCompletion(t, fj)
 		expectMemberLevel(t, done, privilegedNS, "privileged")

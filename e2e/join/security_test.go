@@ -4,14 +4,8 @@ package join
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/hex"
 	"encoding/pem"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -27,6 +21,7 @@ import (
 	"github.com/musterhq/muster/agent/registration"
 	"github.com/musterhq/muster/api/scheme"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/e2e/attacks"
 	hubregistration "github.com/musterhq/muster/hub/registration"
 )
 
@@ -52,20 +47,20 @@ func bootstrapClient(t *testing.T) client.Client {
 
 func joinToken(t *testing.T, args []string) string {
 	t.Helper()
-	for i, a := range args {
-		if a == "--hub-token" && i+1 < len(args) {
-			return args[i+1]
-		}
+	token, err := attacks.JoinToken(args)
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatalf("no --hub-token in %v", args)
-	return ""
+	return token
 }
 
 func tokenClient(t *testing.T, token string) client.Client {
 	t.Helper()
-	cfg := rest.AnonymousClientConfig(fleet.Hub.Config)
-	cfg.BearerToken = token
-	return hubClient(t, cfg)
+	c, err := attacks.TokenClient(fleet.Hub, token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 func hubClient(t *testing.T, cfg *rest.Config) client.Client {
@@ -241,34 +236,11 @@ func testUnacceptedClusterGetsNothing(t *testing.T) {
 // agent identity with a fresh key, for an hour, as an agent's request is shaped.
 func agentCSR(t *testing.T, cluster, joinID string, annotations map[string]string) *certificatesv1.CertificateSigningRequest {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	csr, err := attacks.AgentCSR(cluster, joinID, annotations)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if joinID == "" {
-		b := make([]byte, 16)
-		if _, err := rand.Read(b); err != nil {
-			t.Fatal(err)
-		}
-		joinID = hex.EncodeToString(b)
-	}
-	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: pkix.Name{
-		CommonName:   musterv1.AgentUser(cluster),
-		Organization: []string{musterv1.MembersGroup, musterv1.ClusterGroup(cluster), musterv1.JoinGroup(cluster, joinID)},
-	}}, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hour := int32(3600)
-	return &certificatesv1.CertificateSigningRequest{
-		ObjectMeta: metav1.ObjectMeta{GenerateName: "attack-", Labels: map[string]string{musterv1.ClusterNameLabel: cluster}, Annotations: annotations},
-		Spec: certificatesv1.CertificateSigningRequestSpec{
-			Request:           pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}),
-			SignerName:        certificatesv1.KubeAPIServerClientSignerName,
-			Usages:            []certificatesv1.KeyUsage{certificatesv1.UsageClientAuth, certificatesv1.UsageDigitalSignature},
-			ExpirationSeconds: &hour,
-		},
-	}
+	return csr
 }
 
 // currentJoin is the join id of the certificate member's agent holds now.
@@ -299,34 +271,7 @@ func expectDenied(t *testing.T, c client.Client, csr *certificatesv1.Certificate
 // it was never issued.
 func expectDeniedWith(t *testing.T, c client.Client, csr *certificatesv1.CertificateSigningRequest, reason string) {
 	t.Helper()
-	if err := c.Create(t.Context(), csr); err != nil {
-		if apierrors.IsForbidden(err) {
-			return
-		}
-		t.Fatalf("creating the CSR: %v", err)
-	}
-	err := waitFor(t.Context(), 30*time.Second, func(ctx context.Context) (bool, error) {
-		var got certificatesv1.CertificateSigningRequest
-		if err := fleet.Hub.Client.Get(ctx, types.NamespacedName{Name: csr.Name}, &got); err != nil {
-			return false, err
-		}
-		if len(got.Status.Certificate) > 0 {
-			return false, fmt.Errorf("CSR %s was issued a certificate", csr.Name)
-		}
-		for _, c := range got.Status.Conditions {
-			if c.Type == certificatesv1.CertificateApproved {
-				return false, fmt.Errorf("CSR %s was approved: %s", csr.Name, c.Message)
-			}
-			if c.Type == certificatesv1.CertificateDenied && c.Status == corev1.ConditionTrue {
-				if reason != "" && c.Reason != reason {
-					return false, fmt.Errorf("CSR %s was denied with reason %s (%s), want %s", csr.Name, c.Reason, c.Message, reason)
-				}
-				return true, nil
-			}
-		}
-		return false, nil
-	})
-	if err != nil {
+	if err := attacks.Denied(t.Context(), c, fleet.Hub.Client, csr, reason); err != nil {
 		t.Errorf("want Denied: %v", err)
 	}
 }
@@ -395,42 +340,19 @@ func TestJoinAttacks(t *testing.T) {
 	})
 }
 
-// The join-token and certificate rows of issue 28's attack table, each refused with its
-// reason; the controls are the joins of this suite, whose agents ask for a day (the hub's
-// maximum) and read their own clusters.
+// The join-token and certificate rows of issue 28's attack table (e2e/attacks, which the
+// kind suite runs too), each refused with its reason; the controls are the joins of this
+// suite, whose agents ask for a day (the hub's maximum) and read their own clusters.
 func TestJoinTokenAndCertificateAttacks(t *testing.T) {
-	t.Run("the join token of musterctl init reads no MemberCluster", func(t *testing.T) {
-		boot := bootstrapClient(t)
-		expectForbidden(t, "get member1", boot.Get(t.Context(), types.NamespacedName{Name: "member1"}, &musterv1.MemberCluster{}))
-		expectForbidden(t, "list MemberClusters", boot.List(t.Context(), &musterv1.MemberClusterList{}))
-	})
-	t.Run("a token bound to one cluster reads no other MemberCluster", func(t *testing.T) {
-		out, err := muster.Musterctl(t.Context(), fleet.Hub, "token", "create", "--cluster", "member3")
-		if err != nil {
-			t.Fatal(err)
-		}
-		boot := tokenClient(t, joinToken(t, strings.Fields(out)))
-		expectForbidden(t, "get member1 with a token bound to member3", boot.Get(t.Context(), types.NamespacedName{Name: "member1"}, &musterv1.MemberCluster{}))
-	})
-	t.Run("a bootstrap MemberCluster labelled env=prod is refused", func(t *testing.T) {
-		mc := &musterv1.MemberCluster{ObjectMeta: metav1.ObjectMeta{Name: "intruder", Labels: map[string]string{"env": "prod", "region": "eu-west"}}}
-		err := bootstrapClient(t).Create(t.Context(), mc)
-		if !apierrors.IsInvalid(err) && !apierrors.IsForbidden(err) {
-			t.Fatalf("create a labelled MemberCluster with the join token: got %v, want rejection", err)
-		}
-		if !strings.Contains(err.Error(), "may not set labels") {
-			t.Errorf("refusal %q does not say labels are the administrator's", err)
-		}
-	})
-	t.Run("a CSR asking for a year is denied", func(t *testing.T) {
-		csr := agentCSR(t, "year-long", "", nil)
-		year := int32(365 * 24 * 3600)
-		csr.Spec.ExpirationSeconds = &year
-		expectDeniedWith(t, bootstrapClient(t), csr, musterv1.ReasonCertificateLifetime)
-	})
-	t.Run("a CSR asking for no lifetime is denied", func(t *testing.T) {
-		csr := agentCSR(t, "unbounded", "", nil)
-		csr.Spec.ExpirationSeconds = nil
-		expectDeniedWith(t, bootstrapClient(t), csr, musterv1.ReasonCertificateLifetime)
-	})
+	hub := attacks.Hub{Admin: fleet.Hub, JoinArgs: muster.JoinArgs, Member: "member1",
+		Musterctl: func(ctx context.Context, args ...string) (string, error) {
+			return muster.Musterctl(ctx, fleet.Hub, args...)
+		}}
+	for _, check := range attacks.JoinTokenAndCertificate(hub) {
+		t.Run(check.Name, func(t *testing.T) {
+			if err := check.Run(t.Context()); err != nil {
+				t.Error(err)
+			}
+		})
+	}
 }

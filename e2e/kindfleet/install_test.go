@@ -35,6 +35,8 @@ var (
 	installErr  error
 	// firstCerts are the agents' hub certificates right after the install, by member.
 	firstCerts = map[string][]byte{}
+	// agentImage is the agent's image, which a re-join deploys again.
+	agentImage string
 )
 
 // muster installs Muster in the kind fleet on first use, from images built here, and
@@ -50,7 +52,7 @@ func muster(t *testing.T) *framework.Muster {
 			installErr = err
 			return
 		}
-		agentImage, err := images.BuildScratch(ctx, images.Agent, "muster.local/muster-agent")
+		agentImage, err = images.BuildScratch(ctx, images.Agent, "muster.local/muster-agent")
 		if err != nil {
 			installErr = err
 			return
