@@ -67,6 +67,8 @@ type Refusals struct {
 
 	mu      sync.Mutex
 	objects map[types.UID]*refusal
+	// swept is when entries of objects no longer written were last dropped.
+	swept time.Time
 }
 
 // refusal is what is remembered of an object's refusals in a row.
@@ -138,6 +140,7 @@ func (r *Refusals) record(obj client.Object, message string) (time.Duration, boo
 	if r.objects == nil {
 		r.objects = map[types.UID]*refusal{}
 	}
+	r.sweep()
 	f, ok := r.objects[obj.GetUID()]
 	if !ok || f.generation != obj.GetGeneration() {
 		f = &refusal{generation: obj.GetGeneration()}
@@ -149,6 +152,23 @@ func (r *Refusals) record(obj client.Object, message string) (time.Duration, boo
 	f.message = message
 	f.until = r.now().Add(wait)
 	return wait, news
+}
+
+// sweep drops, at most once per refusedMax, the entries whose backoff ended more than
+// refusedMax ago: an object still refused is written again within its backoff, so such an
+// entry is most likely of an object deleted meanwhile, which no success would ever
+// forget. Should it be alive after all, its next refusal starts a new series. r.mu is held.
+func (r *Refusals) sweep() {
+	now := r.now()
+	if now.Sub(r.swept) < refusedMax {
+		return
+	}
+	r.swept = now
+	for uid, f := range r.objects {
+		if now.Sub(f.until) > refusedMax {
+			delete(r.objects, uid)
+		}
+	}
 }
 
 // refusedBackoff is the wait after the (count+1)th refusal in a row.

@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	clocktesting "k8s.io/utils/clock/testing"
 
@@ -108,5 +109,34 @@ func TestRefusalsLeaveOtherErrors(t *testing.T) {
 	}
 	if _, ok := patch.Refused(invalid("x")); ok {
 		t.Error("a bare Invalid error taken for a paced refusal")
+	}
+}
+
+// Refusals of objects deleted during their backoff are not kept forever: once an entry's
+// backoff has been over for longer than the longest backoff, the next refusal of any
+// object drops it, so memory follows the objects refused lately, not all ever refused.
+func TestRefusalsForgetObjectsNoLongerWritten(t *testing.T) {
+	clock := clocktesting.NewFakePassiveClock(time.Now())
+	r := &patch.Refusals{Clock: clock}
+	for i := range 100 {
+		gone := &musterv1.BroadcastJob{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprint(i), UID: types.UID(fmt.Sprint("gone-", i))}}
+		_ = r.Observe(t.Context(), nil, gone, invalid("x"))
+	}
+	if got := r.Remembered(); got != 100 {
+		t.Fatalf("remembered %d refused objects, want 100", got)
+	}
+	live := &musterv1.BroadcastJob{ObjectMeta: metav1.ObjectMeta{Name: "live", UID: "live"}}
+	clock.SetTime(clock.Now().Add(4 * time.Minute))
+	_ = r.Observe(t.Context(), nil, live, invalid("x"))
+	if got := r.Remembered(); got != 101 {
+		t.Errorf("after 4 minutes remembered %d, want all 101 (their backoff ended less than 5 minutes ago)", got)
+	}
+	clock.SetTime(clock.Now().Add(3 * time.Minute))
+	_ = r.Observe(t.Context(), nil, live, invalid("x"))
+	if got := r.Remembered(); got != 1 {
+		t.Errorf("after 7 minutes remembered %d, want only the object still refused", got)
+	}
+	if wait, _ := patch.Refused(r.Check(live)); wait != 2*time.Second {
+		t.Errorf("the live object's series: wait %v, want 2s (its second refusal)", wait)
 	}
 }
