@@ -127,10 +127,15 @@ func Register(ctx context.Context, mgr ctrl.Manager, c client.Client, e Endpoint
 }
 
 // newDryRun makes the dry-run's own client, which drops the API server's warnings: they
-// are about the hub's namespace (its pod security level, say), not the user's.
+// are about the hub's namespace (its pod security level, say), not the user's. It has no
+// client-side rate limit: each dry-run answers a user's request that the API server's
+// priority and fairness already admitted per user, and one token bucket shared by every
+// tenant would let one tenant's burst make another's admission wait past callTimeout and
+// be refused.
 func newDryRun(mgr ctrl.Manager, namespace string) (dryRun, error) {
 	cfg := rest.CopyConfig(mgr.GetConfig())
 	cfg.WarningHandler = rest.NoWarnings{}
+	cfg.QPS, cfg.RateLimiter = -1, nil
 	c, err := client.New(cfg, client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})
 	if err != nil {
 		return dryRun{}, fmt.Errorf("making the webhook's dry-run client: %w", err)
