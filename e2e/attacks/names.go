@@ -124,7 +124,7 @@ func (n Names) squattedRunName(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	run, err := firstRun(ctx, n.Hub, cj, 2*time.Minute)
+	run, err := FirstRun(ctx, n.Hub, cj, 2*time.Minute)
 	if err != nil {
 		return err
 	}
@@ -158,8 +158,8 @@ func (n Names) squattedRunName(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// firstRun waits for the first FleetJob cj controls.
-func firstRun(ctx context.Context, hub client.Client, cj *musterv1.FleetCronJob, timeout time.Duration) (*musterv1.FleetJob, error) {
+// FirstRun waits for the first FleetJob cj controls.
+func FirstRun(ctx context.Context, hub client.Client, cj *musterv1.FleetCronJob, timeout time.Duration) (*musterv1.FleetJob, error) {
 	var run *musterv1.FleetJob
 	err := framework.Until(ctx, timeout, "the FleetCronJob's first run", func(ctx context.Context) (bool, string, error) {
 		var list musterv1.FleetJobList

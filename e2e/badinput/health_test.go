@@ -12,12 +12,11 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/e2e/attacks"
 	"github.com/musterhq/muster/e2e/framework"
 )
 
@@ -165,20 +164,7 @@ func testHealthyCron(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = fleet.Hub.Client.Delete(context.Background(), cj) })
 	created := time.Now()
-	var run *musterv1.FleetJob
-	err := framework.Until(ctx, 70*time.Second, "the FleetCronJob's first run", func(ctx context.Context) (bool, string, error) {
-		var list musterv1.FleetJobList
-		if err := fleet.Hub.Client.List(ctx, &list, client.InNamespace(ns)); err != nil {
-			return false, err.Error(), nil
-		}
-		for i := range list.Items {
-			if metav1.IsControlledBy(&list.Items[i], cj) {
-				run = &list.Items[i]
-				return true, "", nil
-			}
-		}
-		return false, "no run yet", nil
-	})
+	run, err := attacks.FirstRun(ctx, fleet.Hub.Client, cj, 70*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,16 +183,9 @@ func testHealthyCron(t *testing.T) {
 
 func waitFleetJobComplete(t *testing.T, key client.ObjectKey, timeout time.Duration) *musterv1.FleetJob {
 	t.Helper()
-	var fj musterv1.FleetJob
-	err := framework.Until(t.Context(), timeout, "FleetJob "+key.Name+" to complete", func(ctx context.Context) (bool, string, error) {
-		if err := fleet.Hub.Client.Get(ctx, key, &fj); err != nil {
-			return false, err.Error(), nil
-		}
-		return meta.IsStatusConditionTrue(fj.Status.Conditions, musterv1.FleetJobComplete),
-			fmt.Sprintf("%s succeeded=%d %s", fj.Status.Phase, fj.Status.Succeeded, describe(fj.Status.Conditions)), nil
-	})
+	fj, err := attacks.WaitComplete(t.Context(), fleet.Hub.Client, key, timeout)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &fj
+	return fj
 }
