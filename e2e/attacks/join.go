@@ -106,11 +106,15 @@ func JoinTokenAndCertificate(h Hub) []Check {
 			}
 			mc := &musterv1.MemberCluster{ObjectMeta: metav1.ObjectMeta{Name: "intruder", Labels: map[string]string{"env": "prod", "region": "eu-west"}}}
 			err = boot.Create(ctx, mc)
+			if err == nil {
+				_ = h.Admin.Client.Delete(context.WithoutCancel(ctx), mc)
+				return errors.New("the join token created a MemberCluster labelled env=prod")
+			}
 			if !apierrors.IsInvalid(err) && !apierrors.IsForbidden(err) {
-				return fmt.Errorf("create a labelled MemberCluster with the join token: got %v, want it refused", err)
+				return fmt.Errorf("create a labelled MemberCluster with the join token: got %w, want it refused", err)
 			}
 			if !strings.Contains(err.Error(), "may not set labels") {
-				return fmt.Errorf("refusal %q does not say labels are the administrator's", err)
+				return fmt.Errorf("refusal %q does not say labels are the administrator's", err.Error())
 			}
 			return nil
 		}},

@@ -89,7 +89,7 @@ func (n Names) namesakesBothComplete(ctx context.Context) error {
 		return err
 	}
 	if len(one.Items) != 1 || len(other.Items) != 1 || one.Items[0].Name == other.Items[0].Name {
-		errs = append(errs, fmt.Errorf("Works %v and %v, want one each under different names", workNames(one), workNames(other)))
+		errs = append(errs, fmt.Errorf("the FleetJobs' Works %v and %v, want one each under different names", workNames(one), workNames(other)))
 	}
 	return errors.Join(errs...)
 }

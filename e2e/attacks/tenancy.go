@@ -133,8 +133,11 @@ var ErrNotForbidden = errors.New("want Forbidden")
 
 // Forbidden says why err is not the API server's Forbidden (nil when it is).
 func Forbidden(err error) error {
-	if apierrors.IsForbidden(err) {
+	switch {
+	case apierrors.IsForbidden(err):
 		return nil
+	case err == nil:
+		return fmt.Errorf("allowed: %w", ErrNotForbidden)
 	}
-	return fmt.Errorf("got %v: %w", err, ErrNotForbidden)
+	return fmt.Errorf("got %w: %w", err, ErrNotForbidden)
 }
