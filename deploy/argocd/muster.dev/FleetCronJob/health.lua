@@ -49,7 +49,7 @@ if status.lastScheduleTime == nil then
 end
 if active > 0 then
   hs.status = "Healthy"
-  hs.message = tostring(active) .. " runs active; the last was scheduled at " .. status.lastScheduleTime
+  hs.message = "Active runs: " .. tostring(active) .. "; the last was scheduled at " .. status.lastScheduleTime
   return hs
 end
 if status.lastSuccessfulTime == nil or status.lastSuccessfulTime < status.lastScheduleTime then

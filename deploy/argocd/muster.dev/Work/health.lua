@@ -45,12 +45,8 @@ if applied.status ~= "True" then
   hs.message = applied.message
   return hs
 end
+-- The agent reports an object missing only with its failed apply, handled above.
 local available = condition(status.conditions, "Available")
-if available ~= nil and available.status == "False" then
-  hs.status = "Degraded"
-  hs.message = available.message
-  return hs
-end
 if available == nil or available.status ~= "True" then
   hs.status = "Progressing"
   hs.message = "Waiting for the applied objects to exist in the member"

@@ -29,7 +29,7 @@ for _, subset in ipairs(status.subsets) do
       if adaptive then
         hs.status = "Progressing"
       end
-      hs.message = "Subset " .. tostring(subset.name) .. ": " .. tostring(c.message)
+      hs.message = c.message
       return hs
     end
   end
