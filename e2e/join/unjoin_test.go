@@ -22,6 +22,7 @@ import (
 
 	"github.com/musterhq/muster/agent/registration"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/deploy/argocd"
 	"github.com/musterhq/muster/e2e/framework"
 	hubregistration "github.com/musterhq/muster/hub/registration"
 )
@@ -64,6 +65,7 @@ func testHealth(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("member2 Unknown and tainted %s after its agent stopped", time.Since(stopped).Round(100*time.Millisecond))
+	expectClusterHealth(t, "member2", "unreachable", argocd.Degraded, musterv1.MemberClusterAvailable)
 	if mc := getCluster(t, "member1"); hasUnreachableTaint(mc) {
 		t.Error("member1 was tainted when member2's agent stopped")
 	}
@@ -84,6 +86,7 @@ func testHealth(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("member2 Available and untainted %s after its agent restarted", time.Since(restarted).Round(100*time.Millisecond))
+	expectClusterHealth(t, "member2", "available", argocd.Healthy, musterv1.MemberClusterAvailable)
 }
 
 // waitForFreshCertificate waits until member's agent holds a certificate valid for at
@@ -177,6 +180,7 @@ func testDeny(t *testing.T) {
 	if c := meta.FindStatusCondition(mc.Status.Conditions, musterv1.MemberClusterAccepted); c == nil || c.Status != metav1.ConditionFalse {
 		t.Errorf("Accepted condition after deny = %+v, want False", c)
 	}
+	expectClusterHealth(t, "member2", "denied", argocd.Degraded, musterv1.MemberClusterJoined)
 }
 
 // testReadmit readmits the denied member2 as the README says: a join line bound to it, the
