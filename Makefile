@@ -64,6 +64,7 @@ generate: ## Regenerate deepcopy, CRDs (deploy/crd) and RBAC (deploy/*/rbac) fro
 verify: generate lint ## Check formatting, lint (go vet's checks included), go.mod tidiness and that generated files are up to date.
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet -C hack/crdgen ./...
+	$(GO) test -count=1 -run TestCheckedInManifest ./hack/krew/
 	$(GO) mod tidy
 	@if [ -n "$$(git status --porcelain -- api deploy go.mod go.sum)" ]; then \
 		echo "generated files or go.mod drifted; run 'make generate' and 'go mod tidy' and commit:"; \
@@ -77,6 +78,12 @@ lint: ## golangci-lint with .golangci.yml (the default set with go vet's checks,
 build: ## Build muster-hub, muster-agent and musterctl (and its kubectl plugin name kubectl-muster) into bin/.
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN_DIR)/ ./cmd/...
 	ln -sf musterctl $(BIN_DIR)/kubectl-muster
+
+# The archives are reproducible (hack/krew): the same tree and Go toolchain give the same
+# sha256s. verify checks the checked-in manifest without building (hack/krew's test).
+.PHONY: krew-manifest
+krew-manifest: ## Build musterctl's release archives (linux, darwin × amd64, arm64) into _output/dist and write deploy/krew/muster.yaml for hack/krew/version.
+	$(GO) run ./hack/krew -dist $(CURDIR)/_output/dist -out deploy/krew/muster.yaml
 
 .PHONY: toolchain
 toolchain: ## Build (once) and cache kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, etcd and kwok.
