@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql/promqltest"
 	"github.com/prometheus/prometheus/rules"
@@ -183,7 +184,7 @@ func TestAlertsFireOnlyWhenTheyShould(t *testing.T) {
 				hold = d
 			}
 			fired := evaluate(t, rule, rules.EngineQueryFunc(engine, storage), step, steps, hold)
-			if d := cmp.Diff(c.fired, fired); d != "" {
+			if d := cmp.Diff(c.fired, fired, cmpopts.EquateEmpty()); d != "" {
 				t.Errorf("alerts that fired (-want +got):\n%s", d)
 			}
 		})
