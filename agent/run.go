@@ -130,6 +130,7 @@ func keepIdentity(local manager.Manager, reg *registration.Registrar, holder *re
 	if err := metrics.Registry.Register(expiry); err != nil {
 		return fmt.Errorf("registering the certificate expiry metric: %w", err)
 	}
+	agentmetrics.ForCluster(creds.ClusterName)
 	for _, r := range []manager.Runnable{
 		&registration.Rotator{Registrar: reg, Holder: holder, Hub: hubset, Credentials: creds},
 		&heartbeat.Renewer{Hub: hubset, Cluster: creds.ClusterName, Holder: holderIdentity(), Interval: opts.HeartbeatInterval},

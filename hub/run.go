@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"time"
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/musterhq/muster/api/podsecurity"
 	"github.com/musterhq/muster/api/scheme"
+	hubmetrics "github.com/musterhq/muster/hub/metrics"
 	hubwebhook "github.com/musterhq/muster/hub/webhook"
 )
 
@@ -48,6 +50,9 @@ func Run(ctx context.Context, opts *Options) error {
 		}
 		defer os.RemoveAll(certDir)
 		if caBundle, err = hubwebhook.PrepareCertificate(ctx, direct, endpoint, certDir); err != nil {
+			return err
+		}
+		if err := hubmetrics.RegisterWebhookCertificate(caBundle, time.Now); err != nil {
 			return err
 		}
 		webhookServer = webhook.NewServer(webhook.Options{Port: opts.WebhookPort, CertDir: certDir})

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -46,6 +47,8 @@ type Reporter struct {
 	// Hub writes NodeSlices and the MemberCluster's status with the agent's identity.
 	Hub     client.Client
 	Cluster string
+	// Clock stamps the reports; nil is the real clock.
+	Clock clock.PassiveClock
 
 	// refusals paces the MemberCluster's status writes after the API server refused one
 	// as invalid. Its refusals are logged only: the agent may not write events about a
@@ -123,6 +126,26 @@ func (r *Reporter) writeSlices(ctx context.Context, want []musterv1.NodeSlice) e
 	return nil
 }
 
+func (r *Reporter) now() time.Time {
+	if r.Clock == nil {
+		return time.Now()
+	}
+	return r.Clock.Now()
+}
+
+// NeedsReport decides whether the MemberCluster's status must be written: when the agent's
+// view of the nodes (want) differs from the stored one (have), or when the stored report
+// time is older than half the resync period, so that every resync refreshes it and the
+// hub can tell a silent agent from a cluster whose nodes did not change.
+func NeedsReport(have, want *musterv1.MemberClusterStatus, now time.Time) bool {
+	if have.LastInventoryReportTime == nil || now.Sub(have.LastInventoryReportTime.Time) >= Resync/2 {
+		return true
+	}
+	stamped := want.DeepCopy()
+	stamped.LastInventoryReportTime = have.LastInventoryReportTime
+	return !equality.Semantic.DeepEqual(have, stamped)
+}
+
 // writeStatus records version, node counts and allocatable totals, and that the agent is
 // joined, on the cluster's MemberCluster.
 func (r *Reporter) writeStatus(ctx context.Context, nodes []corev1.Node) error {
@@ -143,9 +166,11 @@ func (r *Reporter) writeStatus(ctx context.Context, nodes []corev1.Node) error {
 		Type: musterv1.MemberClusterJoined, Status: metav1.ConditionTrue, Reason: musterv1.MemberClusterReasonAgentConnected,
 		Message: "the agent holds a hub certificate and reports", ObservedGeneration: mc.Generation,
 	})
-	if equality.Semantic.DeepEqual(before.Status, mc.Status) {
+	now := r.now()
+	if !NeedsReport(&before.Status, &mc.Status, now) {
 		return nil
 	}
+	mc.Status.LastInventoryReportTime = &metav1.Time{Time: now}
 	if err := r.refusals.Check(&mc); err != nil {
 		return fmt.Errorf("reporting status of MemberCluster %s: %w", r.Cluster, err)
 	}

@@ -40,6 +40,13 @@ func init() {
 	metrics.Registry.MustRegister(WorkApplyDuration, WorkApplyFailures, PodsCreated, PodsDeleted)
 }
 
+// ForCluster creates the agent's per-cluster series at zero, so that they are scraped
+// before the first apply: an alert on the failures' rate then sees the first one.
+func ForCluster(cluster string) {
+	WorkApplyDuration.WithLabelValues(cluster)
+	WorkApplyFailures.WithLabelValues(cluster)
+}
+
 // CertificateExpiry registers muster_agent_certificate_expiry_seconds for cluster: the
 // seconds until the agent's hub certificate, as notAfter returns it now, expires. It is
 // read at scrape time, so a rotation shows at once.

@@ -73,6 +73,13 @@ type MemberClusterStatus struct {
 	// is not free capacity: placement computes that from the NodeSlices.
 	// +optional
 	Allocatable corev1.ResourceList `json:"allocatable,omitempty"`
+
+	// lastInventoryReportTime is when the agent last reported the member's nodes (its
+	// NodeSlices and this status). The agent refreshes it at least every five minutes
+	// while it runs, even when no node changed, so its age says how old the hub's view of
+	// the member's nodes may be.
+	// +optional
+	LastInventoryReportTime *metav1.Time `json:"lastInventoryReportTime,omitempty"`
 }
 
 // MemberCluster is a Kubernetes cluster joined to the hub. Its name is the cluster name

@@ -27,11 +27,13 @@ var (
 		"Seconds since the member cluster's agent last renewed its lease.", []string{"cluster"}, nil)
 	worksFailedDesc = prometheus.NewDesc("muster_member_works_failed",
 		"Works in the member cluster's namespace whose agent reports Applied=False.", []string{"cluster"}, nil)
+	inventoryAgeDesc = prometheus.NewDesc("muster_member_inventory_age_seconds",
+		"Seconds since the member cluster's agent last reported its nodes (at least every 5 minutes while it runs).", []string{"cluster"}, nil)
 )
 
 // fleetCollector computes the fleet-wide gauges at scrape time from the manager's cache,
-// so no reconcile pays for them: jobs by phase, each member's heartbeat age and its
-// refused Works.
+// so no reconcile pays for them: jobs by phase, each member's heartbeat age, inventory age
+// and refused Works.
 type fleetCollector struct {
 	cache     client.Reader
 	leaseName string
@@ -51,6 +53,7 @@ func (c *fleetCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- jobsDesc
 	ch <- heartbeatAgeDesc
 	ch <- worksFailedDesc
+	ch <- inventoryAgeDesc
 }
 
 func (c *fleetCollector) Collect(ch chan<- prometheus.Metric) {
@@ -124,6 +127,9 @@ func (c *fleetCollector) collectMembers(ctx context.Context, ch chan<- prometheu
 	for i := range members.Items {
 		name := members.Items[i].Name
 		ch <- prometheus.MustNewConstMetric(worksFailedDesc, prometheus.GaugeValue, float64(failed[name]), name)
+		if reported := members.Items[i].Status.LastInventoryReportTime; reported != nil {
+			ch <- prometheus.MustNewConstMetric(inventoryAgeDesc, prometheus.GaugeValue, now.Sub(reported.Time).Seconds(), name)
+		}
 		var lease coordinationv1.Lease
 		key := types.NamespacedName{Namespace: musterv1.MemberNamespace(name), Name: c.leaseName}
 		if err := c.cache.Get(ctx, key, &lease); err != nil || lease.Spec.RenewTime == nil {

@@ -92,3 +92,23 @@ func batchTemplate() batchv1.JobTemplateSpec {
 		RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "main", Image: "busybox"}},
 	}}}}
 }
+
+func TestInventoryAgeFollowsTheLastReport(t *testing.T) {
+	ns := env.Namespace(t)
+	cluster := fmt.Sprintf("%.40s-inv", ns)
+	mc := &musterv1.MemberCluster{ObjectMeta: metav1.ObjectMeta{Name: cluster}}
+	create(t, mc)
+	mc.Status.LastInventoryReportTime = &metav1.Time{Time: clock.Now().Add(-90 * time.Second)}
+	if err := env.Client.Status().Update(t.Context(), mc); err != nil {
+		t.Fatal(err)
+	}
+	labels := map[string]string{"cluster": cluster}
+	envtest.Eventually(t, "inventory age 90s", func() (bool, string) {
+		age := envtest.Metric(t, "muster_member_inventory_age_seconds", labels)
+		return age == 90, fmt.Sprintf("age %v", age)
+	})
+	clock.Step(time.Minute)
+	if age := envtest.Metric(t, "muster_member_inventory_age_seconds", labels); age != 150 {
+		t.Errorf("a minute later the inventory age is %v, want 150 (read at scrape time)", age)
+	}
+}

@@ -38,4 +38,10 @@ var (
 
 func init() {
 	metrics.Registry.MustRegister(PlacementDecisions, CronScheduleLag, CronMissedSlots)
+	// The cron series exist from the start, at zero: an alert on their increase then sees
+	// the first missed slot, and a scrape shows the families before any cron job ran.
+	for _, kind := range []string{"FleetJob", "BroadcastJob"} {
+		CronScheduleLag.WithLabelValues(kind)
+		CronMissedSlots.WithLabelValues(kind)
+	}
 }

@@ -1,0 +1,142 @@
+//go:build e2e
+
+package fleetjob
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/promql/promqltest"
+	"github.com/prometheus/prometheus/rules"
+	"github.com/prometheus/prometheus/util/teststorage"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/deploy/monitoring"
+	"github.com/musterhq/muster/e2e/framework"
+)
+
+// TestMonitoringQueriesNameExportedMetrics scrapes the hub and both agents and fails on
+// any metric a PromQL expression of the PrometheusRule or the dashboards selects that
+// none of them exports: a renamed metric must not leave an alert or a panel silent.
+func TestMonitoringQueriesNameExportedMetrics(t *testing.T) {
+	// Counters by kind appear once a job has moved them.
+	fj := create(t, newFleetJob("monitored", musterv1.PlacementDuplicate, 1, 1))
+	waitForPhase(t, fj, musterv1.JobComplete, 2*time.Minute)
+	exported := map[string]bool{}
+	for _, process := range []string{"hub", "agent-" + member1.Name, "agent-" + member2.Name} {
+		families, err := framework.Scrape(t.Context(), muster.MetricsURLs[process])
+		if err != nil {
+			t.Fatalf("%s: %v", process, err)
+		}
+		for name := range families {
+			exported[name] = true
+		}
+	}
+	exprs, err := monitoring.Expressions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	isExported := func(name string) bool { return exported[name] }
+	for _, e := range exprs {
+		names, err := monitoring.MetricNames(e.Expr)
+		if err != nil {
+			t.Errorf("%s: %v", e.Source, err)
+			continue
+		}
+		for _, n := range names {
+			if !exported[monitoring.Family(n, isExported)] {
+				t.Errorf("%s selects %s, which neither the hub nor the agents export", e.Source, n)
+			}
+		}
+	}
+}
+
+// TestMemberUnreachableFiresForAStoppedAgent stops member2's agent and scrapes the hub
+// every few seconds into a TSDB, as Prometheus would, evaluating the PrometheusRule's
+// MemberUnreachable after each scrape: it must fire for member2 once the grace period
+// and its for have passed, and never for member1, whose agent runs.
+func TestMemberUnreachableFiresForAStoppedAgent(t *testing.T) {
+	rule, err := monitoring.AlertingRule("MemberUnreachable")
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := teststorage.New(t)
+	query := rules.EngineQueryFunc(promqltest.NewTestEngine(t, false, 0, promqltest.DefaultMaxSamplesPerQuery), store)
+	muster.Agents[member2.Name].Stop()
+	defer restartAgent(t, member2)
+	stopped := time.Now()
+	for deadline := stopped.Add(100 * time.Second); ; time.Sleep(5 * time.Second) {
+		if time.Now().After(deadline) {
+			t.Fatalf("MemberUnreachable did not fire for %s within %s of stopping its agent", member2.Name, time.Since(stopped).Round(time.Second))
+		}
+		ts := scrapeInto(t, store, muster.MetricsURLs["hub"], "muster_member_heartbeat_age_seconds")
+		firing, _, err := monitoring.Firing(t.Context(), rule, query, ts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		clusters := alertClusters(firing)
+		if clusters[member1.Name] {
+			t.Fatalf("MemberUnreachable fired for %s, whose agent runs", member1.Name)
+		}
+		if clusters[member2.Name] {
+			t.Logf("MemberUnreachable fired for %s %s after its agent stopped", member2.Name, time.Since(stopped).Round(time.Second))
+			return
+		}
+	}
+}
+
+// scrapeInto scrapes url and appends the samples of family to store at the scrape's time,
+// which it returns.
+func scrapeInto(t *testing.T, store *teststorage.TestStorage, url, family string) time.Time {
+	t.Helper()
+	families, err := framework.Scrape(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := time.Now()
+	app := store.Appender(t.Context())
+	for _, m := range families[family].GetMetric() {
+		if _, err := app.Append(0, seriesLabels(family, m), ts.UnixMilli(), m.GetGauge().GetValue()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := app.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	return ts
+}
+
+func seriesLabels(family string, m *dto.Metric) labels.Labels {
+	b := labels.NewScratchBuilder(len(m.GetLabel()) + 1)
+	b.Add(labels.MetricName, family)
+	for _, l := range m.GetLabel() {
+		b.Add(l.GetName(), l.GetValue())
+	}
+	b.Sort()
+	return b.Labels()
+}
+
+func alertClusters(alerts []*rules.Alert) map[string]bool {
+	out := map[string]bool{}
+	for _, a := range alerts {
+		out[a.Labels.Get("cluster")] = true
+	}
+	return out
+}
+
+// restartAgent starts member's agent again and waits until the hub sees it Available, as
+// the suite's other tests expect.
+func restartAgent(t *testing.T, member *framework.Cluster) {
+	if err := muster.StartAgent(member); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if _, err := framework.WaitForClusterCondition(ctx, fleet.Hub, member.Name, musterv1.MemberClusterAvailable, metav1.ConditionTrue, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+}
