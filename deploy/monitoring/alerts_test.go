@@ -2,6 +2,7 @@ package monitoring_test
 
 import (
 	"fmt"
+	"github.com/prometheus/common/model"
 	"sort"
 	"strings"
 	"testing"
@@ -204,7 +205,7 @@ func evaluate(t *testing.T, rule *rules.AlertingRule, query rules.QueryFunc, ste
 			t.Fatal(err)
 		}
 		for _, a := range firing {
-			key := a.Labels.MatchLabels(false, labels.MetricName, "alertname", "severity").String()
+			key := a.Labels.MatchLabels(false, model.MetricNameLabel, "alertname", "severity").String()
 			if !fired[key] {
 				if since := ts.Sub(a.ActiveAt); since < hold {
 					t.Errorf("%s fired at %s, %s after its condition held, before its for of %s", key, ts, since, hold)

@@ -8,6 +8,7 @@ import (
 	"embed"
 	"encoding/json"
 	"fmt"
+	"github.com/prometheus/common/model"
 	"io/fs"
 	"path"
 	"regexp"
@@ -157,7 +158,7 @@ func MetricNames(expr string) ([]string, error) {
 			return nil
 		}
 		for _, m := range vs.LabelMatchers {
-			if m.Name == labels.MetricName && m.Type == labels.MatchEqual {
+			if m.Name == model.MetricNameLabel && m.Type == labels.MatchEqual {
 				seen[m.Value] = true
 			}
 		}

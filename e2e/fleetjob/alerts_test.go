@@ -4,6 +4,7 @@ package fleetjob
 
 import (
 	"context"
+	"github.com/prometheus/common/model"
 	"testing"
 	"time"
 
@@ -112,7 +113,7 @@ func scrapeInto(t *testing.T, store *teststorage.TestStorage, url, family string
 
 func seriesLabels(family string, m *dto.Metric) labels.Labels {
 	b := labels.NewScratchBuilder(len(m.GetLabel()) + 1)
-	b.Add(labels.MetricName, family)
+	b.Add(model.MetricNameLabel, family)
 	for _, l := range m.GetLabel() {
 		b.Add(l.GetName(), l.GetValue())
 	}

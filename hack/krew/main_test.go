@@ -111,7 +111,7 @@ func validate(p plugin) error {
 	}
 	for _, e := range p.Spec.Platforms {
 		if err := validatePlatform(e); err != nil {
-			return fmt.Errorf("platform %v: %v", e.Selector.MatchLabels, err)
+			return fmt.Errorf("platform %v: %w", e.Selector.MatchLabels, err)
 		}
 	}
 	return nil

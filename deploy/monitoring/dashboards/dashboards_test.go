@@ -56,10 +56,15 @@ var grafanaVariables = map[string]string{
 	"__range":         "1h",
 }
 
+// classicDashboard is the SDK's type of the dashboard JSON model Grafana imports from a
+// file. The SDK marks it deprecated in favour of its v2 schema, a different format that
+// only Grafana 12's new API reads; the files here are for every Grafana in use.
+type classicDashboard = dashboard.Dashboard //nolint:staticcheck // see above
+
 // dashboardFile is one decoded dashboard with the file it came from.
 type dashboardFile struct {
 	path string
-	dash dashboard.Dashboard
+	dash classicDashboard
 }
 
 func TestDashboardsDecodeStrictly(t *testing.T) {
@@ -191,7 +196,7 @@ func loadDashboards(t *testing.T) []dashboardFile {
 // errors, so the tests inspect a second, ordinary decode.
 func strictDecode(raw []byte) error {
 	registerPlugins()
-	var d dashboard.Dashboard
+	var d classicDashboard
 	return sdkError(d.UnmarshalJSONStrict(raw))
 }
 
@@ -221,7 +226,7 @@ func checkPanelType(t *testing.T, name string, p dashboard.Panel) {
 }
 
 // allPanels lists the dashboard's panels, those inside collapsed rows included.
-func allPanels(d dashboard.Dashboard) []dashboard.Panel {
+func allPanels(d classicDashboard) []dashboard.Panel {
 	var panels []dashboard.Panel
 	for _, p := range d.Panels {
 		switch {
@@ -234,7 +239,7 @@ func allPanels(d dashboard.Dashboard) []dashboard.Panel {
 	return panels
 }
 
-func hasDatasourceVariable(d dashboard.Dashboard) bool {
+func hasDatasourceVariable(d classicDashboard) bool {
 	for _, v := range d.Templating.List {
 		if v.Name == "datasource" && v.Type == dashboard.VariableTypeDatasource &&
 			v.Query != nil && v.Query.String != nil && *v.Query.String == "prometheus" {
@@ -244,7 +249,7 @@ func hasDatasourceVariable(d dashboard.Dashboard) bool {
 	return false
 }
 
-func declaredVariables(d dashboard.Dashboard) map[string]bool {
+func declaredVariables(d classicDashboard) map[string]bool {
 	vars := map[string]bool{}
 	for _, v := range d.Templating.List {
 		vars[v.Name] = true
