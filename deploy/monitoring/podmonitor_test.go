@@ -1,0 +1,99 @@
+package monitoring_test
+
+import (
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/yaml"
+
+	"github.com/musterhq/muster/deploy/monitoring"
+)
+
+// Each PodMonitor decodes strictly with the Prometheus Operator's types and scrapes what
+// the Deployment `musterctl init`/`join` installs really serves: it selects the
+// Deployment's pods, in its namespace, on a container port of that name.
+func TestPodMonitorsScrapeTheDeployedPods(t *testing.T) {
+	for file, deployment := range map[string]string{
+		"podmonitor-hub.yaml":   "../hub/deployment.yaml",
+		"podmonitor-agent.yaml": "../agent/deployment.yaml",
+	} {
+		t.Run(file, func(t *testing.T) {
+			raw, err := monitoring.FS.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var pm monitoringv1.PodMonitor
+			if err := yaml.UnmarshalStrict(raw, &pm); err != nil {
+				t.Fatalf("decoding %s: %v", file, err)
+			}
+			d := deploymentIn(t, deployment)
+			if !pm.Spec.NamespaceSelector.Any && (len(pm.Spec.NamespaceSelector.MatchNames) != 1 || pm.Spec.NamespaceSelector.MatchNames[0] != d.Namespace) {
+				t.Errorf("%s selects namespaces %v, the Deployment runs in %s", file, pm.Spec.NamespaceSelector.MatchNames, d.Namespace)
+			}
+			selector, err := podSelector(pm)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !selector.Matches(labels.Set(d.Spec.Template.Labels)) {
+				t.Errorf("%s selects %v, the pods are labelled %v", file, selector, d.Spec.Template.Labels)
+			}
+			if got := d.Spec.Template.Labels[pm.Spec.JobLabel]; got == "" {
+				t.Errorf("%s takes job from label %q, which the pods lack", file, pm.Spec.JobLabel)
+			}
+			for _, ep := range pm.Spec.PodMetricsEndpoints {
+				if !servesPort(d, ptrValue(ep.Port)) {
+					t.Errorf("%s scrapes port %q, which no container of %s names", file, ptrValue(ep.Port), d.Name)
+				}
+			}
+		})
+	}
+}
+
+// templateAction is a text/template action in the install manifests (the image musterctl
+// fills in).
+var templateAction = regexp.MustCompile(`\{\{[^}]*\}\}`)
+
+// deploymentIn reads the Deployment from a multi-document install manifest.
+func deploymentIn(t *testing.T, path string) *appsv1.Deployment {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	filled := templateAction.ReplaceAllString(string(raw), "filled-in")
+	for _, doc := range strings.Split(filled, "\n---") {
+		var d appsv1.Deployment
+		if err := yaml.Unmarshal([]byte(doc), &d); err == nil && d.Kind == "Deployment" {
+			return &d
+		}
+	}
+	t.Fatalf("no Deployment in %s", path)
+	return nil
+}
+
+func podSelector(pm monitoringv1.PodMonitor) (labels.Selector, error) {
+	return labels.ValidatedSelectorFromSet(pm.Spec.Selector.MatchLabels)
+}
+
+func servesPort(d *appsv1.Deployment, name string) bool {
+	for _, c := range d.Spec.Template.Spec.Containers {
+		for _, p := range c.Ports {
+			if p.Name == name {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func ptrValue(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
