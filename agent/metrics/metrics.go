@@ -38,6 +38,12 @@ var (
 
 func init() {
 	metrics.Registry.MustRegister(WorkApplyDuration, WorkApplyFailures, PodsCreated, PodsDeleted)
+	// The pod counters exist at zero for both kinds from the start, so that a dashboard or
+	// a rate() sees the first pod, and an agent that never deleted one still exports them.
+	for _, kind := range []string{"Job", "BroadcastJob"} {
+		PodsCreated.WithLabelValues(kind)
+		PodsDeleted.WithLabelValues(kind)
+	}
 }
 
 // ForCluster creates the agent's per-cluster series at zero, so that they are scraped
