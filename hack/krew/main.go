@@ -17,6 +17,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -62,6 +63,9 @@ func run(version, dist, out string) error {
 	manifest, err := render(version, sums)
 	if err != nil {
 		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return fmt.Errorf("creating the manifest's directory: %w", err)
 	}
 	if err := os.WriteFile(out, manifest, 0o644); err != nil {
 		return fmt.Errorf("writing %s: %w", out, err)
