@@ -24,7 +24,7 @@ func TestNeedsReport(t *testing.T) {
 		{"never stamped, nothing changed", status("v1.36.3", nil), status("v1.36.3", nil), true},
 		{"unchanged, stamped a minute ago", status("v1.36.3", at(time.Minute)), status("v1.36.3", at(time.Minute)), false},
 		{"changed, stamped a second ago", status("v1.36.2", at(time.Second)), status("v1.36.3", at(time.Second)), true},
-		{"unchanged, stamped half a resync ago: the resync refreshes it", status("v1.36.3", at(Resync / 2)), status("v1.36.3", at(Resync / 2)), true},
+		{"unchanged, stamped half a resync ago: the resync refreshes it", status("v1.36.3", at(Resync/2)), status("v1.36.3", at(Resync/2)), true},
 		{"unchanged, stamped a resync ago", status("v1.36.3", at(Resync)), status("v1.36.3", at(Resync)), true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
