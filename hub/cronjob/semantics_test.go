@@ -131,6 +131,7 @@ func TestReplaceStopsEveryActiveRun(t *testing.T) {
 	f.tick(cj, time.Minute)
 	f.waitChildren(slotName(f.m1), slotName(f.m1.Add(time.Minute)))
 	f.update(cj, func(cj *musterv1.FleetCronJob) { cj.Spec.ConcurrencyPolicy = musterv1.ConcurrencyReplace })
+	f.waitObserved(cj)
 	f.tick(cj, time.Minute)
 	f.waitChildren(slotName(f.m1.Add(2 * time.Minute)))
 	f.expectEvent(musterv1.ReasonSuccessfulDelete)

@@ -233,6 +233,18 @@ func (f *fixture) update(cj *musterv1.FleetCronJob, mutate func(*musterv1.FleetC
 	}
 }
 
+// waitObserved waits until the controller has seen the cron's current spec: its
+// ScheduleValid condition is of that generation. A tick right after a spec change could
+// otherwise be served from a cache that still holds the old spec.
+func (f *fixture) waitObserved(cj *musterv1.FleetCronJob) {
+	f.t.Helper()
+	f.eventually("the controller to observe the spec", func() (bool, string) {
+		cur := f.get(cj)
+		c := meta.FindStatusCondition(cur.Status.Conditions, musterv1.FleetCronJobScheduleValid)
+		return c != nil && c.ObservedGeneration == cur.Generation, fmt.Sprintf("generation %d, condition %+v", cur.Generation, c)
+	})
+}
+
 // waitNext waits until the controller has looked at the cron on the clock's current time:
 // it then shows next as its nextScheduleTime, and whatever it decided for the slots up to
 // now has been done.
