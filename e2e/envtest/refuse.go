@@ -3,6 +3,8 @@ package envtest
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -19,6 +21,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/e2e/framework"
 )
 
@@ -128,4 +131,36 @@ func keys[V any](m map[string]V) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// ExpectPacedRefusals checks a controller's pacing of status writes the API server refuses
+// as invalid (see RefuseStatusWrites), for the object named name in namespace. change
+// brings the object back to its controller for a round that writes status. It calls change
+// until the first refusal is announced (a StatusWriteRefused event), then every 100 ms for
+// 10 s. writes selects the refused writes in apiserver_request_total (resource,
+// subresource, verb, code). The backoff (1 s, 2 s, 4 s…) allows 4 of them in 10 s, and
+// one more for timing; the series is announced once.
+func (e *Environment) ExpectPacedRefusals(t *testing.T, namespace, name string, writes map[string]string, change func()) {
+	t.Helper()
+	Eventually(t, "a refused status write announced", func() (bool, string) {
+		change()
+		reasons, err := e.EventReasons(namespace, name)
+		return err == nil && slices.Contains(reasons, musterv1.ReasonStatusWriteRefused), fmt.Sprint(reasons, err)
+	})
+	start := e.APIRequests(t, writes)
+	window := 10 * time.Second
+	for end := time.Now().Add(window); time.Now().Before(end); {
+		change()
+		time.Sleep(100 * time.Millisecond)
+	}
+	if attempts := e.APIRequests(t, writes) - start; attempts > 5 {
+		t.Errorf("%v status writes refused as invalid in %v: want at most 5", attempts, window)
+	}
+	reasons, err := e.EventReasons(namespace, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(slices.DeleteFunc(reasons, func(r string) bool { return r != musterv1.ReasonStatusWriteRefused })); n != 1 {
+		t.Errorf("%d %s events, want one for the series of refusals (%v)", n, musterv1.ReasonStatusWriteRefused, reasons)
+	}
 }
