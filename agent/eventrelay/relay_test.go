@@ -15,7 +15,7 @@ import (
 
 	"github.com/musterhq/muster/agent/worksync"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
-	"github.com/musterhq/muster/e2e/envtest"
+	"github.com/musterhq/muster/internal/testing/envtest"
 )
 
 func TestWarningsAboutAWorksJobAndItsPodsReachTheWork(t *testing.T) {

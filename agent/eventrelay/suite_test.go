@@ -17,7 +17,7 @@ import (
 	"github.com/musterhq/muster/agent/eventrelay"
 	"github.com/musterhq/muster/api/scheme"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
-	"github.com/musterhq/muster/e2e/envtest"
+	"github.com/musterhq/muster/internal/testing/envtest"
 )
 
 const clusterName = "c1"

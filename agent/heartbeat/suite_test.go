@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/musterhq/muster/e2e/envtest"
+	"github.com/musterhq/muster/internal/testing/envtest"
 )
 
 // env is a real kube-apiserver playing the hub, with RBAC enforced, so a renewer

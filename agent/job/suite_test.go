@@ -18,7 +18,7 @@ import (
 
 	"github.com/musterhq/muster/agent/job"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
-	"github.com/musterhq/muster/e2e/envtest"
+	"github.com/musterhq/muster/internal/testing/envtest"
 )
 
 var (

@@ -7,7 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/musterhq/muster/e2e/envtest"
+	"github.com/musterhq/muster/internal/testing/envtest"
 )
 
 // TestCreateStopsAtTheRefusedBatch: eight named pods go out in batches of 1, 2, 4, 1. The

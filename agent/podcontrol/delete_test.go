@@ -7,7 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/musterhq/muster/e2e/envtest"
+	"github.com/musterhq/muster/internal/testing/envtest"
 )
 
 const hold = "example.com/hold"

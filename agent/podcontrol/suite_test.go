@@ -13,7 +13,7 @@ import (
 
 	"github.com/musterhq/muster/agent/expectations"
 	"github.com/musterhq/muster/agent/podcontrol"
-	"github.com/musterhq/muster/e2e/envtest"
+	"github.com/musterhq/muster/internal/testing/envtest"
 )
 
 // kind labels this package's pod metrics, apart from the controllers'.

@@ -19,7 +19,7 @@ import (
 	"github.com/musterhq/muster/agent/worksync"
 	"github.com/musterhq/muster/api/podsecurity"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
-	"github.com/musterhq/muster/e2e/envtest"
+	"github.com/musterhq/muster/internal/testing/envtest"
 )
 
 // A namespace the agent creates for a manifest is marked as its own, and stays when the

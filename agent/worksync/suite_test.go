@@ -12,7 +12,7 @@ import (
 
 	"github.com/musterhq/muster/agent/worksync"
 	"github.com/musterhq/muster/api/scheme"
-	"github.com/musterhq/muster/e2e/envtest"
+	"github.com/musterhq/muster/internal/testing/envtest"
 )
 
 const clusterName = "c1"

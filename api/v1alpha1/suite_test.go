@@ -5,7 +5,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/musterhq/muster/e2e/envtest"
+	"github.com/musterhq/muster/internal/testing/envtest"
 )
 
 // env is a real kube-apiserver with Muster's CRDs, shared by this package's tests; each

@@ -11,6 +11,7 @@ import (
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/e2e/framework"
+	"github.com/musterhq/muster/internal/testing/envtest"
 )
 
 // expectation is one series a scrape must hold, with a value in [min, max].
@@ -78,7 +79,7 @@ func unmet(families map[string]*dto.MetricFamily, want []expectation) string {
 		if !ok {
 			return fmt.Sprintf("no %s", e.metric)
 		}
-		v, found := framework.Sample(f, e.labels)
+		v, found := envtest.Sample(f, e.labels)
 		if !found || v < e.min || v > e.max {
 			return fmt.Sprintf("%s%v = %v (found %v), want it in [%v, %v]", e.metric, e.labels, v, found, e.min, e.max)
 		}

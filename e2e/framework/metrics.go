@@ -35,43 +35,6 @@ func Scrape(ctx context.Context, url string) (map[string]*dto.MetricFamily, erro
 	return families, nil
 }
 
-// Sample is the value of the series of family whose labels include labels (a counter's
-// or gauge's value, a histogram's sample count), summed over matching series, and whether
-// any matched.
-func Sample(family *dto.MetricFamily, labels map[string]string) (float64, bool) {
-	sum, found := 0.0, false
-	for _, m := range family.GetMetric() {
-		if !labelsInclude(m, labels) {
-			continue
-		}
-		found = true
-		switch {
-		case m.Counter != nil:
-			sum += m.Counter.GetValue()
-		case m.Gauge != nil:
-			sum += m.Gauge.GetValue()
-		case m.Histogram != nil:
-			sum += float64(m.Histogram.GetSampleCount())
-		case m.Untyped != nil:
-			sum += m.Untyped.GetValue()
-		}
-	}
-	return sum, found
-}
-
-func labelsInclude(m *dto.Metric, want map[string]string) bool {
-	matched := 0
-	for _, l := range m.GetLabel() {
-		if v, ok := want[l.GetName()]; ok {
-			if v != l.GetValue() {
-				return false
-			}
-			matched++
-		}
-	}
-	return matched == len(want)
-}
-
 // APIWrite is one series of an API server's apiserver_request_total for a write verb.
 type APIWrite struct {
 	Group, Resource, Subresource, Verb string

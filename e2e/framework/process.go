@@ -12,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/musterhq/muster/internal/testing/envtest"
 )
 
 // Binaries are Muster's commands built for a test run.
@@ -47,24 +49,8 @@ func BuildBinaries(ctx context.Context, dir string) (Binaries, error) {
 	return built, buildErr
 }
 
-// RepoRoot finds the module root by walking up from the working directory, which go test
-// sets to the package under test.
-func RepoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.mod above the working directory")
-		}
-		dir = parent
-	}
-}
+// RepoRoot finds the module root by walking up from the working directory.
+var RepoRoot = envtest.RepoRoot
 
 // Process is a long-running command whose output goes to a log file.
 type Process struct {

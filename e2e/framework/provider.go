@@ -11,7 +11,7 @@ import (
 	"github.com/musterhq/muster/e2e/framework/local"
 	"github.com/musterhq/muster/e2e/framework/provider"
 	"github.com/musterhq/muster/e2e/nodeimage"
-	"github.com/musterhq/muster/e2e/toolchain"
+	"github.com/musterhq/muster/internal/testing/toolchain"
 )
 
 // ProviderEnv selects the cluster provider: local (default) or kind.

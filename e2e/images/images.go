@@ -12,7 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/musterhq/muster/e2e/toolchain"
+	"github.com/musterhq/muster/internal/testing/toolchain"
 )
 
 // Packages of the images: the e2e suites' pod image (cmd workload), the hub and the agent.

@@ -14,7 +14,7 @@ import (
 
 	"github.com/musterhq/muster/e2e/framework"
 	"github.com/musterhq/muster/e2e/framework/kind"
-	"github.com/musterhq/muster/e2e/toolchain"
+	"github.com/musterhq/muster/internal/testing/toolchain"
 )
 
 func TestEveryNodeIsReady(t *testing.T) {

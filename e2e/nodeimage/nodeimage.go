@@ -33,7 +33,7 @@ import (
 	"time"
 
 	"github.com/musterhq/muster/e2e/engine"
-	"github.com/musterhq/muster/e2e/toolchain"
+	"github.com/musterhq/muster/internal/testing/toolchain"
 )
 
 // ImageEnv names a node image to use instead of building one: a user with a registry sets

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/musterhq/muster/e2e/framework"
-	"github.com/musterhq/muster/e2e/toolchain"
+	"github.com/musterhq/muster/internal/testing/toolchain"
 )
 
 // kubectl runs the toolchain's kubectl against the hub from the repository root, so that

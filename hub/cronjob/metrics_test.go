@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/musterhq/muster/e2e/envtest"
+	"github.com/musterhq/muster/internal/testing/envtest"
 )
 
 // A cron whose controller looks 57 s after a slot, with four earlier slots unrun, records

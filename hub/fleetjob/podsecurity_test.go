@@ -10,7 +10,7 @@ import (
 
 	"github.com/musterhq/muster/api/podsecurity"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
-	"github.com/musterhq/muster/e2e/envtest"
+	"github.com/musterhq/muster/internal/testing/envtest"
 )
 
 // The Works of a FleetJob carry the Pod Security labels of its hub namespace, resolved as

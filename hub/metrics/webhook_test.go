@@ -6,7 +6,7 @@ import (
 
 	certutil "k8s.io/client-go/util/cert"
 
-	"github.com/musterhq/muster/e2e/envtest"
+	"github.com/musterhq/muster/internal/testing/envtest"
 	"github.com/musterhq/muster/hub/metrics"
 )
 

@@ -23,7 +23,7 @@ import (
 
 	"github.com/musterhq/muster/api/scheme"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
-	"github.com/musterhq/muster/e2e/envtest"
+	"github.com/musterhq/muster/internal/testing/envtest"
 	"github.com/musterhq/muster/hub/webhook"
 )
 

@@ -20,7 +20,7 @@ import (
 
 	"github.com/musterhq/muster/api/scheme"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
-	"github.com/musterhq/muster/e2e/envtest"
+	"github.com/musterhq/muster/internal/testing/envtest"
 )
 
 // The refusals of kube-apiserver's own PodSecurity admission, as the hub gives them on the

@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
-	"github.com/musterhq/muster/e2e/envtest"
+	"github.com/musterhq/muster/internal/testing/envtest"
 )
 
 // installWidgetCRD installs a test kind whose Color column has priority 1: the API server

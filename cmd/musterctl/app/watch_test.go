@@ -7,7 +7,7 @@ import (
 	"time"
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
-	"github.com/musterhq/muster/e2e/envtest"
+	"github.com/musterhq/muster/internal/testing/envtest"
 )
 
 // watching runs `musterctl get … -w` in the background; its result arrives on done.

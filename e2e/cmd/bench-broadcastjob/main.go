@@ -32,7 +32,7 @@ import (
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/e2e/framework"
 	"github.com/musterhq/muster/e2e/framework/local"
-	"github.com/musterhq/muster/e2e/toolchain"
+	"github.com/musterhq/muster/internal/testing/toolchain"
 )
 
 const (

@@ -37,7 +37,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
-	"github.com/musterhq/muster/e2e/envtest"
+	"github.com/musterhq/muster/internal/testing/envtest"
 	"github.com/musterhq/muster/e2e/framework"
 	"github.com/musterhq/muster/hub/fleetjob"
 	"github.com/musterhq/muster/internal/fairqueue"

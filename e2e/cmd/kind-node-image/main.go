@@ -12,7 +12,7 @@ import (
 
 	"github.com/musterhq/muster/e2e/engine"
 	"github.com/musterhq/muster/e2e/nodeimage"
-	"github.com/musterhq/muster/e2e/toolchain"
+	"github.com/musterhq/muster/internal/testing/toolchain"
 )
 
 func main() {

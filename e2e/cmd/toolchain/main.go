@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/musterhq/muster/e2e/toolchain"
+	"github.com/musterhq/muster/internal/testing/toolchain"
 )
 
 func main() {

@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/musterhq/muster/e2e/framework/provider"
-	"github.com/musterhq/muster/e2e/toolchain"
+	"github.com/musterhq/muster/internal/testing/toolchain"
 )
 
 // ProviderName selects this provider.

@@ -21,7 +21,7 @@ import (
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/cmd/musterctl/app/dashboard"
-	"github.com/musterhq/muster/e2e/envtest"
+	"github.com/musterhq/muster/internal/testing/envtest"
 )
 
 var env *envtest.Environment

@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/multicluster-runtime/pkg/multicluster"
 	"sigs.k8s.io/multicluster-runtime/providers/clusters"
 
-	"github.com/musterhq/muster/e2e/framework"
+	"github.com/musterhq/muster/api/scheme"
 )
 
 // HubCluster is the name under which MainMulticluster engages the hub, the agent's name
@@ -45,7 +45,7 @@ func (e *Environment) startAgentManager(ctx context.Context, setup func(mcmanage
 		return err
 	}
 	provider := clusters.New()
-	mgr, err := mcmanager.New(member, provider, ctrl.Options{Scheme: framework.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
+	mgr, err := mcmanager.New(member, provider, ctrl.Options{Scheme: scheme.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
 	if err != nil {
 		return err
 	}

@@ -16,18 +16,37 @@ func Metric(t testing.TB, name string, labels map[string]string) float64 {
 	if err != nil {
 		t.Fatalf("gathering metrics: %v", err)
 	}
-	sum := 0.0
 	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			if hasLabels(m, labels) {
-				sum += value(m)
-			}
+		if f.GetName() == name {
+			sum, _ := Sample(f, labels)
+			return sum
 		}
 	}
-	return sum
+	return 0
+}
+
+// Sample is the value of the series of family whose labels include labels (a counter's
+// or gauge's value, a histogram's sample count), summed over matching series, and whether
+// any matched.
+func Sample(family *dto.MetricFamily, labels map[string]string) (float64, bool) {
+	sum, found := 0.0, false
+	for _, m := range family.GetMetric() {
+		if !hasLabels(m, labels) {
+			continue
+		}
+		found = true
+		switch {
+		case m.Counter != nil:
+			sum += m.Counter.GetValue()
+		case m.Gauge != nil:
+			sum += m.Gauge.GetValue()
+		case m.Histogram != nil:
+			sum += float64(m.Histogram.GetSampleCount())
+		case m.Untyped != nil:
+			sum += m.Untyped.GetValue()
+		}
+	}
+	return sum, found
 }
 
 func hasLabels(m *dto.Metric, want map[string]string) bool {
@@ -41,18 +60,6 @@ func hasLabels(m *dto.Metric, want map[string]string) bool {
 		}
 	}
 	return found == len(want)
-}
-
-func value(m *dto.Metric) float64 {
-	switch {
-	case m.Counter != nil:
-		return m.Counter.GetValue()
-	case m.Gauge != nil:
-		return m.Gauge.GetValue()
-	case m.Histogram != nil:
-		return float64(m.Histogram.GetSampleCount())
-	}
-	return 0
 }
 
 // HistogramSum is the summed observations of the named histogram's series whose labels

@@ -22,7 +22,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
-	"github.com/musterhq/muster/e2e/framework"
 )
 
 // RefuseStatusWrites makes the API server refuse, as invalid (422) with message, every
@@ -121,7 +120,7 @@ func (e *Environment) APIRequests(t *testing.T, labels map[string]string) float6
 	if family == nil {
 		t.Fatalf("the API server exports no apiserver_request_total; it has %s", strings.Join(keys(families), ","))
 	}
-	n, _ := framework.Sample(family, labels)
+	n, _ := Sample(family, labels)
 	return n
 }
 

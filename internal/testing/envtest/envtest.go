@@ -28,8 +28,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"github.com/musterhq/muster/e2e/framework"
-	"github.com/musterhq/muster/e2e/toolchain"
+	"github.com/musterhq/muster/api/scheme"
+	"github.com/musterhq/muster/internal/testing/toolchain"
 )
 
 // Environment is a running control plane.
@@ -86,7 +86,7 @@ func Start(opts ...Option) (*Environment, error) {
 		BinaryAssetsDirectory: tc.AssetsDir,
 		CRDDirectoryPaths:     []string{filepath.Join(root, "deploy", "crd")},
 		ErrorIfCRDPathMissing: true,
-		Scheme:                framework.Scheme,
+		Scheme:                scheme.Scheme,
 	}
 	for _, opt := range opts {
 		if err := opt(env); err != nil {
@@ -100,7 +100,7 @@ func Start(opts ...Option) (*Environment, error) {
 		return nil, errors.Join(fmt.Errorf("starting envtest from %s: %w", tc.AssetsDir, err), env.Stop())
 	}
 	cfg.QPS, cfg.Burst = 500, 1000
-	c, err := client.New(cfg, client.Options{Scheme: framework.Scheme})
+	c, err := client.New(cfg, client.Options{Scheme: scheme.Scheme})
 	if err != nil {
 		return nil, errors.Join(err, env.Stop())
 	}
@@ -110,7 +110,7 @@ func Start(opts ...Option) (*Environment, error) {
 // StartManager starts a controller manager against the environment with the controllers
 // setup registers, until ctx ends.
 func (e *Environment) StartManager(ctx context.Context, setup func(ctrl.Manager) error) error {
-	mgr, err := ctrl.NewManager(e.Config, ctrl.Options{Scheme: framework.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
+	mgr, err := ctrl.NewManager(e.Config, ctrl.Options{Scheme: scheme.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
 	if err != nil {
 		return err
 	}
@@ -139,8 +139,24 @@ func (e *Environment) UserConfig(user string, groups ...string) (*rest.Config, e
 	return u.Config(), nil
 }
 
-// RepoRoot finds the module root; see framework.RepoRoot.
-func RepoRoot() (string, error) { return framework.RepoRoot() }
+// RepoRoot finds the module root by walking up from the working directory, which go test
+// sets to the package under test.
+func RepoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
 
 // Main is the TestMain of a controller test package: it starts a control plane, stores it
 // in env, starts a manager with the controllers setup registers, runs the tests and stops
