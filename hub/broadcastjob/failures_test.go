@@ -15,8 +15,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
-	"github.com/musterhq/muster/internal/testing/envtest"
 	"github.com/musterhq/muster/hub/broadcastjob"
+	"github.com/musterhq/muster/internal/testing/envtest"
 )
 
 const quota = `broadcastjobs.muster.dev "prefetch" is forbidden: exceeded quota: jobs, requested: count/broadcastjobs.muster.dev=1, used: count/broadcastjobs.muster.dev=5, limited: count/broadcastjobs.muster.dev=5`

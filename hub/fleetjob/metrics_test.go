@@ -7,8 +7,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
-	"github.com/musterhq/muster/internal/testing/envtest"
 	hubmetrics "github.com/musterhq/muster/hub/metrics"
+	"github.com/musterhq/muster/internal/testing/envtest"
 )
 
 func placements(t *testing.T, outcome string) float64 {

@@ -18,9 +18,9 @@ import (
 
 	"github.com/musterhq/muster/api/templates"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
-	"github.com/musterhq/muster/internal/testing/envtest"
 	"github.com/musterhq/muster/hub/fleetjob"
 	"github.com/musterhq/muster/hub/shards"
+	"github.com/musterhq/muster/internal/testing/envtest"
 )
 
 // getJob reads FleetJob ns/name.

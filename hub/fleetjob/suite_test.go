@@ -22,8 +22,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
-	"github.com/musterhq/muster/internal/testing/envtest"
 	"github.com/musterhq/muster/hub/fleetjob"
+	"github.com/musterhq/muster/internal/testing/envtest"
 )
 
 var (

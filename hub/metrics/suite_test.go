@@ -8,8 +8,8 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	"github.com/musterhq/muster/internal/testing/envtest"
 	"github.com/musterhq/muster/hub/metrics"
+	"github.com/musterhq/muster/internal/testing/envtest"
 )
 
 const leaseName = "muster-agent"

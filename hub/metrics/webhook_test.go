@@ -6,8 +6,8 @@ import (
 
 	certutil "k8s.io/client-go/util/cert"
 
-	"github.com/musterhq/muster/internal/testing/envtest"
 	"github.com/musterhq/muster/hub/metrics"
+	"github.com/musterhq/muster/internal/testing/envtest"
 )
 
 func TestWebhookCertificateExpiryCountsDownToNotAfter(t *testing.T) {

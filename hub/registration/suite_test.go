@@ -23,8 +23,8 @@ import (
 	"github.com/musterhq/muster/api/scheme"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/deploy"
-	"github.com/musterhq/muster/internal/testing/envtest"
 	"github.com/musterhq/muster/hub/registration"
+	"github.com/musterhq/muster/internal/testing/envtest"
 )
 
 var env *envtest.Environment

@@ -23,8 +23,8 @@ import (
 
 	"github.com/musterhq/muster/api/scheme"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
-	"github.com/musterhq/muster/internal/testing/envtest"
 	"github.com/musterhq/muster/hub/webhook"
+	"github.com/musterhq/muster/internal/testing/envtest"
 )
 
 // hubNamespace is where the hub keeps its certificate and dry-runs templates, as in a

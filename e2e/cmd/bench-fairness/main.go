@@ -37,10 +37,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
-	"github.com/musterhq/muster/internal/testing/envtest"
 	"github.com/musterhq/muster/e2e/framework"
 	"github.com/musterhq/muster/hub/fleetjob"
 	"github.com/musterhq/muster/internal/fairqueue"
+	"github.com/musterhq/muster/internal/testing/envtest"
 )
 
 // side is one queue under the same controller.
