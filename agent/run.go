@@ -6,23 +6,17 @@ import (
 	"os"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
-	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	mcmanager "sigs.k8s.io/multicluster-runtime/pkg/manager"
-	"sigs.k8s.io/multicluster-runtime/providers/clusters"
 
 	"github.com/musterhq/muster/agent/broadcastjob"
 	"github.com/musterhq/muster/agent/eventrelay"
@@ -33,19 +27,7 @@ import (
 	"github.com/musterhq/muster/agent/registration"
 	"github.com/musterhq/muster/agent/worksync"
 	"github.com/musterhq/muster/api/scheme"
-	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 )
-
-// ownedPods selects the pods of the agent's controllers.
-var ownedPods = labels.SelectorFromSet(nil).Add(mustRequirement(musterv1.ControllerLabel, selection.Exists, nil))
-
-func mustRequirement(key string, op selection.Operator, values []string) labels.Requirement {
-	r, err := labels.NewRequirement(key, op, values)
-	if err != nil {
-		panic(err)
-	}
-	return *r
-}
 
 // HubClusterName is the name under which the agent's multicluster manager engages the hub.
 const HubClusterName = "hub"
@@ -177,22 +159,16 @@ func setupControllers(mgr mcmanager.Manager, hub cluster.Cluster, hubClient clie
 	return nil
 }
 
-// newManager builds the multicluster manager: the member is its local cluster, and the
-// hub, restricted to the cluster's own namespace, is engaged as HubClusterName when the
-// manager starts the provider. It also
-// returns the hub cluster and an uncached hub client for the few cluster-scoped hub
-// objects the agent may touch (its own MemberCluster), which it may not list or watch.
+// newManager builds the agent's manager (see Setup) with the hub, restricted to the
+// cluster's own namespace, engaged as HubClusterName. It also returns the hub cluster and
+// an uncached hub client for the few cluster-scoped hub objects the agent may touch (its
+// own MemberCluster), which it may not list or watch.
 func newManager(memberCfg, hubCfg *rest.Config, clusterName string, opts *Options) (mcmanager.Manager, cluster.Cluster, client.Client, error) {
-	hubCluster, err := cluster.New(hubCfg, func(o *cluster.Options) {
-		o.Scheme = scheme.Scheme
-		o.Cache = cache.Options{DefaultNamespaces: map[string]cache.Config{musterv1.MemberNamespace(clusterName): {}}}
-	})
+	hubCluster, err := HubCluster(hubCfg, clusterName)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("connecting to the hub: %w", err)
+		return nil, nil, nil, err
 	}
-	provider := clusters.New()
-	mgr, err := mcmanager.New(memberCfg, provider, manager.Options{
-		Scheme:                        scheme.Scheme,
+	mgr, err := Setup(memberCfg, hubCluster, manager.Options{
 		Metrics:                       metricsserver.Options{BindAddress: opts.MetricsAddr},
 		HealthProbeBindAddress:        opts.ProbeAddr,
 		PprofBindAddress:              opts.ProfilerAddr,
@@ -200,23 +176,8 @@ func newManager(memberCfg, hubCfg *rest.Config, clusterName string, opts *Option
 		LeaderElectionID:              "muster-agent",
 		LeaderElectionNamespace:       opts.Namespace,
 		LeaderElectionReleaseOnCancel: true,
-		// The agent caches only the pods its controllers own, not every pod of the member,
-		// and only the Warning events, the ones eventrelay carries to the hub.
-		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
-			&corev1.Pod{}:   {Label: ownedPods},
-			&corev1.Event{}: eventrelay.WarningEvents(),
-		}},
 	})
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("creating the agent manager: %w", err)
-	}
-	if err := provider.Add(context.Background(), HubClusterName, hubCluster); err != nil {
-		return nil, nil, nil, err
-	}
-	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
-		return nil, nil, nil, err
-	}
-	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
 		return nil, nil, nil, err
 	}
 	hubClient, err := client.New(hubCfg, client.Options{Scheme: scheme.Scheme})

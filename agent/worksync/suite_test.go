@@ -7,11 +7,9 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-	mcmanager "sigs.k8s.io/multicluster-runtime/pkg/manager"
-	"sigs.k8s.io/multicluster-runtime/providers/clusters"
 
+	"github.com/musterhq/muster/agent"
 	"github.com/musterhq/muster/agent/worksync"
-	"github.com/musterhq/muster/api/scheme"
 	"github.com/musterhq/muster/internal/testing/envtest"
 )
 
@@ -19,8 +17,9 @@ const clusterName = "c1"
 
 var env *envtest.Environment
 
-// TestMain runs the work syncer against one real API server that plays both parts: the
-// hub (engaged as "hub", restricted to muster-member-c1) and the member (the local cluster).
+// TestMain runs the work syncer in the agent's manager (agent.Setup) against one real API
+// server that plays both parts: the hub (engaged as "hub", restricted to muster-member-c1)
+// and the member (the local cluster).
 // In the member the syncer is the agent's ServiceAccount with the RBAC join installs, and
 // applies Works as the default executor: RBAC there is real.
 func TestMain(m *testing.M) { os.Exit(envtest.MainWith(m, &env, startAgent)) }
@@ -38,15 +37,11 @@ func startAgent(ctx context.Context, env *envtest.Environment) error {
 	if err != nil {
 		return err
 	}
-	provider := clusters.New()
-	mgr, err := mcmanager.New(member, provider, manager.Options{Scheme: scheme.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
+	mgr, err := agent.Setup(member, hub, manager.Options{Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0"})
 	if err != nil {
 		return err
 	}
-	if err := provider.Add(ctx, "hub", hub); err != nil {
-		return err
-	}
-	r := &worksync.Reconciler{Manager: mgr, HubCluster: "hub", Cluster: clusterName, Workers: 2, Executor: executor}
+	r := &worksync.Reconciler{Manager: mgr, HubCluster: agent.HubClusterName, Cluster: clusterName, Workers: 2, Executor: executor}
 	if err := r.SetupWithManager(mgr); err != nil {
 		return err
 	}

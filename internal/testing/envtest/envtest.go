@@ -1,5 +1,9 @@
 // Package envtest starts a real kube-apiserver and etcd, from the cached toolchain, with
 // Muster's CRDs installed: the harness of every integration test.
+//
+// It wires member-side controllers with the agent's own manager (package agent), which
+// imports the agent's controllers: a test that uses this package must be an external test
+// package (package x_test) when x is one of them, or Go reports an import cycle.
 package envtest
 
 import (

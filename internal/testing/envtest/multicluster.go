@@ -13,22 +13,22 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	mcmanager "sigs.k8s.io/multicluster-runtime/pkg/manager"
 	"sigs.k8s.io/multicluster-runtime/pkg/multicluster"
-	"sigs.k8s.io/multicluster-runtime/providers/clusters"
 
-	"github.com/musterhq/muster/api/scheme"
+	"github.com/musterhq/muster/agent"
 )
 
 // HubCluster is the name under which MainMulticluster engages the hub, the agent's name
 // for it.
-const HubCluster multicluster.ClusterName = "hub"
+const HubCluster multicluster.ClusterName = agent.HubClusterName
 
 // HubMember is the member whose agent's view of the hub MainMulticluster engages.
 const HubMember = "c1"
 
 // MainMulticluster is Main for member-side multicluster reconcilers. setup registers them
-// with a multicluster manager wired as the agent's: the environment is its local cluster,
-// the member, reached as the agent's ServiceAccount with the RBAC join installs (see
-// AgentConfig), and it engages the environment again as HubCluster. The hub's cache reads
+// with the agent's own multicluster manager (agent.Setup), so they read through the
+// agent's cache filters: the environment is its local cluster, the member, reached as the
+// agent's ServiceAccount with the RBAC join installs (see AgentConfig), and it engages the
+// environment again as HubCluster. The hub's cache reads
 // only what a watch asked for, so a test can tell whether a reconciler watches the hub
 // (see WatchesOnHub).
 func MainMulticluster(m *testing.M, env **Environment, setup func(mcmanager.Manager) error) int {
@@ -44,12 +44,8 @@ func (e *Environment) startAgentManager(ctx context.Context, setup func(mcmanage
 	if err != nil {
 		return err
 	}
-	provider := clusters.New()
-	mgr, err := mcmanager.New(member, provider, ctrl.Options{Scheme: scheme.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
+	mgr, err := agent.Setup(member, hub, ctrl.Options{Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0"})
 	if err != nil {
-		return err
-	}
-	if err := provider.Add(ctx, HubCluster, hub); err != nil {
 		return err
 	}
 	if err := setup(mgr); err != nil {
