@@ -10,8 +10,9 @@ import (
 	"github.com/musterhq/muster/api/workloadspread"
 )
 
-// FuzzValidateAndInject: any patch bytes and caps are judged, and any patch that passes
-// is injected into a pod template, without panicking.
+// FuzzValidateAndInject: any patch bytes and caps are judged without panicking, and a
+// patch that passes is one Inject applies to a pod template: Validate promises the
+// webhook admits no spread whose subsets the hub then cannot shape.
 func FuzzValidateAndInject(f *testing.F) {
 	f.Add([]byte(`{"metadata":{"labels":{"a":"b"}}}`), "50%", "3")
 	f.Add([]byte(`{"spec":{"containers":"x"}}`), "101%", "-1")
@@ -31,7 +32,9 @@ func FuzzValidateAndInject(f *testing.F) {
 			return
 		}
 		tmpl := &corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "busybox"}}}}
-		_, _ = workloadspread.Inject(tmpl, &ws.Spec.Subsets[0])
+		if _, err := workloadspread.Inject(tmpl, &ws.Spec.Subsets[0]); err != nil {
+			t.Fatalf("Validate admitted patch %q, which Inject cannot apply: %v", patch, err)
+		}
 	})
 }
 
