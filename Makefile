@@ -30,6 +30,9 @@ FUZZ_TARGETS    := \
 	./agent/job:FuzzIndexes ./agent/job:FuzzIndexedRound \
 	./api/templates:FuzzErrors ./api/work:FuzzValidate ./api/workloadspread:FuzzValidateAndInject \
 	./hub/cronjob:FuzzSchedule ./hub/inventory:FuzzEligibleNodesAnswerAsTheScan@2000x ./hub/registration:FuzzDecide \
+	./hub/webhook:FuzzFleetJobValidator@5000x ./hub/webhook:FuzzBroadcastJobValidator@5000x \
+	./hub/webhook:FuzzFleetCronJobValidator@5000x ./hub/webhook:FuzzWorkValidator \
+	./hub/webhook:FuzzWorkloadSpreadValidator@5000x \
 	./placement/division:FuzzSplit ./placement/parallelism:FuzzDivide ./placement/subsets:FuzzRebalance
 E2E_TIMEOUT     ?= 30m
 E2E_KIND_TIMEOUT ?= 45m
