@@ -2,9 +2,13 @@ package heartbeat_test
 
 import (
 	"context"
+	"fmt"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr/funcr"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -14,9 +18,11 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/musterhq/muster/agent/heartbeat"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/internal/testing/envtest"
 )
 
 const interval = time.Second
@@ -34,12 +40,30 @@ func member(t *testing.T, cluster string) {
 // ends; stopped is closed when Start has returned.
 func start(t *testing.T, cfg *rest.Config, cluster string, every time.Duration) (stop func(), stopped <-chan struct{}) {
 	t.Helper()
+	return startIn(t, t.Context(), cfg, cluster, every)
+}
+
+// startCounting is start, and counts the failed renewals the renewer logs.
+func startCounting(t *testing.T, cfg *rest.Config, cluster string, every time.Duration) (failures func() int) {
+	t.Helper()
+	var n atomic.Int32
+	logger := funcr.New(func(_, args string) {
+		if strings.Contains(args, `"msg"="renewing the hub lease"`) && strings.Contains(args, `"error"=`) {
+			n.Add(1)
+		}
+	}, funcr.Options{})
+	startIn(t, log.IntoContext(t.Context(), logger), cfg, cluster, every)
+	return func() int { return int(n.Load()) }
+}
+
+func startIn(t *testing.T, parent context.Context, cfg *rest.Config, cluster string, every time.Duration) (stop func(), stopped <-chan struct{}) {
+	t.Helper()
 	hub, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := &heartbeat.Renewer{Hub: hub, Cluster: cluster, Holder: "agent-" + cluster, Interval: every}
-	ctx, cancel := context.WithCancel(t.Context())
+	ctx, cancel := context.WithCancel(parent)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -145,7 +169,7 @@ func TestRefusedRenewalIsRetriedWithinASecond(t *testing.T) {
 	ns := musterv1.MemberNamespace(cluster)
 	agent := rest.CopyConfig(env.Config)
 	agent.Impersonate = rest.ImpersonationConfig{UserName: "muster:agent:" + cluster}
-	start(t, agent, cluster, time.Hour)
+	failures := startCounting(t, agent, cluster, time.Hour)
 
 	hub, err := kubernetes.NewForConfig(agent)
 	if err != nil {
@@ -154,7 +178,8 @@ func TestRefusedRenewalIsRetriedWithinASecond(t *testing.T) {
 	if _, err := hub.CoordinationV1().Leases(ns).Get(t.Context(), heartbeat.LeaseName, metav1.GetOptions{}); !apierrors.IsForbidden(err) {
 		t.Fatalf("the agent without a Role reads its lease with error %v, want Forbidden", err)
 	}
-	time.Sleep(2 * time.Second) // a few refused attempts
+	// Two refusals, a second apart: the renewer has tried and been refused, and retries.
+	envtest.Eventually(t, "two refused renewals", func() (bool, string) { return failures() >= 2, fmt.Sprint(failures()) })
 	if _, err := getLease(t, cluster); !apierrors.IsNotFound(err) {
 		t.Fatalf("lease exists although the hub refused the agent: %v", err)
 	}
@@ -165,6 +190,8 @@ func TestRefusedRenewalIsRetriedWithinASecond(t *testing.T) {
 	if took := lease.Spec.RenewTime.Sub(granted); took > 3*time.Second {
 		t.Errorf("lease made %s after the grant, want within about a second", took)
 	}
+	// Time has to pass for this one: two retry intervals, in which a renewer still on its
+	// retry spacing would have renewed twice more; the one on its interval renews no more.
 	time.Sleep(2 * time.Second)
 	again, err := getLease(t, cluster)
 	if err != nil {
@@ -211,6 +238,9 @@ func TestRenewerStopsWithItsContext(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Start has returned, so nothing of the renewer runs; time has to pass to show the
+	// hub what it sees: two intervals, in which the running renewer renewed twice (see
+	// TestRenewerRenewsAtItsInterval), bring no renewal.
 	time.Sleep(2 * interval)
 	now, err := getLease(t, "stops")
 	if err != nil {

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -184,26 +186,48 @@ func TestDeletionWaitsForMemberObjects(t *testing.T) {
 	}
 }
 
-// steady checks that the member object's resourceVersion and the Work's status stay put
-// for three seconds: nothing re-applies or rewrites them in a loop.
+// steady checks that the Work is at rest: a change of its spec that changes nothing to
+// apply (an explicit empty applyOption) is observed by the syncer (observedGeneration),
+// and by then the member object has not been written again nor the Work's report changed:
+// nothing re-applies or rewrites them each time the syncer looks.
 func steady(t *testing.T, obj types.NamespacedName, key types.NamespacedName) {
 	t.Helper()
-	versions := func() (string, string) {
-		var cm corev1.ConfigMap
-		if err := env.Client.Get(t.Context(), obj, &cm); err != nil {
-			t.Fatal(err)
-		}
-		var w musterv1.Work
-		if err := env.Client.Get(t.Context(), key, &w); err != nil {
-			t.Fatal(err)
-		}
-		return cm.ResourceVersion, w.ResourceVersion
+	var cm corev1.ConfigMap
+	if err := env.Client.Get(t.Context(), obj, &cm); err != nil {
+		t.Fatal(err)
 	}
-	cm0, w0 := versions()
-	time.Sleep(3 * time.Second)
-	if cm1, w1 := versions(); cm1 != cm0 || w1 != w0 {
-		t.Errorf("still changing after 3s: ConfigMap resourceVersion %s -> %s, Work %s -> %s", cm0, cm1, w0, w1)
+	var w musterv1.Work
+	if err := env.Client.Get(t.Context(), key, &w); err != nil {
+		t.Fatal(err)
 	}
+	before, generation := w.Status.DeepCopy(), w.Generation
+	patch := client.MergeFrom(w.DeepCopy())
+	w.Spec.ApplyOption = &musterv1.ApplyOption{}
+	if err := env.Client.Patch(t.Context(), &w, patch); err != nil {
+		t.Fatal(err)
+	}
+	if w.Generation == generation {
+		t.Fatalf("the spec change left the Work at generation %d: nothing for the syncer to observe", generation)
+	}
+	after := waitForWork(t, key, func(got *musterv1.Work) bool { return got.Generation == w.Generation && reported(got) })
+	var cm1 corev1.ConfigMap
+	if err := env.Client.Get(t.Context(), obj, &cm1); err != nil {
+		t.Fatal(err)
+	}
+	if cm1.ResourceVersion != cm.ResourceVersion {
+		t.Errorf("the ConfigMap was written again (resourceVersion %s -> %s) by a look that had nothing to apply", cm.ResourceVersion, cm1.ResourceVersion)
+	}
+	if diff := cmp.Diff(before, &after.Status, ignoreGenerations); diff != "" {
+		t.Errorf("the Work's report changed when nothing did (-before +after):\n%s", diff)
+	}
+}
+
+// ignoreGenerations leaves out of a comparison of Work statuses the generations they
+// were written for.
+var ignoreGenerations = cmp.Options{
+	cmpopts.IgnoreFields(musterv1.WorkStatus{}, "ObservedGeneration"),
+	cmpopts.IgnoreFields(musterv1.ManifestStatus{}, "ObservedGeneration"),
+	cmpopts.IgnoreFields(metav1.Condition{}, "ObservedGeneration"),
 }
 
 // A Work admitted without the webhook that lists one object twice must not have the agent
