@@ -2,6 +2,7 @@ package health_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/hub/health"
+	"github.com/musterhq/muster/internal/testing/envtest"
 )
 
 // renew writes the agent's lease as renewed at the fake clock's now.
@@ -88,11 +90,18 @@ func TestLeaseDrivesAvailabilityAndTaint(t *testing.T) {
 
 func TestUnacceptedClusterIsLeftAlone(t *testing.T) {
 	ctx := t.Context()
+	reconciled := func() float64 {
+		return envtest.Metric(t, "controller_runtime_reconcile_total", map[string]string{"controller": "health", "result": "success"})
+	}
+	before := reconciled()
 	mc := &musterv1.MemberCluster{ObjectMeta: metav1.ObjectMeta{Name: "c2"}}
 	if err := env.Client.Create(ctx, mc); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(time.Second)
+	// The reconciler has looked at the new cluster (no other cluster changes meanwhile).
+	envtest.Eventually(t, "the cluster reconciled", func() (bool, string) {
+		return reconciled() > before, fmt.Sprint(reconciled() - before)
+	})
 	if err := env.Client.Get(ctx, types.NamespacedName{Name: "c2"}, mc); err != nil {
 		t.Fatal(err)
 	}

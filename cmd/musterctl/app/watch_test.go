@@ -2,9 +2,13 @@ package app_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/internal/testing/envtest"
@@ -125,10 +129,17 @@ func TestWatchWithoutExitFollowsOtherFormats(t *testing.T) {
 	if err := env.Client.Delete(t.Context(), fj); err != nil {
 		t.Fatal(err)
 	}
-	// The deletion shows the last state once more only if it changed: it did not.
-	time.Sleep(500 * time.Millisecond)
-	if got := w.out.String(); got != "\nRunning\n" {
-		t.Errorf("output %q", got)
+	// The deletion shows the last state once more only if it changed: it did not. Watch
+	// events come in order, so once the job created again under the name shows (its empty
+	// phase), the deletion before it has been handled.
+	envtest.Eventually(t, "the job gone", func() (bool, string) {
+		err := env.Client.Get(t.Context(), client.ObjectKeyFromObject(fj), &musterv1.FleetJob{})
+		return apierrors.IsNotFound(err), fmt.Sprint(err)
+	})
+	fleetJob(t, ns, "yamlwatch", nil)
+	envtest.Eventually(t, "the new job shown", func() (bool, string) { return strings.Count(w.out.String(), "\n") >= 3, w.out.String() })
+	if got := w.out.String(); got != "\nRunning\n\n" {
+		t.Errorf("output %q, want the deleted job's unchanged state not shown again", got)
 	}
 }
 
