@@ -16,6 +16,7 @@ import (
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/hub/health"
+	"github.com/musterhq/muster/internal/testing/builders"
 	"github.com/musterhq/muster/internal/testing/envtest"
 )
 
@@ -94,7 +95,7 @@ func TestUnacceptedClusterIsLeftAlone(t *testing.T) {
 		return envtest.Metric(t, "controller_runtime_reconcile_total", map[string]string{"controller": "health", "result": "success"})
 	}
 	before := reconciled()
-	mc := &musterv1.MemberCluster{ObjectMeta: metav1.ObjectMeta{Name: "c2"}}
+	mc := builders.MakeMemberCluster("c2").Obj()
 	if err := env.Client.Create(ctx, mc); err != nil {
 		t.Fatal(err)
 	}

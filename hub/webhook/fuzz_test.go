@@ -23,6 +23,7 @@ import (
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/api/work"
 	"github.com/musterhq/muster/api/workloadspread"
+	"github.com/musterhq/muster/internal/testing/builders"
 )
 
 // The validators' fuzz targets check the webhook's own judgement on hostile objects: it
@@ -144,8 +145,7 @@ func FuzzFleetJobValidator(f *testing.F) {
 		api := fuzzAPI{labels: map[string]string{psaapi.EnforceLevelLabel: enforce}}
 		ten, dry := fuzzTenancy(t, api)
 		v := fleetJobValidator{dryRun: dry, reader: api, tenancy: ten}
-		fj := &musterv1.FleetJob{ObjectMeta: metav1.ObjectMeta{Name: "fj", Namespace: namespace}}
-		fj.Spec.Template.Spec.Template = fuzzPod(image, privileged, hostNetwork)
+		fj := builders.MakeFleetJob("fj", namespace).Pod(func(p *corev1.PodTemplateSpec) { *p = fuzzPod(image, privileged, hostNetwork) }).Obj()
 		got := judgeTwice(t, func() (admission.Warnings, error) { return v.ValidateCreate(t.Context(), fj.DeepCopy()) })
 		expectTenancy(t, got, namespace, enforce, privileged || hostNetwork)
 		// An update that keeps the template is refused only for its namespace.
@@ -167,7 +167,7 @@ func FuzzBroadcastJobValidator(f *testing.F) {
 		api := fuzzAPI{labels: map[string]string{psaapi.EnforceLevelLabel: enforce}}
 		ten, dry := fuzzTenancy(t, api)
 		v := broadcastJobValidator{dryRun: dry, tenancy: ten}
-		bj := &musterv1.BroadcastJob{ObjectMeta: metav1.ObjectMeta{Name: "bj", Namespace: namespace}}
+		bj := builders.MakeBroadcastJob("bj", namespace).Obj()
 		bj.Spec.Template = fuzzPod(image, privileged, hostNetwork)
 		got := judgeTwice(t, func() (admission.Warnings, error) { return v.ValidateCreate(t.Context(), bj.DeepCopy()) })
 		expectTenancy(t, got, namespace, enforce, privileged || hostNetwork)
@@ -228,7 +228,7 @@ func FuzzWorkValidator(f *testing.F) {
 	f.Add([]byte(`[`), []byte(`{}`), "", "{{")
 	f.Add([]byte(`{"kind":7}`), []byte(`null`), "x", "..")
 	f.Fuzz(func(t *testing.T, first, second []byte, kind, path string) {
-		w := &musterv1.Work{ObjectMeta: metav1.ObjectMeta{Name: "w", Namespace: musterv1.MemberNamespace("c1")}}
+		w := builders.MakeWork("w", "c1").Obj()
 		w.Spec.Manifests = []musterv1.Manifest{{RawExtension: runtime.RawExtension{Raw: first}}, {RawExtension: runtime.RawExtension{Raw: second}}}
 		w.Spec.FeedbackRules = []musterv1.FeedbackRule{{
 			Resource: musterv1.ResourceIdentifier{Kind: kind, Name: "a"}, Mode: musterv1.FeedbackJSONPaths,
@@ -254,14 +254,11 @@ func FuzzWorkloadSpreadValidator(f *testing.F) {
 	f.Add("team-a", "", "x", "101%", "-1", []byte(`{"spec":{"containers":"x"}}`))
 	f.Add("team-a", "job", "y", "60%", "50%", []byte(`[`))
 	f.Fuzz(func(t *testing.T, namespace, target, otherTarget, max1, max2 string, patch []byte) {
-		other := musterv1.WorkloadSpread{ObjectMeta: metav1.ObjectMeta{Name: "other", Namespace: namespace}}
-		other.Spec.TargetReference = musterv1.TargetReference{APIVersion: musterv1.GroupVersion.String(), Kind: "FleetJob", Name: otherTarget}
-		other.Spec.Subsets = []musterv1.WorkloadSpreadSubset{{Name: "all", ClusterAffinity: musterv1.ClusterAffinity{ClusterNames: []string{"c1"}}}}
-		api := fuzzAPI{spreads: []musterv1.WorkloadSpread{other}}
+		other := builders.MakeWorkloadSpread("other", namespace, otherTarget).Subset("all", "", "c1").Obj()
+		api := fuzzAPI{spreads: []musterv1.WorkloadSpread{*other}}
 		ten, dry := fuzzTenancy(t, api)
 		v := workloadSpreadValidator{reader: api, dryRun: dry, tenancy: ten}
-		ws := &musterv1.WorkloadSpread{ObjectMeta: metav1.ObjectMeta{Name: "ws", Namespace: namespace}}
-		ws.Spec.TargetReference = musterv1.TargetReference{APIVersion: musterv1.GroupVersion.String(), Kind: "FleetJob", Name: target}
+		ws := builders.MakeWorkloadSpread("ws", namespace, target).Obj()
 		a := musterv1.WorkloadSpreadSubset{Name: "a", ClusterAffinity: musterv1.ClusterAffinity{ClusterNames: []string{"c1"}}, Patch: &runtime.RawExtension{Raw: patch}}
 		b := musterv1.WorkloadSpreadSubset{Name: "b", ClusterAffinity: musterv1.ClusterAffinity{ClusterNames: []string{"c2"}}}
 		if max1 != "" {
