@@ -53,6 +53,10 @@ type Reconciler struct {
 	// BatchQuiet is the pause in a Job's changes after which they are handled without
 	// waiting out BatchPeriod (see rounds.Batching); zero waits BatchPeriod, as upstream.
 	BatchQuiet time.Duration
+	// RoundDone, when set, is told of every round that read a Job, once the round is over,
+	// with the Job as the round left it. It is a seam for tests, which wait on it to know
+	// that the controller has seen a change before they check that nothing came of it.
+	RoundDone func(*batchv1.Job)
 
 	clusters percluster.Store[*clusterReconciler]
 }
@@ -68,6 +72,8 @@ type clusterReconciler struct {
 	// refusals paces the status writes of Jobs after the API server refused one as
 	// invalid.
 	refusals *patch.Refusals
+	// roundDone is the Reconciler's RoundDone, or nothing.
+	roundDone func(*batchv1.Job)
 }
 
 func newClusterReconciler(cl cluster.Cluster, clk clock.PassiveClock, b rounds.Batching) *clusterReconciler {
@@ -91,7 +97,11 @@ func (r *Reconciler) batching() rounds.Batching {
 // SetupWithManager watches agent-managed Jobs and their pods in the local cluster only:
 // the provider's clusters are the hub, whose Jobs are not the agent's to run.
 func (r *Reconciler) SetupWithManager(mgr mcmanager.Manager) error {
-	r.clusters.New = func(cl cluster.Cluster) *clusterReconciler { return newClusterReconciler(cl, r.Clock, r.batching()) }
+	r.clusters.New = func(cl cluster.Cluster) *clusterReconciler {
+		c := newClusterReconciler(cl, r.Clock, r.batching())
+		c.roundDone = r.RoundDone
+		return c
+	}
 	return mcbuilder.ControllerManagedBy(mgr).
 		Named("job").
 		Watches(&batchv1.Job{}, r.jobChanges, percluster.EngageLocal, percluster.IgnoreProviders,
@@ -140,6 +150,7 @@ func (r *clusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		r.refusals.Forget(job.UID)
 	}
 	if !managedByAgent(job) {
+		r.done(job)
 		return ctrl.Result{}, nil
 	}
 	pods, err := r.pods(ctx, job)
@@ -148,6 +159,7 @@ func (r *clusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	}
 	if jobFinished(&job.Status) {
 		r.rounds.Forget(req.NamespacedName)
+		defer r.done(job)
 		return r.afterFinish(ctx, job, pods)
 	}
 	if !r.expectations.Satisfied(req.NamespacedName, pods) {
@@ -155,8 +167,16 @@ func (r *clusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		return ctrl.Result{RequeueAfter: expectationsTTL}, nil
 	}
 	result, err := r.sync(ctx, job, pods)
+	r.done(job)
 	if patch.Requeues(err) {
 		return patch.Requeue(err)
 	}
 	return result, err
+}
+
+// done tells RoundDone, if set, that a round of job is over.
+func (r *clusterReconciler) done(job *batchv1.Job) {
+	if r.roundDone != nil {
+		r.roundDone(job)
+	}
 }
