@@ -64,6 +64,11 @@ type Reconciler struct {
 	// they are handled sooner (default 0: they wait BatchPeriod). See rounds.Batching.
 	BatchPeriod time.Duration
 	BatchQuiet  time.Duration
+	// RoundDone, when set, is told of every round that read a job and acted on it, once
+	// the round is over, with the job as the round read it. It is a seam for tests, which
+	// wait on it to know that the controller has seen a change before they check that
+	// nothing came of it.
+	RoundDone func(*musterv1.BroadcastJob)
 
 	clusters percluster.Store[*clusterReconciler]
 }
@@ -76,6 +81,7 @@ type clusterReconciler struct {
 	Binding      Binding
 	expectations *expectations.Expectations
 	rounds       *rounds.Tracker
+	roundDone    func(*musterv1.BroadcastJob)
 	// refusals paces the writes of jobs after the API server refused one as invalid.
 	refusals *patch.Refusals
 }
@@ -108,7 +114,11 @@ func (r *Reconciler) SetupWithManager(mgr mcmanager.Manager) error {
 		r.BatchPeriod = DefaultBatchPeriod
 	}
 	b := rounds.Batching{Period: r.BatchPeriod, Quiet: r.BatchQuiet}
-	r.clusters.New = func(cl cluster.Cluster) *clusterReconciler { return newClusterReconciler(cl, r.Clock, r.Binding, b) }
+	r.clusters.New = func(cl cluster.Cluster) *clusterReconciler {
+		c := newClusterReconciler(cl, r.Clock, r.Binding, b)
+		c.roundDone = r.RoundDone
+		return c
+	}
 	return mcbuilder.ControllerManagedBy(mgr).
 		Named("broadcastjob").
 		Watches(&musterv1.BroadcastJob{}, r.jobChanges, percluster.EngageLocal, percluster.IgnoreProviders, mcbuilder.WithPredicates(memberLocal, jobSpecChanged)).
@@ -192,6 +202,12 @@ func (r *clusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	waiting := false
+	defer func() {
+		if !waiting && r.roundDone != nil {
+			r.roundDone(job)
+		}
+	}()
 	if job.Spec.Placement != nil || job.DeletionTimestamp != nil {
 		r.refusals.Forget(job.UID)
 		r.rounds.Forget(req.NamespacedName)
@@ -209,17 +225,12 @@ func (r *clusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	}
 	if !r.expectations.Satisfied(req.NamespacedName, pods) {
 		// The pod events that satisfy them requeue the job; the TTL bounds the wait.
+		waiting = true
 		return ctrl.Result{RequeueAfter: expectationsTTL}, nil
 	}
-	// Nodes and pods are read without copies (a round copying a large job's pods and
-	// nodes spent half its time doing so): nothing below changes them.
-	var nodeList corev1.NodeList
-	if err := r.Client.List(ctx, &nodeList, client.UnsafeDisableDeepCopy); err != nil {
-		return ctrl.Result{}, fmt.Errorf("listing nodes: %w", err)
-	}
-	nodes := make([]*corev1.Node, len(nodeList.Items))
-	for i := range nodeList.Items {
-		nodes[i] = &nodeList.Items[i]
+	nodes, err := r.nodes(ctx)
+	if err != nil {
+		return ctrl.Result{}, err
 	}
 
 	p := decide(observed{job: job, nodes: nodes, pods: pods, now: r.Clock.Now()})
@@ -260,6 +271,21 @@ func (r *clusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		}
 	}
 	return ctrl.Result{RequeueAfter: p.requeueAfter}, nil
+}
+
+// nodes lists the cluster's nodes. Nodes and pods are read without copies (a round
+// copying a large job's pods and nodes spent half its time doing so): nothing in a round
+// changes them.
+func (r *clusterReconciler) nodes(ctx context.Context) ([]*corev1.Node, error) {
+	var nodeList corev1.NodeList
+	if err := r.Client.List(ctx, &nodeList, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, fmt.Errorf("listing nodes: %w", err)
+	}
+	nodes := make([]*corev1.Node, len(nodeList.Items))
+	for i := range nodeList.Items {
+		nodes[i] = &nodeList.Items[i]
+	}
+	return nodes, nil
 }
 
 // pods lists the pods the job controls, found by its UID label. A BroadcastJob adopts no
