@@ -55,6 +55,11 @@ type Options struct {
 	// JobBatchPeriod, as upstream).
 	JobBatchPeriod time.Duration
 	JobBatchQuiet  time.Duration
+	// BroadcastJobBatchPeriod and BroadcastJobBatchQuiet are the same for the changes of a
+	// BroadcastJob's pods (default 200ms and 0: every change waits the period after the
+	// first of its batch).
+	BroadcastJobBatchPeriod time.Duration
+	BroadcastJobBatchQuiet  time.Duration
 }
 
 // NewOptions returns the defaults.
@@ -75,6 +80,8 @@ func NewOptions() *Options {
 		BroadcastJobBinding: broadcastjob.BindingAuto,
 		JobBatchPeriod:      time.Second,
 		JobBatchQuiet:       100 * time.Millisecond,
+
+		BroadcastJobBatchPeriod: broadcastjob.DefaultBatchPeriod,
 	}
 }
 
@@ -96,4 +103,6 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.JobWorkers, "job-workers", o.JobWorkers, "how many Jobs, and how many BroadcastJobs, are reconciled concurrently")
 	fs.DurationVar(&o.JobBatchPeriod, "job-batch-period", o.JobBatchPeriod, "longest wait of a change of a Job's pods for the round that handles it")
 	fs.DurationVar(&o.JobBatchQuiet, "job-batch-quiet", o.JobBatchQuiet, "pause in a Job's changes after which they are handled without waiting out the batch period; 0 always waits it")
+	fs.DurationVar(&o.BroadcastJobBatchPeriod, "broadcastjob-batch-period", o.BroadcastJobBatchPeriod, "longest wait of a change of a BroadcastJob's pods for the round that handles it")
+	fs.DurationVar(&o.BroadcastJobBatchQuiet, "broadcastjob-batch-quiet", o.BroadcastJobBatchQuiet, "pause in a BroadcastJob's pod changes after which they are handled without waiting out the batch period; 0 always waits it")
 }

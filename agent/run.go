@@ -133,7 +133,8 @@ func setupControllers(mgr mcmanager.Manager, hub cluster.Cluster, hubClient clie
 		setup func(mcmanager.Manager) error
 	}{
 		{"work-sync", (&worksync.Reconciler{Manager: mgr, HubCluster: HubClusterName, Cluster: clusterName, Workers: opts.WorkWorkers, Executor: executor}).SetupWithManager},
-		{"broadcastjob", (&broadcastjob.Reconciler{Manager: mgr, Clock: clock.RealClock{}, Workers: opts.JobWorkers, Binding: opts.BroadcastJobBinding}).SetupWithManager},
+		{"broadcastjob", (&broadcastjob.Reconciler{Manager: mgr, Clock: clock.RealClock{}, Workers: opts.JobWorkers, Binding: opts.BroadcastJobBinding,
+			BatchPeriod: opts.BroadcastJobBatchPeriod, BatchQuiet: opts.BroadcastJobBatchQuiet}).SetupWithManager},
 		{"job", (&job.Reconciler{Manager: mgr, Clock: clock.RealClock{}, Workers: opts.JobWorkers, BatchPeriod: opts.JobBatchPeriod, BatchQuiet: opts.JobBatchQuiet}).SetupWithManager},
 	} {
 		if err := c.setup(mgr); err != nil {

@@ -21,19 +21,17 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	mcbuilder "sigs.k8s.io/multicluster-runtime/pkg/builder"
-	mchandler "sigs.k8s.io/multicluster-runtime/pkg/handler"
 	mcmanager "sigs.k8s.io/multicluster-runtime/pkg/manager"
-	"sigs.k8s.io/multicluster-runtime/pkg/multicluster"
 	mcreconcile "sigs.k8s.io/multicluster-runtime/pkg/reconcile"
 
 	"github.com/musterhq/muster/agent/expectations"
 	"github.com/musterhq/muster/agent/percluster"
 	"github.com/musterhq/muster/agent/podcontrol"
+	"github.com/musterhq/muster/agent/rounds"
 	bcj "github.com/musterhq/muster/api/broadcastjob"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	bcjwrite "github.com/musterhq/muster/internal/broadcastjob"
@@ -61,6 +59,16 @@ type Reconciler struct {
 	Workers int
 	// Binding is how pods are put on their nodes (default BindingAuto).
 	Binding Binding
+	// BatchPeriod bounds how long a change of a job's pods waits for the round that handles
+	// it (default DefaultBatchPeriod); BatchQuiet is the pause in those changes after which
+	// they are handled sooner (default 0: they wait BatchPeriod). See rounds.Batching.
+	BatchPeriod time.Duration
+	BatchQuiet  time.Duration
+	// RoundDone, when set, is told of every round that read a job and acted on it, once
+	// the round is over, with the job as the round read it. It is a seam for tests, which
+	// wait on it to know that the controller has seen a change before they check that
+	// nothing came of it.
+	RoundDone func(*musterv1.BroadcastJob)
 
 	clusters percluster.Store[*clusterReconciler]
 }
@@ -72,18 +80,22 @@ type clusterReconciler struct {
 	Clock        clock.PassiveClock
 	Binding      Binding
 	expectations *expectations.Expectations
+	rounds       *rounds.Tracker
+	roundDone    func(*musterv1.BroadcastJob)
 	// refusals paces the writes of jobs after the API server refused one as invalid.
 	refusals *patch.Refusals
 }
 
-func newClusterReconciler(cl cluster.Cluster, clk clock.PassiveClock, binding Binding) *clusterReconciler {
+func newClusterReconciler(cl cluster.Cluster, clk clock.PassiveClock, binding Binding, b rounds.Batching) *clusterReconciler {
 	return &clusterReconciler{
 		Client:       cl.GetClient(),
 		Recorder:     cl.GetEventRecorder("muster-broadcastjob"),
 		Clock:        clk,
 		Binding:      binding,
 		expectations: expectations.New(expectationsTTL, clk.Now),
-		refusals:     &patch.Refusals{},
+		// Real time, as the work queue's: the tests' clock only moves by hand.
+		rounds:   rounds.New(b, clock.RealClock{}),
+		refusals: &patch.Refusals{},
 	}
 }
 
@@ -98,12 +110,20 @@ func (r *Reconciler) SetupWithManager(mgr mcmanager.Manager) error {
 	if r.Binding == "" {
 		r.Binding = BindingAuto
 	}
-	r.clusters.New = func(cl cluster.Cluster) *clusterReconciler { return newClusterReconciler(cl, r.Clock, r.Binding) }
+	if r.BatchPeriod <= 0 {
+		r.BatchPeriod = DefaultBatchPeriod
+	}
+	b := rounds.Batching{Period: r.BatchPeriod, Quiet: r.BatchQuiet}
+	r.clusters.New = func(cl cluster.Cluster) *clusterReconciler {
+		c := newClusterReconciler(cl, r.Clock, r.Binding, b)
+		c.roundDone = r.RoundDone
+		return c
+	}
 	return mcbuilder.ControllerManagedBy(mgr).
 		Named("broadcastjob").
-		For(&musterv1.BroadcastJob{}, percluster.EngageLocal, percluster.IgnoreProviders, mcbuilder.WithPredicates(memberLocal, jobSpecChanged)).
-		Watches(&corev1.Pod{}, podEvents, percluster.EngageLocal, percluster.IgnoreProviders).
-		Watches(&corev1.Node{}, unfinishedJobs, percluster.EngageLocal, percluster.IgnoreProviders, mcbuilder.WithPredicates(schedulingChanged)).
+		Watches(&musterv1.BroadcastJob{}, r.jobChanges, percluster.EngageLocal, percluster.IgnoreProviders, mcbuilder.WithPredicates(memberLocal, jobSpecChanged)).
+		Watches(&corev1.Pod{}, r.podEvents, percluster.EngageLocal, percluster.IgnoreProviders).
+		Watches(&corev1.Node{}, r.unfinishedJobs, percluster.EngageLocal, percluster.IgnoreProviders, mcbuilder.WithPredicates(schedulingChanged)).
 		WithOptions(controller.TypedOptions[mcreconcile.Request]{MaxConcurrentReconciles: max(r.Workers, 1)}).
 		Complete(r)
 }
@@ -115,11 +135,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 		return ctrl.Result{}, percluster.IgnoreGone(err)
 	}
 	return c.Reconcile(ctx, req.Request)
-}
-
-// podEvents maps a pod's changes to its job, batched (see podBatchPeriod).
-func podEvents(name multicluster.ClusterName, _ cluster.Cluster) handler.TypedEventHandler[client.Object, mcreconcile.Request] {
-	return mchandler.ForCluster(podsToJob(podBatchPeriod), name)
 }
 
 // memberLocal keeps BroadcastJobs without placement: a job with placement belongs to the
@@ -155,14 +170,6 @@ func nodeReady(n *corev1.Node) bool {
 	return false
 }
 
-// unfinishedJobs maps a node change to every member job of the node's cluster still
-// running.
-func unfinishedJobs(name multicluster.ClusterName, cl cluster.Cluster) handler.TypedEventHandler[client.Object, mcreconcile.Request] {
-	return mchandler.ForCluster(handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, _ client.Object) []reconcile.Request {
-		return unfinishedJobsIn(ctx, cl.GetClient())
-	}), name)
-}
-
 func unfinishedJobsIn(ctx context.Context, c client.Reader) []reconcile.Request {
 	var jobs musterv1.BroadcastJobList
 	if err := c.List(ctx, &jobs); err != nil {
@@ -179,22 +186,36 @@ func unfinishedJobsIn(ctx context.Context, c client.Reader) []reconcile.Request 
 	return reqs
 }
 
-// Reconcile brings one job's pods and status in line with its nodes.
+// Reconcile brings one job's pods and status in line with its nodes. A job whose pods'
+// changes still wait for their batched round goes back to wait for the rest.
 func (r *clusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	if wait := r.rounds.Wait(req.NamespacedName); wait > 0 {
+		return ctrl.Result{RequeueAfter: wait}, nil
+	}
+	r.rounds.Start(req.NamespacedName)
 	logger := log.FromContext(ctx)
 	job := &musterv1.BroadcastJob{}
 	if err := r.Client.Get(ctx, req.NamespacedName, job); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.expectations.Forget(req.NamespacedName)
+			r.rounds.Forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	waiting := false
+	defer func() {
+		if !waiting && r.roundDone != nil {
+			r.roundDone(job)
+		}
+	}()
 	if job.Spec.Placement != nil || job.DeletionTimestamp != nil {
 		r.refusals.Forget(job.UID)
+		r.rounds.Forget(req.NamespacedName)
 		return ctrl.Result{}, nil
 	}
 	if bcj.Finished(&job.Status) {
 		r.refusals.Forget(job.UID)
+		r.rounds.Forget(req.NamespacedName)
 		return r.deleteAfterTTL(ctx, job)
 	}
 
@@ -204,17 +225,12 @@ func (r *clusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	}
 	if !r.expectations.Satisfied(req.NamespacedName, pods) {
 		// The pod events that satisfy them requeue the job; the TTL bounds the wait.
+		waiting = true
 		return ctrl.Result{RequeueAfter: expectationsTTL}, nil
 	}
-	// Nodes and pods are read without copies (a round copying a large job's pods and
-	// nodes spent half its time doing so): nothing below changes them.
-	var nodeList corev1.NodeList
-	if err := r.Client.List(ctx, &nodeList, client.UnsafeDisableDeepCopy); err != nil {
-		return ctrl.Result{}, fmt.Errorf("listing nodes: %w", err)
-	}
-	nodes := make([]*corev1.Node, len(nodeList.Items))
-	for i := range nodeList.Items {
-		nodes[i] = &nodeList.Items[i]
+	nodes, err := r.nodes(ctx)
+	if err != nil {
+		return ctrl.Result{}, err
 	}
 
 	p := decide(observed{job: job, nodes: nodes, pods: pods, now: r.Clock.Now()})
@@ -255,6 +271,21 @@ func (r *clusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		}
 	}
 	return ctrl.Result{RequeueAfter: p.requeueAfter}, nil
+}
+
+// nodes lists the cluster's nodes. Nodes and pods are read without copies (a round
+// copying a large job's pods and nodes spent half its time doing so): nothing in a round
+// changes them.
+func (r *clusterReconciler) nodes(ctx context.Context) ([]*corev1.Node, error) {
+	var nodeList corev1.NodeList
+	if err := r.Client.List(ctx, &nodeList, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, fmt.Errorf("listing nodes: %w", err)
+	}
+	nodes := make([]*corev1.Node, len(nodeList.Items))
+	for i := range nodeList.Items {
+		nodes[i] = &nodeList.Items[i]
+	}
+	return nodes, nil
 }
 
 // pods lists the pods the job controls, found by its UID label. A BroadcastJob adopts no

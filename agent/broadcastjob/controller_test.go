@@ -72,7 +72,7 @@ func TestOnePodPerEligibleNodeThenComplete(t *testing.T) {
 	}
 	// A node that appears after completion gets nothing under completionPolicy Always.
 	f.node("late")
-	time.Sleep(500 * time.Millisecond)
+	f.observed(j)
 	if pods := f.pods(); len(pods) != 2 {
 		t.Errorf("a completed job created pods on a new node: %v", keys(pods))
 	}
@@ -104,7 +104,7 @@ func TestParallelismPercentIsNeverExceeded(t *testing.T) {
 		slices.Sort(running)
 		f.finish(running[0], corev1.PodSucceeded)
 		finished++
-		time.Sleep(20 * time.Millisecond)
+		f.observed(j)
 		if n := countActive(f.pods()); n > 3 {
 			t.Fatalf("%d pods active with parallelism 25%% of 10", n)
 		}
@@ -180,7 +180,7 @@ func TestPauseOnFailureIsPersistedAndResumes(t *testing.T) {
 		return got.Spec.Paused && got.Status.Phase == musterv1.BroadcastJobPausedPh && c.Reason == musterv1.BroadcastJobReasonPausedOnFailure,
 			fmt.Sprintf("paused %v phase %s condition %+v", got.Spec.Paused, got.Status.Phase, c)
 	})
-	time.Sleep(300 * time.Millisecond)
+	f.observed(j)
 	if pods := f.pods(); len(pods) != 1 {
 		t.Fatalf("a paused job created pods: %v", keys(pods))
 	}
@@ -224,7 +224,7 @@ func TestPausedDeletesNothingUntilResumed(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.waitForStatus(j, musterv1.BroadcastJobPausedPh, musterv1.BroadcastCounts{Desired: 1, Active: 2})
-	time.Sleep(300 * time.Millisecond)
+	f.observed(j)
 	if pods := f.pods(); len(pods) != 2 {
 		t.Fatalf("a paused job deleted the pod of a node that disappeared: pods on %v", keys(pods))
 	}
@@ -337,9 +337,7 @@ func TestTTLDeletesTheFinishedJob(t *testing.T) {
 	f.waitForPods("a")
 	f.finish("a", corev1.PodSucceeded)
 	f.waitForStatus(j, musterv1.BroadcastJobCompleted, musterv1.BroadcastCounts{Desired: 1, Succeeded: 1})
-	time.Sleep(200 * time.Millisecond)
-	f.touch(j)
-	time.Sleep(300 * time.Millisecond)
+	f.observed(j)
 	f.get(j) // still there before the TTL
 	clock.Step(61 * time.Second)
 	f.touch(j)
@@ -418,7 +416,8 @@ func TestTerminateAnnotationWakesTheJob(t *testing.T) {
 	f.waitForPods("a")
 	f.waitForStatus(j, musterv1.BroadcastJobRunning, musterv1.BroadcastCounts{Desired: 1, Active: 1})
 	// Let the passes the pod's creation queued run first, so that only the annotation can
-	// wake the job.
+	// wake the job. The sleep does not stand for an observation: it outlasts the batch
+	// period of those passes (200ms), after which nothing else is queued.
 	time.Sleep(time.Second)
 
 	cur := f.get(j)

@@ -43,11 +43,19 @@ type backoffStore struct {
 
 func newBackoffStore() *backoffStore { return &backoffStore{records: map[types.UID]backoffRecord{}} }
 
-// update folds pods that finished since the last update into the job's record, in the
-// order they finished: a success resets the count, a failure adds one.
+// update folds pods that finished since the last update into the job's record and stores
+// it (see fold).
 func (s *backoffStore) update(uid types.UID, succeeded, failed []*corev1.Pod) backoffRecord {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	r := s.records[uid].fold(succeeded, failed)
+	s.records[uid] = r
+	return r
+}
+
+// fold is the record with pods that finished since folded in, in the order they
+// finished: a success resets the count, a failure adds one.
+func (r backoffRecord) fold(succeeded, failed []*corev1.Pod) backoffRecord {
 	type event struct {
 		at     time.Time
 		failed bool
@@ -60,7 +68,6 @@ func (s *backoffStore) update(uid types.UID, succeeded, failed []*corev1.Pod) ba
 		events = append(events, event{at: finishedAt(p), failed: true})
 	}
 	slices.SortStableFunc(events, func(a, b event) int { return a.at.Compare(b.at) })
-	r := s.records[uid]
 	for _, e := range events {
 		if !e.failed {
 			r = backoffRecord{}
@@ -71,8 +78,13 @@ func (s *backoffStore) update(uid types.UID, succeeded, failed []*corev1.Pod) ba
 			r.lastFailure = e.at
 		}
 	}
-	s.records[uid] = r
 	return r
+}
+
+func (s *backoffStore) set(uid types.UID, r backoffRecord) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.records[uid] = r
 }
 
 func (s *backoffStore) get(uid types.UID) backoffRecord {

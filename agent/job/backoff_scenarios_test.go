@@ -92,7 +92,7 @@ func TestIgnoredFailureStillWaitsForTheBackoff(t *testing.T) {
 		}
 		return true, ""
 	})
-	time.Sleep(300 * time.Millisecond)
+	f.observed(j)
 	if n := len(f.running()); n != 0 {
 		t.Fatalf("replaced before the 10s backoff: %d running", n)
 	}

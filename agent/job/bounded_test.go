@@ -49,19 +49,6 @@ func indexedRound(completions, parallelism int32, done int) (*batchv1.Job, []*co
 	return job, pods
 }
 
-// decideRound is the pure part of one reconcile: what sync does between reading the pods
-// and writing.
-func decideRound(job *batchv1.Job, pods []*corev1.Pod, now time.Time) ([]*corev1.Pod, []int) {
-	status := job.Status.DeepCopy()
-	t := countFinished(job, status, pods)
-	active := slices.DeleteFunc(slices.Clone(pods), func(p *corev1.Pod) bool { return !podActive(p) })
-	retry, keep := retries(job, pods, t)
-	end := decideEnd(job, status, pods, t, int32(len(active)), now)
-	record(job, status, pods, t, end, keep)
-	toDelete, toCreate, _ := plan(job, t, active, pods, backoffRecord{}, retry, now)
-	return toDelete, toCreate
-}
-
 // TestRoundBoundedByParallelism: a job may ask for 2^31-1 completions, as the built-in
 // Job allows; one round must still cost what its parallelism costs. Before the index set
 // kept runs and the search stopped at the pods it needs, this round walked (and listed)
@@ -72,10 +59,10 @@ func TestRoundBoundedByParallelism(t *testing.T) {
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
-		_, create := decideRound(job, pods, time.Now())
+		p := decideRound(job, pods, backoffRecord{}, time.Now())
 		runtime.ReadMemStats(&after)
-		if want := []int{1005}; !slices.Equal(create, want) {
-			t.Errorf("completions %d: creates %v, want %v", completions, create, want)
+		if want := []int{1005}; !slices.Equal(p.create, want) {
+			t.Errorf("completions %d: creates %v, want %v", completions, p.create, want)
 		}
 		// The counter is the process's, and the suite's controllers run beside this test,
 		// so the bound leaves room for them; walking 2^31 indexes allocated gigabytes.
@@ -131,7 +118,7 @@ func BenchmarkIndexedRound(b *testing.B) {
 			now := time.Now()
 			b.ReportAllocs()
 			for b.Loop() {
-				decideRound(job, pods, now)
+				decideRound(job, pods, backoffRecord{}, now)
 			}
 		})
 	}

@@ -2,7 +2,6 @@ package job_test
 
 import (
 	"testing"
-	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -23,7 +22,7 @@ func TestParallelismOneRunsCompletionsOneAtATime(t *testing.T) {
 func TestZeroParallelismStartsNothing(t *testing.T) {
 	f := newFixture(t)
 	j := f.job(ptr.To[int32](0), ptr.To[int32](3))
-	time.Sleep(500 * time.Millisecond)
+	f.observed(j)
 	got := f.get(j)
 	if len(f.pods(true)) != 0 || jobFinishedOrEnding(got) || got.Status.StartTime == nil {
 		t.Errorf("parallelism 0: %d pods, conditions %s, startTime %v", len(f.pods(true)), conditions(got), got.Status.StartTime)

@@ -59,7 +59,7 @@ func TestCompletionsUnsetEndsAfterFirstSuccessAndTheRestFinish(t *testing.T) {
 	pods := f.waitRunning(3)
 	f.finish(pods[0], corev1.PodSucceeded, 0)
 	f.waitStatus(j, counts{Active: 2, Succeeded: 1})
-	time.Sleep(200 * time.Millisecond)
+	f.observed(j)
 	if n := len(f.running()); n != 2 {
 		t.Fatalf("%d running after the first success; no new pod may start", n)
 	}
@@ -81,7 +81,7 @@ func TestManyPodsAtOnceAreNeverOverCreated(t *testing.T) {
 	j := f.job(ptr.To[int32](40), ptr.To[int32](100))
 	f.waitRunning(40)
 	f.waitStatus(j, counts{Active: 40})
-	time.Sleep(300 * time.Millisecond)
+	f.observed(j)
 	if n := len(f.pods(true)); n != 40 {
 		t.Fatalf("%d pods for parallelism 40", n)
 	}
@@ -101,7 +101,7 @@ func TestFailedPodIsReplacedAfterBackoffThatDoubles(t *testing.T) {
 	first := f.waitRunning(1)
 	f.finish(first[0], corev1.PodFailed, 1)
 	f.waitStatus(j, counts{Failed: 1})
-	time.Sleep(300 * time.Millisecond)
+	f.observed(j)
 	if n := len(f.running()); n != 0 {
 		t.Fatalf("replaced before the 10s backoff: %d running", n)
 	}
@@ -111,8 +111,7 @@ func TestFailedPodIsReplacedAfterBackoffThatDoubles(t *testing.T) {
 	f.finish(second[0], corev1.PodFailed, 1)
 	f.waitStatus(j, counts{Failed: 2})
 	clock.Step(11 * time.Second)
-	f.touch(j)
-	time.Sleep(300 * time.Millisecond)
+	f.observed(j)
 	if n := len(f.running()); n != 0 {
 		t.Fatalf("second failure: replaced after 11s, the backoff is 20s")
 	}
@@ -437,7 +436,7 @@ func TestPodReplacementPolicyFailedWaitsForTheFinalPhase(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.waitStatus(j, counts{Terminating: 1})
-	time.Sleep(300 * time.Millisecond)
+	f.observed(j)
 	if n := len(f.running()); n != 0 {
 		t.Fatalf("replaced while the old pod terminates")
 	}
@@ -483,7 +482,7 @@ func TestTTLDeletesTheFinishedJob(t *testing.T) {
 	pods := f.waitRunning(1)
 	f.finish(pods[0], corev1.PodSucceeded, 0)
 	f.waitCondition(j, batchv1.JobComplete, "")
-	time.Sleep(300 * time.Millisecond)
+	f.observed(j)
 	if _, err := f.tryGet(j); err != nil {
 		t.Fatalf("deleted before its TTL: %v", err)
 	}
@@ -502,7 +501,10 @@ func TestJobsOfOtherControllersAreLeftAlone(t *testing.T) {
 		j.Name = "other"
 		j.Spec.ManagedBy = ptr.To("example.com/other")
 	})
-	time.Sleep(time.Second)
+	// The controller sees Jobs in the order they came: once it has handled one of its own
+	// created after them (with no pods to start), it has seen and passed over the others.
+	marker := f.job(ptr.To[int32](0), ptr.To[int32](1), func(j *batchv1.Job) { j.Name = "marker" })
+	f.observed(marker)
 	if n := len(f.pods(true)); n != 0 {
 		t.Fatalf("%d pods for jobs the agent does not manage", n)
 	}

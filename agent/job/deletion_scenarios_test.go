@@ -2,7 +2,6 @@ package job_test
 
 import (
 	"testing"
-	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -39,7 +38,7 @@ func TestForegroundDeletionReleasesPodsAndStartsNone(t *testing.T) {
 		}
 		return true, ""
 	})
-	time.Sleep(300 * time.Millisecond)
+	f.observed(j)
 	if n := len(f.pods(true)); n > 2 {
 		t.Fatalf("%d pods for a job being deleted", n)
 	}

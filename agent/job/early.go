@@ -3,14 +3,12 @@ package job
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // replaceEarly creates the pods that take the place of pods that succeeded, while the
@@ -18,10 +16,10 @@ import (
 // come. A slot a pod freed is then filled Quiet after the pod is seen to finish (so that a
 // failure close behind still holds new pods back, as in one round), not only once a
 // Job's changes pause or a Period passed; the pod writes are the same, the status writes
-// still one per round. It does only what a round would do first and the same way (the
-// built-in controller too creates before it writes the status): anything else — a
-// failure, which may hold new pods back or end the Job, pods to delete, a Job that ends,
-// is suspended or being deleted — is the round's.
+// still one per round. It does only what a round would do first, as the round decides it
+// (decideRound; the built-in controller too creates before it writes the status):
+// anything else — a failure, which may hold new pods back or end the Job, pods to delete,
+// a Job that ends, is suspended or being deleted — is the round's.
 //
 // It reports whether the Job's last pod writes are not all seen yet, which holds new pods
 // back until they are.
@@ -51,31 +49,14 @@ func (r *clusterReconciler) replaceEarly(ctx context.Context, req ctrl.Request) 
 	return false, err
 }
 
-// replacements are the pods a round would create for a running job whose pods only
+// replacements are the pods the round would create for a running job whose pods only
 // succeeded since its status was last written, and none when the round has more to do
-// than create pods.
+// than create pods. The round's decision is decideRound's; the backoff it folds is not
+// stored here, as the round folds the same pods again.
 func replacements(job *batchv1.Job, pods []*corev1.Pod, backoff backoffRecord, now time.Time) ([]int, map[int]indexRetry) {
-	status := job.Status.DeepCopy()
-	settle(job, status, pods, nil)
-	t := countFinished(job, status, pods)
-	if len(t.newSucceeded) == 0 || len(t.newFailed)+len(t.newIgnored) > 0 {
+	p := decideRound(job, pods, backoff, now)
+	if !p.onlyReplaces() {
 		return nil, nil
 	}
-	activePods := slices.DeleteFunc(slices.Clone(pods), func(p *corev1.Pod) bool { return !podActive(p) })
-	if decideEnd(job, status, pods, t, int32(len(activePods)), now) != nil {
-		return nil, nil
-	}
-	retry, _ := retries(job, pods, t)
-	toDelete, toCreate, _ := plan(job, t, activePods, pods, backoff, retry, now)
-	if len(toDelete) > 0 {
-		return nil, nil
-	}
-	return toCreate, retry
-}
-
-// justSucceeded: the pod's update is its success, which frees its slot for another pod.
-func justSucceeded(old, updated client.Object) bool {
-	o, ok1 := old.(*corev1.Pod)
-	u, ok2 := updated.(*corev1.Pod)
-	return ok1 && ok2 && podActive(o) && u.Status.Phase == corev1.PodSucceeded
+	return p.create, p.retry
 }

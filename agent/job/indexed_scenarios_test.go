@@ -31,7 +31,7 @@ func TestIndexedCompletesOnlyWhenEveryIndexSucceeded(t *testing.T) {
 	j := f.job(ptr.To[int32](2), ptr.To[int32](2), indexedMode)
 	pods := f.waitRunning(2)
 	f.finish(pods[0], corev1.PodSucceeded, 0)
-	time.Sleep(300 * time.Millisecond)
+	f.observed(j)
 	if hasCondition(f.get(j), batchv1.JobSuccessCriteriaMet) {
 		t.Fatal("one of two indexes met the success criteria")
 	}
@@ -73,7 +73,8 @@ func TestDuplicatePodOfAnIndexIsRemoved(t *testing.T) {
 	j := f.job(ptr.To[int32](1), ptr.To[int32](1), indexedMode)
 	pods := f.waitRunning(1)
 	// A second, newer pod for index 0, as a restarted controller might find; the older
-	// one stays (creation times have a one-second grain).
+	// one stays. The sleep drives the pods' ages, not the test's wait: creation times have
+	// a one-second grain, and the API server sets them.
 	time.Sleep(1100 * time.Millisecond)
 	dup := pods[0].DeepCopy()
 	dup.ObjectMeta = metav1.ObjectMeta{

@@ -17,7 +17,7 @@ func TestBackoffLimitPerIndexRetriesAfterTheIndexBackoff(t *testing.T) {
 	})
 	pods := f.waitRunning(1)
 	f.finish(pods[0], corev1.PodFailed, 1)
-	time.Sleep(500 * time.Millisecond)
+	f.observed(j)
 	if n := len(f.running()); n != 0 {
 		t.Fatal("index retried before its backoff")
 	}
@@ -34,7 +34,7 @@ func TestBackoffLimitPerIndexKeepsTheFailedPodUntilItsReplacementExists(t *testi
 	})
 	pods := f.waitRunning(1)
 	f.finish(pods[0], corev1.PodFailed, 1)
-	time.Sleep(500 * time.Millisecond)
+	f.observed(j)
 	held := false
 	for _, p := range f.pods(true) {
 		if p.UID == pods[0].UID && len(p.Finalizers) > 0 {
@@ -72,8 +72,7 @@ func TestBackoffLimitPerIndexLetsOtherIndexesFinish(t *testing.T) {
 	f.finish(byIndex["0"], corev1.PodFailed, 1)
 	f.waitStatus(j, counts{Active: 2, Failed: 1, FailedIndexes: "0"})
 	clock.Step(time.Minute)
-	f.touch(j)
-	time.Sleep(300 * time.Millisecond)
+	f.observed(j)
 	if n := len(f.running()); n != 2 {
 		t.Fatalf("a failed index was retried: %d running", n)
 	}
@@ -120,7 +119,7 @@ func TestIgnoredFailureOfAnIndexStillWaitsForTheBackoff(t *testing.T) {
 	})
 	pods := f.waitRunning(1)
 	f.finish(pods[0], corev1.PodFailed, 42)
-	time.Sleep(500 * time.Millisecond)
+	f.observed(j)
 	if n := len(f.running()); n != 0 {
 		t.Fatalf("index retried before its backoff: %d running", n)
 	}

@@ -1,8 +1,10 @@
 package job_test
 
 import (
+	"fmt"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 )
 
@@ -14,7 +16,17 @@ func TestStatusWriteRefusedAsInvalidIsRetriedWithBackoff(t *testing.T) {
 	f := newFixture(t)
 	env.RefuseStatusWrites(t, f.ns, "batch", "jobs", "refused by the test")
 	j := f.job(ptr.To[int32](2), ptr.To[int32](4))
-	pods := f.waitRunning(2)
+	// The status holds no count of the pods (its writes are refused): a round that saw the
+	// Job after its pods came says the controller is done creating.
+	var pods []corev1.Pod
+	f.eventually("2 running pods", func() (bool, string) {
+		pods = f.running()
+		return len(pods) == 2, fmt.Sprintf("%d running", len(pods))
+	})
+	f.observed(j)
+	if n := len(f.running()); n != 2 {
+		t.Fatalf("%d pods running, want 2", n)
+	}
 	// Changes that each bring the Job back for a round that writes its status: a pod
 	// turning ready or not (status.ready), and the Job's annotations.
 	flips := 0

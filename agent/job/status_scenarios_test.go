@@ -22,8 +22,7 @@ func TestCounterNeverDecreasesWhenPodsGoAfterTheEnd(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	f.touch(j)
-	time.Sleep(500 * time.Millisecond)
+	f.observed(j)
 	if got := countsOf(&f.get(j).Status); got != (counts{Succeeded: 2}) {
 		t.Errorf("after the pods went: %+v", got)
 	}

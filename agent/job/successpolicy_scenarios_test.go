@@ -2,7 +2,6 @@ package job_test
 
 import (
 	"testing"
-	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -20,7 +19,7 @@ func TestSuccessPolicyIndexesAndCountTogether(t *testing.T) {
 			f.finish(p, corev1.PodSucceeded, 0)
 		}
 	}
-	time.Sleep(300 * time.Millisecond)
+	f.observed(j)
 	if hasCondition(f.get(j), batchv1.JobSuccessCriteriaMet) {
 		t.Fatal("index 3 is outside the rule's indexes but counted")
 	}
@@ -39,7 +38,7 @@ func TestSuccessPolicyWithSucceededCount(t *testing.T) {
 	})
 	pods := f.waitRunning(4)
 	f.finish(pods[0], corev1.PodSucceeded, 0)
-	time.Sleep(300 * time.Millisecond)
+	f.observed(j)
 	if got := f.get(j); jobFinishedOrEnding(got) {
 		t.Fatalf("one success met a rule asking for two: %s", conditions(got))
 	}

@@ -4,13 +4,16 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -42,9 +45,35 @@ const (
 // kube-controller-manager: tests play the kubelet by setting pod phases.
 func TestMain(m *testing.M) {
 	os.Exit(envtest.MainMulticluster(m, &env, func(mgr mcmanager.Manager) error {
-		r := &job.Reconciler{Manager: mgr, Clock: clock, Workers: 4, BatchPeriod: batchPeriod, BatchQuiet: batchQuiet}
+		r := &job.Reconciler{Manager: mgr, Clock: clock, Workers: 4, BatchPeriod: batchPeriod, BatchQuiet: batchQuiet, RoundDone: seen.roundDone}
 		return r.SetupWithManager(mgr)
 	}))
+}
+
+// seen is the latest resourceVersion of each Job that a round of the controller read and
+// finished with.
+var seen = &roundsSeen{versions: map[types.NamespacedName]int64{}}
+
+type roundsSeen struct {
+	mu       sync.Mutex
+	versions map[types.NamespacedName]int64
+}
+
+func (s *roundsSeen) roundDone(j *batchv1.Job) {
+	v, err := strconv.ParseInt(j.ResourceVersion, 10, 64)
+	if err != nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	key := client.ObjectKeyFromObject(j)
+	s.versions[key] = max(s.versions[key], v)
+}
+
+func (s *roundsSeen) version(key types.NamespacedName) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.versions[key]
 }
 
 type fixture struct {
@@ -128,20 +157,51 @@ func (f *fixture) eventually(what string, cond func() (bool, string)) {
 	envtest.Eventually(f.t, what, cond)
 }
 
-// waitRunning waits until exactly n pods run.
+// waitRunning waits until exactly n pods run and the status of every Job in the namespace
+// counts the running pods it controls: the round that wrote it saw them, so the
+// controller is done creating (a round that created more would count them too).
 func (f *fixture) waitRunning(n int) []corev1.Pod {
 	f.t.Helper()
 	var pods []corev1.Pod
-	f.eventually(fmt.Sprintf("%d running pods", n), func() (bool, string) {
+	f.eventually(fmt.Sprintf("%d running pods, as their Jobs count them", n), func() (bool, string) {
 		pods = f.running()
-		return len(pods) == n, fmt.Sprintf("%d running", len(pods))
+		if len(pods) != n {
+			return false, fmt.Sprintf("%d running", len(pods))
+		}
+		var jobs batchv1.JobList
+		if err := env.Client.List(f.t.Context(), &jobs, client.InNamespace(f.ns)); err != nil {
+			return false, err.Error()
+		}
+		for _, j := range jobs.Items {
+			var controlled int32
+			for _, p := range pods {
+				if ref := metav1.GetControllerOf(&p); ref != nil && ref.UID == j.UID {
+					controlled++
+				}
+			}
+			if ptr.Deref(j.Spec.ManagedBy, "") == musterv1.AgentManagedBy && j.Status.Active != controlled {
+				return false, fmt.Sprintf("%d running, Job %s counts %d active of its %d", n, j.Name, j.Status.Active, controlled)
+			}
+		}
+		return true, ""
 	})
-	// The controller may still be creating: give it a moment and check nothing more came.
-	time.Sleep(150 * time.Millisecond)
-	if got := f.running(); len(got) != n {
-		f.t.Fatalf("%d pods running, want %d", len(got), n)
-	}
 	return pods
+}
+
+// observed makes the controller look at the job again and waits until one of its rounds
+// that read the job as it is now (or later) is over: anything the changes made so far
+// would cause, that round has done.
+func (f *fixture) observed(j *batchv1.Job) {
+	f.t.Helper()
+	f.touch(j)
+	rv, err := strconv.ParseInt(f.get(j).ResourceVersion, 10, 64)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	key := client.ObjectKeyFromObject(j)
+	f.eventually("a round of the controller that saw the job touched", func() (bool, string) {
+		return seen.version(key) >= rv, fmt.Sprintf("seen version %d, want %d", seen.version(key), rv)
+	})
 }
 
 // finish plays the kubelet for one pod.

@@ -22,7 +22,7 @@ func TestSuspendWhileBackingOffCreatesNothingOnResumeUntilBackoffEnds(t *testing
 	f.patchJob(j, func(j *batchv1.Job) { j.Spec.Suspend = ptr.To(true) })
 	f.waitCondition(j, batchv1.JobSuspended, "")
 	f.patchJob(j, func(j *batchv1.Job) { j.Spec.Suspend = ptr.To(false) })
-	time.Sleep(300 * time.Millisecond)
+	f.observed(j)
 	if n := len(f.running()); n != 0 {
 		t.Fatal("resuming skipped the failure backoff")
 	}
@@ -49,8 +49,7 @@ func TestSuspendedJobDoesNotRunOutItsDeadline(t *testing.T) {
 	})
 	f.waitCondition(j, batchv1.JobSuspended, "")
 	clock.Step(time.Minute)
-	f.touch(j)
-	time.Sleep(300 * time.Millisecond)
+	f.observed(j)
 	if got := f.get(j); jobFinishedOrEnding(got) {
 		t.Fatalf("a suspended job hit its deadline: %s", conditions(got))
 	}
@@ -58,8 +57,7 @@ func TestSuspendedJobDoesNotRunOutItsDeadline(t *testing.T) {
 	f.patchJob(j, func(j *batchv1.Job) { j.Spec.Suspend = ptr.To(false) })
 	f.waitRunning(1)
 	clock.Step(20 * time.Second)
-	f.touch(j)
-	time.Sleep(300 * time.Millisecond)
+	f.observed(j)
 	if got := f.get(j); jobFinishedOrEnding(got) {
 		t.Fatalf("failed 20s after the resume with a 30s deadline: %s", conditions(got))
 	}
@@ -106,7 +104,7 @@ func TestJobBeingDeletedIsNotReportedSuspended(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.patchJob(j, func(j *batchv1.Job) { j.Spec.Suspend = ptr.To(true) })
-	time.Sleep(time.Second)
+	f.observed(j)
 	if got := f.get(j); hasCondition(got, batchv1.JobSuspended) {
 		t.Errorf("a Job being deleted got a Suspended condition: %s", conditions(got))
 	}

@@ -1,4 +1,4 @@
-package job
+package rounds
 
 import (
 	"testing"
@@ -8,14 +8,17 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 )
 
+// t0 is the tables' clock: a fixed instant, so that waits are exact.
+var t0 = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+
 func ms(n int) time.Duration { return time.Duration(n) * time.Millisecond }
 
 func TestRoundAt(t *testing.T) {
-	b := batching{Period: time.Second, Quiet: ms(100)}
+	b := Batching{Period: time.Second, Quiet: ms(100)}
 	long := -time.Hour // no round for long
 	for _, tc := range []struct {
 		name                      string
-		b                         batching
+		b                         Batching
 		first, last, beforeLatest time.Duration
 		want                      time.Duration
 	}{
@@ -25,8 +28,8 @@ func TestRoundAt(t *testing.T) {
 		{name: "a change just before the deadline does not move it", b: b, beforeLatest: long, first: ms(200), last: ms(1150), want: ms(1200)},
 		{name: "a change soon after two rounds waits a Period from the earlier", b: b, beforeLatest: ms(-300), want: ms(700)},
 		{name: "a change a Period after the round before the latest is handled after Quiet", b: b, beforeLatest: ms(-1000), want: ms(100)},
-		{name: "with Quiet equal to Period, every change waits Period, as upstream", b: batching{Period: time.Second, Quiet: time.Second}, beforeLatest: long, first: ms(300), last: ms(300), want: ms(1300)},
-		{name: "a Quiet longer than Period is capped by it", b: batching{Period: ms(500), Quiet: time.Second}, beforeLatest: long, last: ms(100), want: ms(500)},
+		{name: "with Quiet equal to Period, every change waits Period, as upstream", b: Batching{Period: time.Second, Quiet: time.Second}, beforeLatest: long, first: ms(300), last: ms(300), want: ms(1300)},
+		{name: "a Quiet longer than Period is capped by it", b: Batching{Period: ms(500), Quiet: time.Second}, beforeLatest: long, last: ms(100), want: ms(500)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := tc.b.roundAt(t0.Add(tc.first), t0.Add(tc.last), t0.Add(tc.beforeLatest))
@@ -37,12 +40,12 @@ func TestRoundAt(t *testing.T) {
 	}
 }
 
-// A Job's rounds on a clock the test moves: each step happens at its time (ms from the
-// start), and the wait the queue is told, or finds when it takes the Job, is checked.
+// An object's rounds on a clock the test moves: each step happens at its time (ms from the
+// start), and the wait the queue is told, or finds when it takes the object, is checked.
 func TestRounds(t *testing.T) {
 	type step struct {
 		at   int
-		do   string // changed, urgent, take (the queue hands the Job to a worker), forget
+		do   string // changed, urgent, take (the queue hands the object to a worker), forget
 		wait int    // for changed: the wait until the round; for take: the wait left, 0 runs the round
 	}
 	for _, tc := range []struct {
@@ -55,7 +58,7 @@ func TestRounds(t *testing.T) {
 		{name: "a Job taken with nothing pending runs at once (its own requeue)", steps: []step{
 			{at: 0, do: "take", wait: 0},
 		}},
-		{name: "a later change sends the Job back to wait for the rest", steps: []step{
+		{name: "a later change sends the object back to wait for the rest", steps: []step{
 			{at: 0, do: "changed", wait: 100}, {at: 60, do: "changed", wait: 100},
 			{at: 100, do: "take", wait: 60}, {at: 160, do: "take", wait: 0},
 		}},
@@ -85,44 +88,69 @@ func TestRounds(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			clk := clocktesting.NewFakePassiveClock(t0)
-			r := newRounds(batching{Period: time.Second, Quiet: ms(100)}, clk)
+			r := New(Batching{Period: time.Second, Quiet: ms(100)}, clk)
 			key := types.NamespacedName{Namespace: "ns", Name: "j"}
 			for _, s := range tc.steps {
 				clk.SetTime(t0.Add(ms(s.at)))
 				switch s.do {
 				case "changed":
-					if got := r.changed(key); got != ms(s.wait) {
+					if got := r.Changed(key); got != ms(s.wait) {
 						t.Errorf("+%dms changed: wait %v, want %v", s.at, got, ms(s.wait))
 					}
 				case "urgent":
-					r.urgent(key)
+					r.Urgent(key)
 				case "take":
-					got := r.wait(key)
+					got := r.Wait(key)
 					if got != ms(s.wait) {
 						t.Errorf("+%dms taken: wait %v, want %v", s.at, got, ms(s.wait))
 					}
 					if got == 0 {
-						r.start(key)
+						r.Start(key)
 					}
 				case "forget":
-					r.forget(key)
+					r.Forget(key)
 				}
 			}
 		})
 	}
 }
 
-// The rounds hold only the Jobs that are running: a Job forgotten once gone or finished
+// The rounds hold only the objects that are running: a Job forgotten once gone or finished
 // leaves nothing behind.
 func TestRoundsForgetJobs(t *testing.T) {
-	r := newRounds(batching{Period: time.Second, Quiet: ms(100)}, clocktesting.NewFakePassiveClock(t0))
+	r := New(Batching{Period: time.Second, Quiet: ms(100)}, clocktesting.NewFakePassiveClock(t0))
 	for _, name := range []string{"a", "b"} {
 		key := types.NamespacedName{Namespace: "ns", Name: name}
-		r.changed(key)
-		r.start(key)
-		r.forget(key)
+		r.Changed(key)
+		r.Start(key)
+		r.Forget(key)
 	}
-	if len(r.jobs) != 0 {
-		t.Errorf("the rounds hold %d Jobs after they were forgotten", len(r.jobs))
+	if r.Len() != 0 {
+		t.Errorf("the rounds hold %d Jobs after they were forgotten", r.Len())
+	}
+}
+
+// A Quiet of zero means a fixed wait of Period after the first change, as upstream and as
+// the BroadcastJob controller always did; the bound on two rounds per Period never holds
+// such a round back.
+func TestZeroQuietWaitsPeriodAfterTheFirstChange(t *testing.T) {
+	clk := clocktesting.NewFakePassiveClock(t0)
+	r := New(Batching{Period: ms(200)}, clk)
+	key := types.NamespacedName{Namespace: "ns", Name: "j"}
+	for _, s := range []struct{ at, want int }{{0, 200}, {50, 150}, {199, 1}} {
+		clk.SetTime(t0.Add(ms(s.at)))
+		if got := r.Changed(key); got != ms(s.want) {
+			t.Errorf("+%dms changed: wait %v, want %v", s.at, got, ms(s.want))
+		}
+	}
+	// Rounds in quick succession (the job's own changes, its nodes) do not hold the next
+	// batch back beyond Period after its first change.
+	for _, at := range []int{200, 210, 220} {
+		clk.SetTime(t0.Add(ms(at)))
+		r.Start(key)
+	}
+	clk.SetTime(t0.Add(ms(230)))
+	if got := r.Changed(key); got != ms(200) {
+		t.Errorf("a change after three rounds: wait %v, want 200ms", got)
 	}
 }
