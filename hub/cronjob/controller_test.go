@@ -11,8 +11,8 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	cronapi "github.com/musterhq/muster/api/cronjob"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
-	"github.com/musterhq/muster/hub/cronjob"
 )
 
 func TestDueSlotCreatesItsChild(t *testing.T) {
@@ -202,7 +202,7 @@ func TestARunCreatedByAnotherReplicaIsNotDuplicated(t *testing.T) {
 	f := newFixture(t)
 	cj := f.cron("* * * * *", func(cj *musterv1.FleetCronJob) { cj.Spec.Suspend = ptr.To(true) })
 	// The other replica created the slot's run and died before writing status.
-	other := f.child(cronjob.ChildName(cj, f.m1), f.get(cj), f.m1)
+	other := f.child(cronapi.ChildName(cj, f.m1), f.get(cj), f.m1)
 	clock.Step(time.Minute)
 	f.update(cj, func(cj *musterv1.FleetCronJob) { cj.Spec.Suspend = ptr.To(false) })
 	f.eventually("the slot recorded", func() (bool, string) {

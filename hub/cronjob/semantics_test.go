@@ -13,6 +13,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	cronapi "github.com/musterhq/muster/api/cronjob"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/hub/cronjob"
 )
@@ -279,7 +280,7 @@ func TestAnUnrecordedRunStillCountsAsItsSlotsRun(t *testing.T) {
 	cj := f.cron("* * * * *", func(cj *musterv1.FleetCronJob) { cj.Spec.Suspend = ptr.To(true) })
 	// A replica created the run for m1 and died before it could record the slot; then the
 	// run was deleted. The slot must not run a second time.
-	run := f.child(cronjob.ChildName(cj, f.m1), f.get(cj), f.m1)
+	run := f.child(cronapi.ChildName(cj, f.m1), f.get(cj), f.m1)
 	f.eventually("lastScheduleTime taken from the run", func() (bool, string) {
 		got := f.get(cj).Status.LastScheduleTime
 		return got != nil && got.Time.Equal(f.m1), fmt.Sprint(got)
