@@ -94,7 +94,7 @@ func TestAnAlternateRunCreatedByAnotherReplicaIsNotDuplicated(t *testing.T) {
 		got := f.get(cj).Status
 		return got.LastScheduleTime != nil && got.LastScheduleTime.Time.Equal(f.m1), ""
 	})
-	f.keeps(squatter.Name, other.Name)
+	f.keeps(cj, squatter.Name, other.Name)
 	if n := len(f.notes(musterv1.FleetCronJobReasonChildNameTaken)); n != 0 {
 		t.Errorf("%d ChildNameTaken events for a run that existed", n)
 	}

@@ -66,7 +66,7 @@ func TestSpringForwardSkipsASlotInTheMissingHour(t *testing.T) {
 	f.at(cj, time.Date(2027, 3, 14, 1, 50, 0, 0, ny))
 	f.waitNext(cj, time.Date(2027, 3, 15, 2, 30, 0, 0, ny))
 	f.at(cj, time.Date(2027, 3, 14, 3, 31, 0, 0, ny))
-	f.keeps()
+	f.keeps(cj)
 }
 
 func TestFallBackRunsASlotInTheRepeatedHourTwice(t *testing.T) {
@@ -118,7 +118,7 @@ func TestReplaceLeavesFinishedRunsAlone(t *testing.T) {
 	f.tick(cj, time.Second)
 	f.finish(slotName(f.m1), true)
 	f.tick(cj, time.Minute)
-	f.keeps(slotName(f.m1), slotName(f.m1.Add(time.Minute)))
+	f.keeps(cj, slotName(f.m1), slotName(f.m1.Add(time.Minute)))
 	if slices.Contains(f.eventReasons(), musterv1.ReasonSuccessfulDelete) {
 		t.Error("Replace deleted a finished run")
 	}
@@ -146,7 +146,7 @@ func TestSuspendKeepsRunsThatAlreadyStarted(t *testing.T) {
 	f.update(cj, func(cj *musterv1.FleetCronJob) { cj.Spec.Suspend = ptr.To(true) })
 	f.eventually("suspended: no next slot", func() (bool, string) { return f.get(cj).Status.NextScheduleTime == nil, "" })
 	f.tick(cj, time.Minute)
-	f.keeps(slotName(f.m1))
+	f.keeps(cj, slotName(f.m1))
 	got := f.get(cj).Status
 	if len(got.Active) != 1 || got.LastScheduleTime == nil || !got.LastScheduleTime.Time.Equal(f.m1) {
 		t.Errorf("suspended cron status: active %v lastScheduleTime %v", got.Active, got.LastScheduleTime)
@@ -165,7 +165,7 @@ func TestAHistoryLimitOfZeroDeletesRunsAsTheyFinish(t *testing.T) {
 	f.waitChildren(slotName(f.m1), slotName(f.m1.Add(time.Minute)))
 	f.tick(cj, time.Second)
 	// Unfinished runs are never history: both stay until they finish.
-	f.keeps(slotName(f.m1), slotName(f.m1.Add(time.Minute)))
+	f.keeps(cj, slotName(f.m1), slotName(f.m1.Add(time.Minute)))
 	f.finish(slotName(f.m1), true)
 	f.waitChildren(slotName(f.m1.Add(time.Minute)))
 	f.finish(slotName(f.m1.Add(time.Minute)), false)
@@ -185,7 +185,7 @@ func TestJobsTheCronDoesNotOwnAreIgnored(t *testing.T) {
 	f.waitChildren(stranger.Name, slotName(f.m1))
 	f.finish(stranger.Name, true)
 	f.tick(cj, time.Second)
-	f.keeps(stranger.Name, slotName(f.m1))
+	f.keeps(cj, stranger.Name, slotName(f.m1))
 	if a := f.get(cj).Status.Active; len(a) != 1 || a[0].Name != slotName(f.m1) {
 		t.Errorf("active %v, want only the cron's run", a)
 	}
@@ -291,5 +291,34 @@ func TestAnUnrecordedRunStillCountsAsItsSlotsRun(t *testing.T) {
 	clock.SetTime(f.m1.Add(30 * time.Second))
 	f.update(cj, func(cj *musterv1.FleetCronJob) { cj.Spec.Suspend = ptr.To(false) })
 	f.waitNext(cj, f.m1.Add(time.Minute))
-	f.keeps()
+	f.keeps(cj)
+}
+
+// TestARunsSlotAnnotationDoesNotStopTheCron: lastScheduleTime is the cron's own record.
+// Anyone who may edit FleetJobs can rewrite a run's scheduled-time annotation, or create a
+// FleetJob the cron controls named for a slot years ahead; neither moves lastScheduleTime
+// past the slots still to run.
+func TestARunsSlotAnnotationDoesNotStopTheCron(t *testing.T) {
+	f := newFixture(t)
+	cj := f.cron("* * * * *")
+	f.tick(cj, time.Minute)
+	first := slotName(f.m1)
+	f.waitChildren(first)
+	f.eventually("the first slot recorded", func() (bool, string) {
+		got := f.get(cj).Status.LastScheduleTime
+		return got != nil && got.Time.Equal(f.m1), fmt.Sprint(got)
+	})
+	far := time.Date(2999, 1, 1, 0, 0, 0, 0, time.UTC)
+	run := f.fleetJobs()[first]
+	run.Annotations[musterv1.ScheduledTimeAnnotation] = far.Format(time.RFC3339)
+	if err := env.Client.Update(t.Context(), run); err != nil {
+		t.Fatal(err)
+	}
+	forged := f.child(cronapi.ChildName(cj, far), f.get(cj), far)
+	f.tick(cj, time.Minute)
+	f.waitChildren(first, forged.Name, slotName(f.m1.Add(time.Minute)))
+	f.eventually("the second slot recorded", func() (bool, string) {
+		got := f.get(cj).Status.LastScheduleTime
+		return got != nil && got.Time.Equal(f.m1.Add(time.Minute)), fmt.Sprint(got)
+	})
 }
