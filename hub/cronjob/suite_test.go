@@ -1,6 +1,7 @@
 package cronjob_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"sync"
@@ -119,6 +120,10 @@ func (f *fixture) cron(schedule string, mutate ...func(*musterv1.FleetCronJob)) 
 	if err := env.Client.Create(f.t.Context(), cj); err != nil {
 		f.t.Fatal(err)
 	}
+	// The next tests move the clock: a cron left behind would run their slots too, and
+	// count in the metrics they read. Deleted before anything else the test set up goes
+	// (cleanups run last first), such as what keeps its runs from being deleted.
+	f.t.Cleanup(func() { _ = env.Client.Delete(context.Background(), cj) })
 	return cj
 }
 
