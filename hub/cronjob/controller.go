@@ -113,7 +113,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	p.tellLeftActive(leftActive(snap.listed, snap.children))
 	timing := decideTiming(cj, snap.now)
 	track(p.status, cj, snap.children, timing.horizon)
-	if err := r.deleteHistory(ctx, cj, p, beyondHistory(cj, snap.children)); err != nil {
+	if err := r.deleteHistory(ctx, p, beyondHistory(cj, snap.children)); err != nil {
 		return ctrl.Result{}, err
 	}
 	if timing.stopped != nil {

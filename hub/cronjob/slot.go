@@ -35,7 +35,7 @@ func (r *Reconciler) runSlot(ctx context.Context, cj *musterv1.FleetCronJob, p *
 			"not starting the run for %s: concurrencyPolicy Forbid and %d runs are active", slot.Format(time.RFC3339), plan.blocking)
 		return false, nil
 	}
-	if err := r.replace(ctx, cj, p, plan.replace); err != nil {
+	if err := r.replace(ctx, p, plan.replace); err != nil {
 		return false, err
 	}
 	return r.create(ctx, cj, p, slot)
@@ -43,7 +43,7 @@ func (r *Reconciler) runSlot(ctx context.Context, cj *musterv1.FleetCronJob, p *
 
 // replace deletes the active runs concurrencyPolicy Replace stops, and takes them off the
 // active list: a deletion of the cron's own is never reported as a missing run.
-func (r *Reconciler) replace(ctx context.Context, cj *musterv1.FleetCronJob, p *pass, runs []child) error {
+func (r *Reconciler) replace(ctx context.Context, p *pass, runs []child) error {
 	for _, c := range runs {
 		if err := r.Client.Delete(ctx, c.obj, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
 			p.tell(corev1.EventTypeWarning, musterv1.FleetCronJobReasonFailedDelete, "Replace", c.obj, "deleting active run %s: %v", c.obj.GetName(), err)
@@ -147,7 +147,7 @@ func (r *Reconciler) namespaceTerminating(ctx context.Context, cj *musterv1.Flee
 }
 
 // deleteHistory deletes the finished runs beyond the history limits.
-func (r *Reconciler) deleteHistory(ctx context.Context, cj *musterv1.FleetCronJob, p *pass, runs []child) error {
+func (r *Reconciler) deleteHistory(ctx context.Context, p *pass, runs []child) error {
 	for _, c := range runs {
 		if err := r.Client.Delete(ctx, c.obj, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
 			p.tell(corev1.EventTypeWarning, musterv1.FleetCronJobReasonFailedDelete, "Delete", c.obj, "deleting finished run %s: %v", c.obj.GetName(), err)
