@@ -29,7 +29,7 @@ FUZZ_TIME       ?= 20000x
 FUZZ_TARGETS    := \
 	./agent/job:FuzzIndexes ./agent/job:FuzzIndexedRound \
 	./api/templates:FuzzErrors ./api/work:FuzzValidate ./api/workloadspread:FuzzValidateAndInject \
-	./hub/cronjob:FuzzSchedule ./hub/inventory:FuzzEligibleNodesAnswerAsTheScan@2000x ./hub/registration:FuzzDecide \
+	./api/cronjob:FuzzSchedule ./hub/inventory:FuzzEligibleNodesAnswerAsTheScan@2000x ./hub/registration:FuzzDecide \
 	./hub/webhook:FuzzFleetJobValidator@5000x ./hub/webhook:FuzzBroadcastJobValidator@5000x \
 	./hub/webhook:FuzzFleetCronJobValidator@5000x ./hub/webhook:FuzzWorkValidator \
 	./hub/webhook:FuzzWorkloadSpreadValidator@5000x \

@@ -13,9 +13,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	cronapi "github.com/musterhq/muster/api/cronjob"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/e2e/framework"
-	"github.com/musterhq/muster/hub/cronjob"
 )
 
 // Names is what the name rows need of a fleet.
@@ -133,13 +133,13 @@ func (n Names) squattedRunName(ctx context.Context) error {
 		return fmt.Errorf("run %s has no scheduled time: %w", run.Name, err)
 	}
 	var errs []error
-	if want := cronjob.AlternateChildName(cj, slot); run.Name != want {
+	if want := cronapi.AlternateChildName(cj, slot); run.Name != want {
 		errs = append(errs, fmt.Errorf("run %s for %s, want the alternate name %s", run.Name, slot, want))
 	}
 	if lag := run.CreationTimestamp.Sub(slot); lag > 3*time.Second {
 		errs = append(errs, fmt.Errorf("run %s created %s after its slot", run.Name, lag))
 	}
-	want := fmt.Sprintf("FleetJob %s is not this FleetCronJob's: the run for %s is named %s", cronjob.ChildName(cj, slot), slot.UTC().Format(time.RFC3339), run.Name)
+	want := fmt.Sprintf("FleetJob %s is not this FleetCronJob's: the run for %s is named %s", cronapi.ChildName(cj, slot), slot.UTC().Format(time.RFC3339), run.Name)
 	errs = append(errs, framework.Until(ctx, 30*time.Second, "a ChildNameTaken event", func(ctx context.Context) (bool, string, error) {
 		notes, err := eventNotes(ctx, n.Hub, cj, musterv1.FleetCronJobReasonChildNameTaken)
 		return slices.Contains(notes, want), fmt.Sprintf("%q (%v), want one saying %q", notes, err, want), nil

@@ -9,10 +9,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	cronapi "github.com/musterhq/muster/api/cronjob"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
-	"github.com/musterhq/muster/hub/cronjob"
 )
 
 func TestDueSlotCreatesItsChild(t *testing.T) {
@@ -61,7 +62,8 @@ func TestStartingDeadlineSkipsALateSlot(t *testing.T) {
 	// Land two minutes after the next full hour: its slot is past the 60s deadline.
 	hour := f.m1.Truncate(time.Hour).Add(time.Hour)
 	f.tick(cj, hour.Add(2*time.Minute).Sub(clock.Now()))
-	time.Sleep(500 * time.Millisecond)
+	// The pass at that time shows the next slot, an hour on, once it has decided.
+	f.waitNext(cj, hour.Add(time.Hour))
 	if n := len(f.fleetJobs()); n != 0 {
 		t.Fatalf("a slot past startingDeadlineSeconds ran: %v", keys(f.fleetJobs()))
 	}
@@ -74,7 +76,7 @@ func TestSuspendCreatesNothingAndResumeRunsTheLatestSlot(t *testing.T) {
 	f := newFixture(t)
 	cj := f.cron("* * * * *", func(cj *musterv1.FleetCronJob) { cj.Spec.Suspend = ptr.To(true) })
 	f.tick(cj, 2*time.Minute)
-	time.Sleep(300 * time.Millisecond)
+	f.pass(cj)
 	if n := len(f.fleetJobs()); n != 0 {
 		t.Fatal("a suspended cron ran")
 	}
@@ -92,9 +94,9 @@ func TestForbidSkipsWhileARunIsActive(t *testing.T) {
 	first := slotName(f.m1)
 	f.waitChildren(first)
 	f.tick(cj, time.Minute)
-	time.Sleep(300 * time.Millisecond)
-	f.waitChildren(first)
+	// The event comes at the end of the pass that skipped the slot.
 	f.expectEvent(musterv1.FleetCronJobReasonJobAlreadyActive)
+	f.exactly(first)
 	// As upstream, the skipped slot stays due: without startingDeadlineSeconds it starts
 	// late, once the blocking run finished.
 	f.finish(first, true)
@@ -115,8 +117,10 @@ func TestForbidWithADeadlineDropsTheSkippedSlot(t *testing.T) {
 	// The run ends 35s after the skipped slot: past its 20s deadline, it never starts.
 	f.tick(cj, 30*time.Second)
 	f.finish(first, true)
-	time.Sleep(500 * time.Millisecond)
-	f.waitChildren(first)
+	// The pass that sees the run finish takes it off the active list, after it decided
+	// about the skipped slot.
+	f.waitActive(cj)
+	f.exactly(first)
 	f.tick(cj, 30*time.Second)
 	f.waitChildren(first, slotName(f.m1.Add(2*time.Minute)))
 }
@@ -192,7 +196,8 @@ func TestDeletingARunDoesNotRunItsSlotAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.tick(cj, time.Second) // still before the next slot
-	time.Sleep(500 * time.Millisecond)
+	f.waitActive(cj)        // the controller saw the run go
+	f.pass(cj)
 	if f.fleetJobs()[name] != nil {
 		t.Fatalf("the deleted run came back: %v", keys(f.fleetJobs()))
 	}
@@ -202,7 +207,7 @@ func TestARunCreatedByAnotherReplicaIsNotDuplicated(t *testing.T) {
 	f := newFixture(t)
 	cj := f.cron("* * * * *", func(cj *musterv1.FleetCronJob) { cj.Spec.Suspend = ptr.To(true) })
 	// The other replica created the slot's run and died before writing status.
-	other := f.child(cronjob.ChildName(cj, f.m1), f.get(cj), f.m1)
+	other := f.child(cronapi.ChildName(cj, f.m1), f.get(cj), f.m1)
 	clock.Step(time.Minute)
 	f.update(cj, func(cj *musterv1.FleetCronJob) { cj.Spec.Suspend = ptr.To(false) })
 	f.eventually("the slot recorded", func() (bool, string) {
@@ -249,7 +254,7 @@ func TestAScheduleThatSlippedThroughIsReported(t *testing.T) {
 				return c != nil && c.Status == metav1.ConditionFalse && c.Reason == musterv1.FleetCronJobReasonInvalidSchedule && contains(c.Message, tc.want), ""
 			})
 			f.tick(cj, 10*time.Minute)
-			time.Sleep(200 * time.Millisecond)
+			f.pass(cj)
 			if n := len(f.fleetJobs()); n != 0 {
 				t.Fatal("an invalid schedule ran")
 			}
@@ -309,8 +314,11 @@ func TestAScheduleWithNoNextSlotIsReportedOnce(t *testing.T) {
 		c := meta.FindStatusCondition(got.Conditions, musterv1.FleetCronJobScheduleValid)
 		return c != nil && c.Status == metav1.ConditionFalse && c.Reason == musterv1.FleetCronJobReasonInvalidSchedule && c.Message == want && got.NextScheduleTime == nil, fmt.Sprintf("%+v", got)
 	})
+	// A pass now writes nothing and asks for no other: nothing brings the cron back.
 	rv := f.get(cj).ResourceVersion
-	time.Sleep(2 * time.Second)
+	if res := f.pass(cj); res != (ctrl.Result{}) {
+		t.Errorf("a pass asks to come back: %+v", res)
+	}
 	if got := f.get(cj).ResourceVersion; got != rv {
 		t.Errorf("the cron is still being rewritten: resourceVersion %s -> %s", rv, got)
 	}
@@ -322,7 +330,7 @@ func TestAScheduleWithNoNextSlotIsReportedOnce(t *testing.T) {
 	before := meta.FindStatusCondition(f.get(cj).Status.Conditions, musterv1.FleetCronJobScheduleValid).LastTransitionTime
 	time.Sleep(1100 * time.Millisecond) // condition times have a resolution of a second
 	f.at(cj, time.Date(2097, 3, 2, 0, 0, 0, 0, time.UTC))
-	time.Sleep(time.Second)
+	f.pass(cj)
 	if after := meta.FindStatusCondition(f.get(cj).Status.Conditions, musterv1.FleetCronJobScheduleValid).LastTransitionTime; !after.Equal(&before) {
 		t.Errorf("ScheduleValid transitioned again at %v (first at %v)", after, before)
 	}

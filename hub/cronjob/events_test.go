@@ -95,8 +95,12 @@ func TestHistoryAndReplaceDeletionsAreSuccessfulDeleteAndNeverMissing(t *testing
 	f.tick(cj, time.Minute)
 	f.waitActive(cj, slotName(f.m1.Add(2*time.Minute)))
 	f.waitChildren(slotName(f.m1.Add(2 * time.Minute)))
-	time.Sleep(500 * time.Millisecond)
+	// A pass once the cache shows the replaced run gone has nothing missing to report.
+	f.pass(cj)
 	f.noEvent("MissingJob")
+	if n := asked.count(f.ns, "MissingJob"); n != 0 {
+		t.Errorf("%d MissingJob events asked for", n)
+	}
 }
 
 func TestAFailedCreateIsAWarningAndStatusIsStillWritten(t *testing.T) {

@@ -12,8 +12,8 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	cronapi "github.com/musterhq/muster/api/cronjob"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
-	"github.com/musterhq/muster/hub/cronjob"
 )
 
 // notes returns the notes of the namespace's events with reason.
@@ -44,7 +44,7 @@ func TestASquattedRunNameRunsUnderTheAlternateName(t *testing.T) {
 	})
 	squatter := f.child(slotName(f.m1), nil, f.m1)
 	f.finish(squatter.Name, true) // finished, so a cron that took it for its own would delete it
-	alt := cronjob.AlternateChildName(f.get(cj), f.m1)
+	alt := cronapi.AlternateChildName(f.get(cj), f.m1)
 	if alt == squatter.Name || !strings.HasPrefix(alt, squatter.Name+"-") || len(alt) > 63 {
 		t.Fatalf("alternate name %q for %q", alt, squatter.Name)
 	}
@@ -87,14 +87,14 @@ func TestAnAlternateRunCreatedByAnotherReplicaIsNotDuplicated(t *testing.T) {
 	f := newFixture(t)
 	cj := f.cron("* * * * *", func(cj *musterv1.FleetCronJob) { cj.Spec.Suspend = ptr.To(true) })
 	squatter := f.child(slotName(f.m1), nil, f.m1)
-	other := f.child(cronjob.AlternateChildName(f.get(cj), f.m1), f.get(cj), f.m1)
+	other := f.child(cronapi.AlternateChildName(f.get(cj), f.m1), f.get(cj), f.m1)
 	clock.Step(time.Minute)
 	f.update(cj, func(cj *musterv1.FleetCronJob) { cj.Spec.Suspend = ptr.To(false) })
 	f.eventually("the slot recorded", func() (bool, string) {
 		got := f.get(cj).Status
 		return got.LastScheduleTime != nil && got.LastScheduleTime.Time.Equal(f.m1), ""
 	})
-	f.keeps(squatter.Name, other.Name)
+	f.keeps(cj, squatter.Name, other.Name)
 	if n := len(f.notes(musterv1.FleetCronJobReasonChildNameTaken)); n != 0 {
 		t.Errorf("%d ChildNameTaken events for a run that existed", n)
 	}
@@ -106,7 +106,7 @@ func TestBothRunNamesTakenIsAWarningUntilOneIsFree(t *testing.T) {
 	f := newFixture(t)
 	cj := f.cron("* * * * *")
 	first := f.child(slotName(f.m1), nil, f.m1)
-	second := f.child(cronjob.AlternateChildName(f.get(cj), f.m1), nil, f.m1)
+	second := f.child(cronapi.AlternateChildName(f.get(cj), f.m1), nil, f.m1)
 	f.tick(cj, time.Minute)
 	f.expectEventOfType(musterv1.FleetCronJobReasonChildNameTaken, corev1.EventTypeWarning)
 	want := "FleetJob " + first.Name + " and " + second.Name + " are not this FleetCronJob's: the run for " + f.m1.UTC().Format(time.RFC3339) + " cannot be created until one goes"

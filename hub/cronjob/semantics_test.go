@@ -13,6 +13,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	cronapi "github.com/musterhq/muster/api/cronjob"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/hub/cronjob"
 )
@@ -65,7 +66,7 @@ func TestSpringForwardSkipsASlotInTheMissingHour(t *testing.T) {
 	f.at(cj, time.Date(2027, 3, 14, 1, 50, 0, 0, ny))
 	f.waitNext(cj, time.Date(2027, 3, 15, 2, 30, 0, 0, ny))
 	f.at(cj, time.Date(2027, 3, 14, 3, 31, 0, 0, ny))
-	f.keeps()
+	f.keeps(cj)
 }
 
 func TestFallBackRunsASlotInTheRepeatedHourTwice(t *testing.T) {
@@ -117,7 +118,7 @@ func TestReplaceLeavesFinishedRunsAlone(t *testing.T) {
 	f.tick(cj, time.Second)
 	f.finish(slotName(f.m1), true)
 	f.tick(cj, time.Minute)
-	f.keeps(slotName(f.m1), slotName(f.m1.Add(time.Minute)))
+	f.keeps(cj, slotName(f.m1), slotName(f.m1.Add(time.Minute)))
 	if slices.Contains(f.eventReasons(), musterv1.ReasonSuccessfulDelete) {
 		t.Error("Replace deleted a finished run")
 	}
@@ -145,7 +146,7 @@ func TestSuspendKeepsRunsThatAlreadyStarted(t *testing.T) {
 	f.update(cj, func(cj *musterv1.FleetCronJob) { cj.Spec.Suspend = ptr.To(true) })
 	f.eventually("suspended: no next slot", func() (bool, string) { return f.get(cj).Status.NextScheduleTime == nil, "" })
 	f.tick(cj, time.Minute)
-	f.keeps(slotName(f.m1))
+	f.keeps(cj, slotName(f.m1))
 	got := f.get(cj).Status
 	if len(got.Active) != 1 || got.LastScheduleTime == nil || !got.LastScheduleTime.Time.Equal(f.m1) {
 		t.Errorf("suspended cron status: active %v lastScheduleTime %v", got.Active, got.LastScheduleTime)
@@ -164,7 +165,7 @@ func TestAHistoryLimitOfZeroDeletesRunsAsTheyFinish(t *testing.T) {
 	f.waitChildren(slotName(f.m1), slotName(f.m1.Add(time.Minute)))
 	f.tick(cj, time.Second)
 	// Unfinished runs are never history: both stay until they finish.
-	f.keeps(slotName(f.m1), slotName(f.m1.Add(time.Minute)))
+	f.keeps(cj, slotName(f.m1), slotName(f.m1.Add(time.Minute)))
 	f.finish(slotName(f.m1), true)
 	f.waitChildren(slotName(f.m1.Add(time.Minute)))
 	f.finish(slotName(f.m1.Add(time.Minute)), false)
@@ -184,7 +185,7 @@ func TestJobsTheCronDoesNotOwnAreIgnored(t *testing.T) {
 	f.waitChildren(stranger.Name, slotName(f.m1))
 	f.finish(stranger.Name, true)
 	f.tick(cj, time.Second)
-	f.keeps(stranger.Name, slotName(f.m1))
+	f.keeps(cj, stranger.Name, slotName(f.m1))
 	if a := f.get(cj).Status.Active; len(a) != 1 || a[0].Name != slotName(f.m1) {
 		t.Errorf("active %v, want only the cron's run", a)
 	}
@@ -279,7 +280,7 @@ func TestAnUnrecordedRunStillCountsAsItsSlotsRun(t *testing.T) {
 	cj := f.cron("* * * * *", func(cj *musterv1.FleetCronJob) { cj.Spec.Suspend = ptr.To(true) })
 	// A replica created the run for m1 and died before it could record the slot; then the
 	// run was deleted. The slot must not run a second time.
-	run := f.child(cronjob.ChildName(cj, f.m1), f.get(cj), f.m1)
+	run := f.child(cronapi.ChildName(cj, f.m1), f.get(cj), f.m1)
 	f.eventually("lastScheduleTime taken from the run", func() (bool, string) {
 		got := f.get(cj).Status.LastScheduleTime
 		return got != nil && got.Time.Equal(f.m1), fmt.Sprint(got)
@@ -290,5 +291,34 @@ func TestAnUnrecordedRunStillCountsAsItsSlotsRun(t *testing.T) {
 	clock.SetTime(f.m1.Add(30 * time.Second))
 	f.update(cj, func(cj *musterv1.FleetCronJob) { cj.Spec.Suspend = ptr.To(false) })
 	f.waitNext(cj, f.m1.Add(time.Minute))
-	f.keeps()
+	f.keeps(cj)
+}
+
+// TestARunsSlotAnnotationDoesNotStopTheCron: lastScheduleTime is the cron's own record.
+// Anyone who may edit FleetJobs can rewrite a run's scheduled-time annotation, or create a
+// FleetJob the cron controls named for a slot years ahead; neither moves lastScheduleTime
+// past the slots still to run.
+func TestARunsSlotAnnotationDoesNotStopTheCron(t *testing.T) {
+	f := newFixture(t)
+	cj := f.cron("* * * * *")
+	f.tick(cj, time.Minute)
+	first := slotName(f.m1)
+	f.waitChildren(first)
+	f.eventually("the first slot recorded", func() (bool, string) {
+		got := f.get(cj).Status.LastScheduleTime
+		return got != nil && got.Time.Equal(f.m1), fmt.Sprint(got)
+	})
+	far := time.Date(2999, 1, 1, 0, 0, 0, 0, time.UTC)
+	run := f.fleetJobs()[first]
+	run.Annotations[musterv1.ScheduledTimeAnnotation] = far.Format(time.RFC3339)
+	if err := env.Client.Update(t.Context(), run); err != nil {
+		t.Fatal(err)
+	}
+	forged := f.child(cronapi.ChildName(cj, far), f.get(cj), far)
+	f.tick(cj, time.Minute)
+	f.waitChildren(first, forged.Name, slotName(f.m1.Add(time.Minute)))
+	f.eventually("the second slot recorded", func() (bool, string) {
+		got := f.get(cj).Status.LastScheduleTime
+		return got != nil && got.Time.Equal(f.m1.Add(time.Minute)), fmt.Sprint(got)
+	})
 }

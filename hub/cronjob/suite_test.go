@@ -1,6 +1,7 @@
 package cronjob_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"sync"
@@ -12,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/resourceversion"
 	"k8s.io/client-go/tools/events"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
@@ -118,6 +120,10 @@ func (f *fixture) cron(schedule string, mutate ...func(*musterv1.FleetCronJob)) 
 	if err := env.Client.Create(f.t.Context(), cj); err != nil {
 		f.t.Fatal(err)
 	}
+	// The next tests move the clock: a cron left behind would run their slots too, and
+	// count in the metrics they read. Deleted before anything else the test set up goes
+	// (cleanups run last first), such as what keeps its runs from being deleted.
+	f.t.Cleanup(func() { _ = env.Client.Delete(context.Background(), cj) })
 	return cj
 }
 
@@ -256,12 +262,80 @@ func (f *fixture) waitNext(cj *musterv1.FleetCronJob, next time.Time) {
 	})
 }
 
-// keeps checks that exactly the named FleetJobs exist and still do half a second later.
-func (f *fixture) keeps(names ...string) {
+// keeps checks that exactly the named FleetJobs exist, and still do after a pass of the
+// controller over cj at the clock's now (see pass).
+func (f *fixture) keeps(cj *musterv1.FleetCronJob, names ...string) {
 	f.t.Helper()
 	f.waitChildren(names...)
-	time.Sleep(500 * time.Millisecond)
-	f.waitChildren(names...)
+	f.pass(cj)
+	f.exactly(names...)
+}
+
+// exactly checks, without waiting, that exactly the named FleetJobs exist.
+func (f *fixture) exactly(names ...string) {
+	f.t.Helper()
+	got := f.fleetJobs()
+	ok := len(got) == len(names)
+	for _, n := range names {
+		ok = ok && got[n] != nil
+	}
+	if !ok {
+		f.t.Fatalf("runs %v, want exactly %v", keys(got), names)
+	}
+}
+
+// pass runs one pass of the controller's Reconcile over cj at the clock's now, from the
+// manager's cache once it shows the cron and the namespace's FleetJobs as the API server
+// does, and returns when the pass has acted, written its status and asked for its events.
+// What a test asserts after it is what the controller decides at this time, not what it
+// has not got round to yet.
+func (f *fixture) pass(cj *musterv1.FleetCronJob) ctrl.Result {
+	f.t.Helper()
+	f.eventually("the cache to show the cron and its runs", func() (bool, string) { return f.cacheCaughtUp(cj) })
+	r := &cronjob.Reconciler{Client: cached, APIReader: env.Client, Recorder: asked, Clock: clock}
+	res, err := r.Reconcile(f.t.Context(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(cj)})
+	if err != nil {
+		f.t.Fatalf("a pass over %s: %v", cj.Name, err)
+	}
+	return res
+}
+
+// cacheCaughtUp says whether the manager's cache holds the cron and the namespace's
+// FleetJobs at least as new as the API server's.
+func (f *fixture) cacheCaughtUp(cj *musterv1.FleetCronJob) (bool, string) {
+	ctx := f.t.Context()
+	var live, seen musterv1.FleetCronJob
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(cj), &live); err != nil {
+		return false, err.Error()
+	}
+	if err := cached.Get(ctx, client.ObjectKeyFromObject(cj), &seen); err != nil {
+		return false, err.Error()
+	}
+	if !atLeast(seen.ResourceVersion, live.ResourceVersion) {
+		return false, fmt.Sprintf("cron at %s in the cache, %s in the API server", seen.ResourceVersion, live.ResourceVersion)
+	}
+	var liveRuns, seenRuns musterv1.FleetJobList
+	if err := env.Client.List(ctx, &liveRuns, client.InNamespace(f.ns)); err != nil {
+		return false, err.Error()
+	}
+	if err := cached.List(ctx, &seenRuns, client.InNamespace(f.ns)); err != nil {
+		return false, err.Error()
+	}
+	versions := map[string]string{}
+	for _, fj := range seenRuns.Items {
+		versions[fj.Name] = fj.ResourceVersion
+	}
+	for _, fj := range liveRuns.Items {
+		if v, ok := versions[fj.Name]; !ok || !atLeast(v, fj.ResourceVersion) {
+			return false, fmt.Sprintf("run %s at %q in the cache, %s in the API server", fj.Name, v, fj.ResourceVersion)
+		}
+	}
+	return len(seenRuns.Items) == len(liveRuns.Items), fmt.Sprintf("%d runs in the cache, %d in the API server", len(seenRuns.Items), len(liveRuns.Items))
+}
+
+func atLeast(rv, than string) bool {
+	c, err := resourceversion.CompareResourceVersion(rv, than)
+	return err == nil && c >= 0
 }
 
 // child creates a FleetJob in the namespace, owned by cj when it is not nil.

@@ -3,11 +3,13 @@ package cronjob
 import (
 	"slices"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	cronapi "github.com/musterhq/muster/api/cronjob"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 )
 
@@ -42,6 +44,40 @@ func TestLeftActive(t *testing.T) {
 			}
 			if !slices.Equal(gotFinished, tc.finished) || !slices.Equal(gotMissing, tc.missing) {
 				t.Errorf("finished %v missing %v, want %v %v", gotFinished, gotMissing, tc.finished, tc.missing)
+			}
+		})
+	}
+}
+
+func TestTrackMovesLastScheduleTimeOnlyToASlotARunIsNamedFor(t *testing.T) {
+	cj := &musterv1.FleetCronJob{ObjectMeta: metav1.ObjectMeta{Name: "nightly", UID: "u1"}}
+	now := time.Date(2026, 11, 26, 9, 0, 30, 0, time.UTC)
+	slot, next := now.Truncate(time.Minute), now.Truncate(time.Minute).Add(time.Minute)
+	last := slot.Add(-time.Hour)
+	run := func(name string, scheduled time.Time) child {
+		return child{obj: &musterv1.FleetJob{ObjectMeta: metav1.ObjectMeta{Name: name, UID: types.UID(name)}}, scheduled: scheduled, slotKnown: true, finished: true}
+	}
+	for _, tc := range []struct {
+		name     string
+		children []child
+		want     time.Time
+	}{
+		{"no runs", nil, last},
+		{"the run of a slot not recorded", []child{run(cronapi.ChildName(cj, slot), slot)}, slot},
+		{"under its alternate name", []child{run(cronapi.AlternateChildName(cj, slot), slot)}, slot},
+		{"a replica whose clock runs ahead ran the next slot", []child{run(cronapi.ChildName(cj, next), next)}, next},
+		{"an older run never moves it back", []child{run(cronapi.ChildName(cj, last.Add(-time.Hour)), last.Add(-time.Hour))}, last},
+		{"an annotation rewritten to a later slot", []child{run(cronapi.ChildName(cj, slot), next)}, last},
+		{"an annotation years ahead", []child{run(cronapi.ChildName(cj, slot), slot.AddDate(100, 0, 0))}, last},
+		{"a run named for a slot years ahead", []child{run(cronapi.ChildName(cj, slot.AddDate(100, 0, 0)), slot.AddDate(100, 0, 0))}, last},
+		{"a run not named for a slot", []child{run("nightly-manual", slot)}, last},
+		{"a run without a slot", []child{{obj: &musterv1.FleetJob{ObjectMeta: metav1.ObjectMeta{Name: cronapi.ChildName(cj, slot)}}, scheduled: slot}}, last},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			status := &musterv1.FleetCronJobStatus{LastScheduleTime: &metav1.Time{Time: last}}
+			track(status, cj, tc.children, next)
+			if got := status.LastScheduleTime.Time; !got.Equal(tc.want) {
+				t.Errorf("lastScheduleTime %v, want %v", got, tc.want)
 			}
 		})
 	}

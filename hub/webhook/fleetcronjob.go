@@ -11,9 +11,9 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	cronapi "github.com/musterhq/muster/api/cronjob"
 	"github.com/musterhq/muster/api/templates"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
-	"github.com/musterhq/muster/hub/cronjob"
 )
 
 // Where a FleetCronJob keeps its children's templates.
@@ -84,7 +84,7 @@ func (v fleetCronJobValidator) templateErrors(ctx context.Context, cj *musterv1.
 	switch {
 	case cj.Spec.JobTemplate != nil:
 		found := psa.evaluate(cronJobTemplate.Child("spec", "template"), &cj.Spec.JobTemplate.Spec.Template.Spec.Template)
-		job := templates.Job(cronjob.ChildName(cj, v.now()), "", "", &cj.Spec.JobTemplate.Spec.Template)
+		job := templates.Job(cronapi.ChildName(cj, v.now()), "", "", &cj.Spec.JobTemplate.Spec.Template)
 		errs, err := v.dryRun.check(ctx, job, func(f string) string { return templates.JobField(f, cronJobTemplate) })
 		return found, errs, err
 	case cj.Spec.BroadcastJobTemplate != nil:
@@ -98,8 +98,8 @@ func (v fleetCronJobValidator) templateErrors(ctx context.Context, cj *musterv1.
 
 // scheduleErrors returns the parser's complaint about the schedule or time zone.
 func scheduleErrors(cj *musterv1.FleetCronJob) (field.ErrorList, error) {
-	_, err := cronjob.Parse(cj.Spec.Schedule, ptr.Deref(cj.Spec.TimeZone, ""))
-	var bad *cronjob.InvalidError
+	_, err := cronapi.Parse(cj.Spec.Schedule, ptr.Deref(cj.Spec.TimeZone, ""))
+	var bad *cronapi.InvalidError
 	if !errors.As(err, &bad) {
 		return nil, err
 	}

@@ -11,8 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	cronapi "github.com/musterhq/muster/api/cronjob"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
-	"github.com/musterhq/muster/hub/cronjob"
 )
 
 // hubObjects is what the dashboard reads from the hub.
@@ -151,7 +151,7 @@ func cronView(cj *musterv1.FleetCronJob, now time.Time) Cron {
 		c.Creates = "BroadcastJob"
 	}
 	// The hub's own parser: the dashboard shows the slot the controller will fire at.
-	sched, err := cronjob.Parse(cj.Spec.Schedule, c.TimeZone)
+	sched, err := cronapi.Parse(cj.Spec.Schedule, c.TimeZone)
 	switch {
 	case err != nil:
 		c.Problem = err.Error()

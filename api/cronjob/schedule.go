@@ -1,3 +1,7 @@
+// Package cronjob holds what a FleetCronJob's schedule means beyond its Go type, for the
+// hub's controller, its admission webhook and musterctl alike: how a schedule and time zone
+// parse (and which are refused), which slot is due and which comes next, and the names a
+// slot's run gets.
 package cronjob
 
 import (
@@ -10,9 +14,9 @@ import (
 	"github.com/robfig/cron/v3"
 )
 
-// tooManyMissed is the number of missed slots above which the controller reports an event,
+// TooManyMissed is the number of missed slots above which the controller reports an event,
 // as the built-in CronJob controller does.
-const tooManyMissed = 100
+const TooManyMissed = 100
 
 // InvalidError says which field of a FleetCronJob, schedule or timeZone, does not parse.
 type InvalidError struct {
@@ -85,43 +89,43 @@ func location(tz string) (*time.Location, error) {
 	return loc, nil
 }
 
-// errNoNextSlot says a schedule has no slot after now: Parse refuses schedules that never
+// ErrNoNextSlot says a schedule has no slot after now: Parse refuses schedules that never
 // fire, so only an object admitted without the webhook gets it, or a February 29th
 // schedule in the years around 2100, which is no leap year. The message carries no time,
 // so reporting it again does not change the status and wake the controller again.
-var errNoNextSlot = errors.New("no time after now matches the schedule")
+var ErrNoNextSlot = errors.New("no time after now matches the schedule")
 
-// slots is what a schedule asks for at now.
-type slots struct {
-	// due is the latest slot in (earliest, now], nil when none.
-	due *time.Time
-	// missed counts the slots in (earliest, now], no further than tooManyMissed+1.
-	missed int
-	// next is the first slot after now.
-	next time.Time
+// Slots is what a schedule asks for at now.
+type Slots struct {
+	// Due is the latest slot in (earliest, now], nil when none.
+	Due *time.Time
+	// Missed counts the slots in (earliest, now], no further than TooManyMissed+1.
+	Missed int
+	// Next is the first slot after now.
+	Next time.Time
 }
 
-// plan finds the due and next slots with a bounded number of calls to Next, however far
+// Plan finds the due and next slots with a bounded number of calls to Next, however far
 // back earliest lies, and stops at the zero time robfig returns when nothing matches.
-func plan(sched cron.Schedule, earliest, now time.Time) (slots, error) {
+func Plan(sched cron.Schedule, earliest, now time.Time) (Slots, error) {
 	due, missed := mostRecent(sched, earliest, now)
 	next := sched.Next(now)
 	if next.IsZero() {
-		return slots{due: due, missed: missed}, errNoNextSlot
+		return Slots{Due: due, Missed: missed}, ErrNoNextSlot
 	}
-	return slots{due: due, missed: missed, next: next}, nil
+	return Slots{Due: due, Missed: missed, Next: next}, nil
 }
 
 // mostRecent returns the latest slot in (earliest, now], or nil, and how many slots fell in
-// that window, counting no further than tooManyMissed+1. It calls Next at most
-// tooManyMissed+1 times plus a binary search's worth.
+// that window, counting no further than TooManyMissed+1. It calls Next at most
+// TooManyMissed+1 times plus a binary search's worth.
 func mostRecent(sched cron.Schedule, earliest, now time.Time) (*time.Time, int) {
 	var last *time.Time
 	missed := 0
 	for t := sched.Next(earliest); !t.IsZero() && !t.After(now); t = sched.Next(t) {
 		tt := t
 		last = &tt
-		if missed++; missed > tooManyMissed {
+		if missed++; missed > TooManyMissed {
 			// Only the latest slot matters now: search for it instead of walking every
 			// slot since earliest, which may be years of minutes.
 			return latestBefore(sched, tt, now), missed
@@ -150,9 +154,9 @@ func latestBefore(sched cron.Schedule, from, now time.Time) *time.Time {
 	return &lo
 }
 
-// earliestConsidered is where the search for missed slots starts: the last slot run (or
+// EarliestConsidered is where the search for missed slots starts: the last slot run (or
 // the object's creation), but no earlier than startingDeadlineSeconds before now.
-func earliestConsidered(lastSchedule *time.Time, created time.Time, startingDeadline *int64, now time.Time) time.Time {
+func EarliestConsidered(lastSchedule *time.Time, created time.Time, startingDeadline *int64, now time.Time) time.Time {
 	earliest := created
 	if lastSchedule != nil {
 		earliest = *lastSchedule

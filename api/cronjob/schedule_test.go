@@ -98,7 +98,7 @@ func TestMostRecent(t *testing.T) {
 		{"one slot due", "*/5 * * * *", "", "2026-11-22T12:00:00Z", "2026-11-22T12:05:30Z", "2026-11-22T12:05:00Z", 1},
 		{"the slot at now counts", "*/5 * * * *", "", "2026-11-22T12:00:00Z", "2026-11-22T12:05:00Z", "2026-11-22T12:05:00Z", 1},
 		{"three missed, the latest runs", "*/5 * * * *", "", "2026-11-22T12:00:00Z", "2026-11-22T12:17:00Z", "2026-11-22T12:15:00Z", 3},
-		{"more than 100 missed", "* * * * *", "", "2026-11-20T12:00:00Z", "2026-11-22T12:00:30Z", "2026-11-22T12:00:00Z", tooManyMissed + 1},
+		{"more than 100 missed", "* * * * *", "", "2026-11-20T12:00:00Z", "2026-11-22T12:00:30Z", "2026-11-22T12:00:00Z", TooManyMissed + 1},
 		{"time zone", "0 9 * * *", "Europe/Berlin", "2026-11-22T00:00:00Z", "2026-11-22T09:00:00Z", "2026-11-22T08:00:00Z", 1},
 		// 2026-03-29 02:30 does not exist in Berlin (02:00 → 03:00): the slot is skipped.
 		{"DST spring forward skips the missing hour", "30 2 * * *", "Europe/Berlin", "2026-03-28T12:00:00Z", "2026-03-29T12:00:00Z", "", 0},
@@ -106,10 +106,10 @@ func TestMostRecent(t *testing.T) {
 		// built-in CronJob controller, sees two slots, 00:30Z and 01:30Z.
 		{"DST fall back repeats the hour as upstream", "30 2 * * *", "Europe/Berlin", "2026-10-24T12:00:00Z", "2026-10-25T12:00:00Z", "2026-10-25T01:30:00Z", 2},
 		// Far-back windows cost a bisection, not a walk over every slot since earliest.
-		{"fifty years of minutes", "* * * * *", "", "1976-01-01T00:00:00Z", "2026-11-22T12:00:30Z", "2026-11-22T12:00:00Z", tooManyMissed + 1},
-		{"the latest slot is months back", "* * * 1 *", "", "1990-01-01T00:00:00Z", "2026-11-22T12:00:00Z", "2026-01-31T23:59:00Z", tooManyMissed + 1},
-		{"the latest slot is now", "*/2 * * * *", "", "2000-01-01T00:00:00Z", "2026-11-22T12:02:00Z", "2026-11-22T12:02:00Z", tooManyMissed + 1},
-		{"leap days over a century", "* * 29 2 *", "", "1926-01-01T00:00:00Z", "2026-11-22T12:00:00Z", "2024-02-29T23:59:00Z", tooManyMissed + 1},
+		{"fifty years of minutes", "* * * * *", "", "1976-01-01T00:00:00Z", "2026-11-22T12:00:30Z", "2026-11-22T12:00:00Z", TooManyMissed + 1},
+		{"the latest slot is months back", "* * * 1 *", "", "1990-01-01T00:00:00Z", "2026-11-22T12:00:00Z", "2026-01-31T23:59:00Z", TooManyMissed + 1},
+		{"the latest slot is now", "*/2 * * * *", "", "2000-01-01T00:00:00Z", "2026-11-22T12:02:00Z", "2026-11-22T12:02:00Z", TooManyMissed + 1},
+		{"leap days over a century", "* * 29 2 *", "", "1926-01-01T00:00:00Z", "2026-11-22T12:00:00Z", "2024-02-29T23:59:00Z", TooManyMissed + 1},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -134,17 +134,17 @@ func TestEarliestConsidered(t *testing.T) {
 	created := now.Add(-time.Hour)
 	last := now.Add(-10 * time.Minute)
 	deadline := int64(300)
-	if got := earliestConsidered(nil, created, nil, now); !got.Equal(created) {
+	if got := EarliestConsidered(nil, created, nil, now); !got.Equal(created) {
 		t.Errorf("never scheduled: %v, want the creation time", got)
 	}
-	if got := earliestConsidered(&last, created, nil, now); !got.Equal(last) {
+	if got := EarliestConsidered(&last, created, nil, now); !got.Equal(last) {
 		t.Errorf("scheduled before: %v, want the last schedule", got)
 	}
-	if got := earliestConsidered(&last, created, &deadline, now); !got.Equal(now.Add(-5 * time.Minute)) {
+	if got := EarliestConsidered(&last, created, &deadline, now); !got.Equal(now.Add(-5 * time.Minute)) {
 		t.Errorf("with startingDeadlineSeconds 300: %v, want now-5m", got)
 	}
 	huge := int64(math.MaxInt64)
-	if got := earliestConsidered(&last, created, &huge, now); !got.Equal(last) {
+	if got := EarliestConsidered(&last, created, &huge, now); !got.Equal(last) {
 		t.Errorf("with the largest startingDeadlineSeconds: %v, want the last schedule (a deadline that long limits nothing)", got)
 	}
 }
@@ -164,11 +164,11 @@ func TestPlanStopsOnAScheduleThatNeverFires(t *testing.T) {
 	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 	for _, spec := range []string{"0 0 30 2 *", "59 23 31 2 *", "0 0 31 4,6,9,11 *"} {
 		for _, earliest := range []time.Time{now.Add(-time.Minute), now.AddDate(-30, 0, 0), {}} {
-			var got slots
+			var got Slots
 			var err error
-			within(t, fmt.Sprintf("plan(%q) from %s", spec, earliest), func() { got, err = plan(neverFires(t, spec), earliest, now) })
-			if !errors.Is(err, errNoNextSlot) || got.due != nil || got.missed != 0 || !got.next.IsZero() {
-				t.Errorf("plan(%q) from %s = %+v, %v; want nothing due and errNoNextSlot", spec, earliest, got, err)
+			within(t, fmt.Sprintf("Plan(%q) from %s", spec, earliest), func() { got, err = Plan(neverFires(t, spec), earliest, now) })
+			if !errors.Is(err, ErrNoNextSlot) || got.Due != nil || got.Missed != 0 || !got.Next.IsZero() {
+				t.Errorf("Plan(%q) from %s = %+v, %v; want nothing due and ErrNoNextSlot", spec, earliest, got, err)
 			}
 		}
 	}
@@ -176,11 +176,11 @@ func TestPlanStopsOnAScheduleThatNeverFires(t *testing.T) {
 
 func TestPlanFindsTheDueAndNextSlots(t *testing.T) {
 	now := time.Date(2026, 11, 22, 12, 7, 0, 0, time.UTC)
-	got, err := plan(mustParse(t, "*/5 * * * *", ""), now.Add(-10*time.Minute), now)
+	got, err := Plan(mustParse(t, "*/5 * * * *", ""), now.Add(-10*time.Minute), now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := now.Add(-2 * time.Minute); got.due == nil || !got.due.Equal(want) || got.missed != 2 || !got.next.Equal(now.Add(3*time.Minute)) {
-		t.Errorf("plan = due %v missed %d next %v; want due %v, 2 missed, next %v", got.due, got.missed, got.next, want, now.Add(3*time.Minute))
+	if want := now.Add(-2 * time.Minute); got.Due == nil || !got.Due.Equal(want) || got.Missed != 2 || !got.Next.Equal(now.Add(3*time.Minute)) {
+		t.Errorf("plan = due %v missed %d next %v; want due %v, 2 missed, next %v", got.Due, got.Missed, got.Next, want, now.Add(3*time.Minute))
 	}
 }

@@ -29,23 +29,23 @@ func FuzzSchedule(f *testing.F) {
 		if deadline >= 0 {
 			deadlinePtr = &deadline
 		}
-		earliest := earliestConsidered(nil, created, deadlinePtr, now)
+		earliest := EarliestConsidered(nil, created, deadlinePtr, now)
 		done := make(chan struct{})
-		var got slots
+		var got Slots
 		go func() {
 			defer close(done)
-			got, err = plan(sched, earliest, now)
+			got, err = Plan(sched, earliest, now)
 		}()
 		select {
 		case <-done:
 		case <-time.After(5 * time.Second):
-			t.Fatalf("plan(%q, %q) from %v did not return in 5s", spec, tz, earliest)
+			t.Fatalf("Plan(%q, %q) from %v did not return in 5s", spec, tz, earliest)
 		}
-		if got.due != nil && (got.due.After(now) || !got.due.After(earliest)) {
-			t.Fatalf("plan(%q) due %v outside (%v, %v]", spec, got.due, earliest, now)
+		if got.Due != nil && (got.Due.After(now) || !got.Due.After(earliest)) {
+			t.Fatalf("Plan(%q) due %v outside (%v, %v]", spec, got.Due, earliest, now)
 		}
-		if err == nil && !got.next.After(now) {
-			t.Fatalf("plan(%q) next %v not after %v", spec, got.next, now)
+		if err == nil && !got.Next.After(now) {
+			t.Fatalf("Plan(%q) next %v not after %v", spec, got.Next, now)
 		}
 	})
 }
