@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"testing"
-	"time"
 
 	certificatesv1 "k8s.io/api/certificates/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -43,7 +42,7 @@ func TestRotationByTheCurrentHolderIsApprovedAndMovesTheKey(t *testing.T) {
 
 	// A bootstrap join with the cluster's bound key still waits for musterctl accept.
 	join := createCSR(t, asBootstrap(t), agentCSRFor(t, "gamma", newJoinID(t), next))
-	time.Sleep(2 * time.Second)
+	approverPassed(t, "gamma")
 	if ok, err := approved(t.Context(), join.Name); err != nil || ok {
 		t.Errorf("a bootstrap join was approved without musterctl accept (approved=%v, err=%v)", ok, err)
 	}
@@ -234,7 +233,7 @@ func TestLongCertificatesAreDenied(t *testing.T) {
 	}
 	// The control: a day is within the maximum, and waits for musterctl accept.
 	day := createCSR(t, asBootstrap(t), agentCSR(t, "mu"))
-	time.Sleep(time.Second)
+	approverPassed(t, "mu")
 	if reason, err := deniedFor(t.Context(), day.Name); err != nil || reason != "" {
 		t.Errorf("a join for an hour was denied: %s (%v)", reason, err)
 	}

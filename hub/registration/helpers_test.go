@@ -346,3 +346,21 @@ func expectEvent(t *testing.T, regarding, reason, note string) {
 		return false, nil
 	})
 }
+
+// approverPassed waits until the approver has decided every request created before the
+// call: it creates a request for cluster that the approver denies at once (it asks for a
+// year) and waits for that denial. The approver has one worker and its queue is first in,
+// first out, and the cache sees requests in the order they were created, so by then it has
+// decided the earlier ones; a request it left alone was left alone by a decision, not for
+// lack of time.
+func approverPassed(t *testing.T, cluster string) {
+	t.Helper()
+	req := agentCSR(t, cluster)
+	year := int32(365 * 24 * 3600)
+	req.Spec.ExpirationSeconds = &year
+	marker := createCSR(t, asBootstrap(t), req)
+	eventually(t, "the approver to deny the marker request "+marker.Name, func(ctx context.Context) (bool, error) {
+		reason, err := deniedFor(ctx, marker.Name)
+		return reason == musterv1.ReasonCertificateLifetime, err
+	})
+}
