@@ -5,9 +5,9 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/musterhq/muster/api/identity"
 	"github.com/musterhq/muster/api/podsecurity"
 	"github.com/musterhq/muster/hub/fleetjob"
-	"github.com/musterhq/muster/hub/registration"
 )
 
 // Options configure the hub. Each field's default is set by NewOptions.
@@ -72,7 +72,7 @@ func NewOptions() *Options {
 		KubeAPIBurst:                400,
 		SpreadUnschedulableWindow:   fleetjob.DefaultUnschedulableWindow,
 		DefaultPodSecurityLevel:     string(podsecurity.DefaultLevel),
-		MaxAgentCertificateLifetime: registration.DefaultMaxCertificateLifetime,
+		MaxAgentCertificateLifetime: identity.DefaultMaxCertificateLifetime,
 	}
 }
 

@@ -20,8 +20,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/musterhq/muster/agent/worksync"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	apiwork "github.com/musterhq/muster/api/work"
 )
 
 // relayedEvent is the member event (by UID) and the occurrences of it already relayed.
@@ -103,7 +103,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 }
 
 // workOf names the Work behind the object an event is about: a Job or BroadcastJob the
-// agent applied carries worksync.WorkLabel, and a pod belongs to one of them through its
+// agent applied carries apiwork.Label, and a pod belongs to one of them through its
 // controller reference. It returns "" for anything else.
 func (r *Reconciler) workOf(ctx context.Context, about corev1.ObjectReference) (string, error) {
 	switch about.Kind {
@@ -139,7 +139,7 @@ func (r *Reconciler) workLabel(ctx context.Context, about corev1.ObjectReference
 	if about.UID != "" && obj.GetUID() != about.UID {
 		return "", nil
 	}
-	return obj.GetLabels()[worksync.WorkLabel], nil
+	return obj.GetLabels()[apiwork.Label], nil
 }
 
 // isNew reports whether the event happened more often than was relayed of it.

@@ -13,8 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/musterhq/muster/agent/worksync"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	apiwork "github.com/musterhq/muster/api/work"
 	"github.com/musterhq/muster/internal/testing/envtest"
 )
 
@@ -104,7 +104,7 @@ func createJob(t *testing.T, ns, name, work string) *batchv1.Job {
 		Spec:       batchv1.JobSpec{ManagedBy: ptrTo(musterv1.AgentManagedBy), Template: corev1.PodTemplateSpec{Spec: podSpec()}},
 	}
 	if work != "" {
-		j.Labels = map[string]string{worksync.WorkLabel: work}
+		j.Labels = map[string]string{apiwork.Label: work}
 	}
 	if err := env.Client.Create(t.Context(), j); err != nil {
 		t.Fatal(err)

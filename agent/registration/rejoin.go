@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/musterhq/muster/api/identity"
 	"github.com/musterhq/muster/api/scheme"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 )
@@ -148,7 +149,7 @@ func approvedFor(req *certificatesv1.CertificateSigningRequest, key *ecdsa.Priva
 	if err != nil {
 		return false
 	}
-	if got, err := musterv1.RequestKey(req); err != nil || got != musterv1.KeyFingerprint(spki) {
+	if got, err := identity.RequestKey(req); err != nil || got != identity.KeyFingerprint(spki) {
 		return false
 	}
 	for _, c := range req.Status.Conditions {

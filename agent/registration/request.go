@@ -6,7 +6,6 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/hex"
 	"encoding/pem"
 	"errors"
@@ -21,6 +20,7 @@ import (
 	"k8s.io/client-go/util/certificate/csr"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/musterhq/muster/api/identity"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 )
 
@@ -110,17 +110,14 @@ func (r *Registrar) ask(ctx context.Context, hub kubernetes.Interface, cluster s
 	if err := r.Store.WritePending(ctx, p); err != nil {
 		return nil, err
 	}
-	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: pkix.Name{
-		CommonName:   musterv1.AgentUser(cluster),
-		Organization: []string{musterv1.MembersGroup, musterv1.ClusterGroup(cluster), musterv1.JoinGroup(cluster, joinID)},
-	}}, p.Key)
+	request, err := identity.NewAgentRequest(cluster, joinID, p.Key)
 	if err != nil {
 		return nil, err
 	}
 	req := &certificatesv1.CertificateSigningRequest{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{musterv1.ClusterNameLabel: cluster}},
 		Spec: certificatesv1.CertificateSigningRequestSpec{
-			Request:           pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}),
+			Request:           request,
 			SignerName:        certificatesv1.KubeAPIServerClientSignerName,
 			Usages:            []certificatesv1.KeyUsage{certificatesv1.UsageDigitalSignature, certificatesv1.UsageClientAuth},
 			ExpirationSeconds: csr.DurationToExpirationSeconds(r.CertLifetime),
@@ -128,7 +125,7 @@ func (r *Registrar) ask(ctx context.Context, hub kubernetes.Interface, cluster s
 	}
 	if current != nil {
 		req.Annotations = map[string]string{
-			musterv1.CurrentCertificateAnnotation: string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: current.Raw})),
+			identity.CurrentCertificateAnnotation: string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: current.Raw})),
 		}
 	}
 	if _, err := hub.CertificatesV1().CertificateSigningRequests().Create(ctx, req, metav1.CreateOptions{}); err != nil {
@@ -155,7 +152,7 @@ func requestJoinID(cluster string, current *x509.Certificate) (string, error) {
 	if current == nil {
 		return random128()
 	}
-	id, ok := musterv1.JoinIDOf(cluster, current.Subject.Organization)
+	id, ok := identity.JoinIDOf(cluster, current.Subject.Organization)
 	if !ok {
 		return "", fmt.Errorf("the agent's certificate names no join of cluster %s (organizations %v): join again with a new join line", cluster, current.Subject.Organization)
 	}
@@ -177,7 +174,7 @@ func waitForCertificate(ctx context.Context, hub kubernetes.Interface, name stri
 	if err != nil {
 		return nil, err
 	}
-	want := musterv1.KeyFingerprint(spki)
+	want := identity.KeyFingerprint(spki)
 	for interval := 250 * time.Millisecond; ; interval = min(2*interval, maxRequestPoll) {
 		req, err := hub.CertificatesV1().CertificateSigningRequests().Get(ctx, name, metav1.GetOptions{})
 		switch {
@@ -202,7 +199,7 @@ func waitForCertificate(ctx context.Context, hub kubernetes.Interface, name stri
 // it is pending, and an error wrapping errAskAgain when it will never be issued for the key
 // with fingerprint key.
 func issuedCertificate(req *certificatesv1.CertificateSigningRequest, key string) ([]byte, error) {
-	if got, err := musterv1.RequestKey(req); err != nil || got != key {
+	if got, err := identity.RequestKey(req); err != nil || got != key {
 		return nil, fmt.Errorf("certificate request %s is not for the agent's key: %w", req.Name, errAskAgain)
 	}
 	approved := false

@@ -11,7 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/api/identity"
 )
 
 func TestIssuedCertificate(t *testing.T) {
@@ -20,9 +20,9 @@ func TestIssuedCertificate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fp := musterv1.KeyFingerprint(spki)
-	approved := musterv1.ApprovalCondition("Test", "ok")
-	denied := musterv1.DenialCondition("Test", "no")
+	fp := identity.KeyFingerprint(spki)
+	approved := identity.ApprovalCondition("Test", "ok")
+	denied := identity.DenialCondition("Test", "no")
 	failed := certificatesv1.CertificateSigningRequestCondition{Type: certificatesv1.CertificateFailed, Status: corev1.ConditionTrue}
 	notApproved := approved
 	notApproved.Status = corev1.ConditionFalse
@@ -64,7 +64,7 @@ func TestIssuedCertificate(t *testing.T) {
 func TestRequestJoinID(t *testing.T) {
 	const current = "0123456789abcdef0123456789abcdef"
 	certOf := func(orgs ...string) *x509.Certificate {
-		return &x509.Certificate{Subject: pkix.Name{CommonName: musterv1.AgentUser("c1"), Organization: orgs}}
+		return &x509.Certificate{Subject: pkix.Name{CommonName: identity.AgentUser("c1"), Organization: orgs}}
 	}
 	cases := []struct {
 		name    string
@@ -73,9 +73,9 @@ func TestRequestJoinID(t *testing.T) {
 		wantErr bool
 	}{
 		{name: "a join gets a fresh id"},
-		{name: "a rotation keeps its certificate's join", current: certOf(musterv1.MembersGroup, musterv1.ClusterGroup("c1"), musterv1.JoinGroup("c1", current)), want: current},
-		{name: "a certificate of no join cannot rotate", current: certOf(musterv1.MembersGroup, musterv1.ClusterGroup("c1")), wantErr: true},
-		{name: "a certificate of another cluster's join cannot rotate", current: certOf(musterv1.MembersGroup, musterv1.ClusterGroup("c1"), musterv1.JoinGroup("c2", current)), wantErr: true},
+		{name: "a rotation keeps its certificate's join", current: certOf(identity.MembersGroup, identity.ClusterGroup("c1"), identity.JoinGroup("c1", current)), want: current},
+		{name: "a certificate of no join cannot rotate", current: certOf(identity.MembersGroup, identity.ClusterGroup("c1")), wantErr: true},
+		{name: "a certificate of another cluster's join cannot rotate", current: certOf(identity.MembersGroup, identity.ClusterGroup("c1"), identity.JoinGroup("c2", current)), wantErr: true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -89,7 +89,7 @@ func TestRequestJoinID(t *testing.T) {
 			if tc.want != "" && got != tc.want {
 				t.Errorf("requestJoinID() = %q, want %q", got, tc.want)
 			}
-			if !musterv1.ValidJoinID(got) {
+			if !identity.ValidJoinID(got) {
 				t.Errorf("requestJoinID() = %q, not a join id", got)
 			}
 			if again, _ := requestJoinID("c1", tc.current); tc.want == "" && again == got {

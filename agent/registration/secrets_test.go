@@ -17,7 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 
-	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/api/identity"
 )
 
 const testNamespace = "muster-agent"
@@ -34,7 +34,7 @@ func newKey(t *testing.T) *ecdsa.PrivateKey {
 // certFor is a PEM client certificate for key, valid from notBefore to notAfter.
 func certFor(t *testing.T, key *ecdsa.PrivateKey, notBefore, notAfter time.Time) []byte {
 	t.Helper()
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: musterv1.AgentUser("c1")}, NotBefore: notBefore, NotAfter: notAfter}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: identity.AgentUser("c1")}, NotBefore: notBefore, NotAfter: notAfter}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {
 		t.Fatal(err)
@@ -57,7 +57,7 @@ func credentialsFor(t *testing.T, key *ecdsa.PrivateKey, notBefore, notAfter tim
 // csrFor is c1's certificate request for key.
 func csrFor(t *testing.T, name string, key *ecdsa.PrivateKey) *certificatesv1.CertificateSigningRequest {
 	t.Helper()
-	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: pkix.Name{CommonName: musterv1.AgentUser("c1")}}, key)
+	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: pkix.Name{CommonName: identity.AgentUser("c1")}}, key)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func TestRestartWithAnExpiredCertificateNeedsARejoin(t *testing.T) {
 func TestRequestWaitsForThePendingRequest(t *testing.T) {
 	key := newKey(t)
 	issued := csrFor(t, "muster-c1-pending", key)
-	issued.Status.Conditions = []certificatesv1.CertificateSigningRequestCondition{musterv1.ApprovalCondition("Test", "approved")}
+	issued.Status.Conditions = []certificatesv1.CertificateSigningRequestCondition{identity.ApprovalCondition("Test", "approved")}
 	issued.Status.Certificate = certFor(t, key, time.Now(), time.Now().Add(time.Hour))
 	hub := fake.NewClientset(issued)
 	s := &Store{Client: fake.NewClientset(), Namespace: testNamespace}
@@ -188,10 +188,10 @@ func TestJoinAbandonsAPendingRotation(t *testing.T) {
 		t.Fatal(err)
 	}
 	spki, _ := x509.MarshalPKIXPublicKey(&bound.PublicKey)
-	if got := musterv1.KeyFingerprint(req.RawSubjectPublicKeyInfo); got != musterv1.KeyFingerprint(spki) {
+	if got := identity.KeyFingerprint(req.RawSubjectPublicKeyInfo); got != identity.KeyFingerprint(spki) {
 		t.Errorf("the join asks for key %s, want the bound key", got)
 	}
-	if _, ok := musterv1.JoinIDOf("c1", req.Subject.Organization); !ok || len(req.Subject.Organization) != 3 {
+	if _, ok := identity.JoinIDOf("c1", req.Subject.Organization); !ok || len(req.Subject.Organization) != 3 {
 		t.Errorf("the join's organizations %v name no single join", req.Subject.Organization)
 	}
 	if exp := csrs.Items[0].Spec.ExpirationSeconds; exp == nil || *exp != 3600 {

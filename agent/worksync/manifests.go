@@ -16,9 +16,8 @@ import (
 const (
 	// FieldManager owns every field the agent applies.
 	FieldManager = "muster-agent"
-	// WorkLabel on a member object names the Work (in the cluster's hub namespace) it
-	// came from; watch events map back to the Work through it.
-	WorkLabel = "muster.dev/work"
+	// WorkLabel on a member object names the Work it came from (see workapi.Label).
+	WorkLabel = workapi.Label
 	// Finalizer holds a Work until its member objects are deleted.
 	Finalizer = musterv1.WorkCleanupFinalizer
 )

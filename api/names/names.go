@@ -69,6 +69,19 @@ func Name(maxLength int, head, tail string, tuple ...string) string {
 	return strings.Join(append(parts, hash), "-")
 }
 
+// ShardJob is the name of a FleetJob's shard Job in a member, in the FleetJob's namespace:
+// the FleetJob's own, unique there; with a subset, one derived from both, as subsets of
+// two FleetJobs (and another FleetJob's name) may join alike: "a" with subset "b-c",
+// "a-b" with subset "c", FleetJob "a-b-c". A derived name leaves room for any completion
+// index in the host names of an Indexed Job's pods. The hub's FleetJob controller names
+// the Jobs it creates with it, and its webhook the Jobs it checks before they exist.
+func ShardJob(fleetJob, subset string) string {
+	if subset == "" {
+		return fleetJob
+	}
+	return Name(JobMaxLength, fleetJob+"-"+subset, "", "fleetjob-subset-job", fleetJob, subset)
+}
+
 // sanitize lowercases s and turns every character a DNS label cannot hold (dots
 // included) into "-".
 func sanitize(s string) string {

@@ -141,3 +141,19 @@ func FuzzName(f *testing.F) {
 		}
 	})
 }
+
+// A FleetJob without a subset names its Job after itself; subsets that join alike with
+// their FleetJob's name get distinct names that leave room for a completion index.
+func TestShardJob(t *testing.T) {
+	if got := names.ShardJob("a", ""); got != "a" {
+		t.Errorf("names.ShardJob(a, \"\") = %q, want a", got)
+	}
+	seen := map[string]bool{}
+	for _, pair := range [][2]string{{"a", "b-c"}, {"a-b", "c"}, {"a-b-c", ""}} {
+		got := names.ShardJob(pair[0], pair[1])
+		if seen[got] || len(got) > names.JobMaxLength {
+			t.Errorf("names.ShardJob(%q, %q) = %q: taken already or longer than %d", pair[0], pair[1], got, names.JobMaxLength)
+		}
+		seen[got] = true
+	}
+}

@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/musterhq/muster/api/identity"
 	"github.com/musterhq/muster/api/scheme"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/e2e/framework"
@@ -164,8 +165,8 @@ func AgentCSR(cluster, joinID string, annotations map[string]string) (*certifica
 		joinID = hex.EncodeToString(b)
 	}
 	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: pkix.Name{
-		CommonName:   musterv1.AgentUser(cluster),
-		Organization: []string{musterv1.MembersGroup, musterv1.ClusterGroup(cluster), musterv1.JoinGroup(cluster, joinID)},
+		CommonName:   identity.AgentUser(cluster),
+		Organization: []string{identity.MembersGroup, identity.ClusterGroup(cluster), identity.JoinGroup(cluster, joinID)},
 	}}, key)
 	if err != nil {
 		return nil, err

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/musterhq/muster/api/identity"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/e2e/framework"
 )
@@ -32,7 +33,7 @@ func TestAgentRotatesCertificates(t *testing.T) {
 		}
 		renewals = 0
 		for _, csr := range csrs.Items {
-			if csr.Spec.Username == musterv1.AgentUser("member1") && len(csr.Status.Certificate) > 0 {
+			if csr.Spec.Username == identity.AgentUser("member1") && len(csr.Status.Certificate) > 0 {
 				renewals++
 			}
 		}

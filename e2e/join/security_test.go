@@ -19,10 +19,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/musterhq/muster/agent/registration"
+	"github.com/musterhq/muster/api/identity"
 	"github.com/musterhq/muster/api/scheme"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/e2e/attacks"
-	hubregistration "github.com/musterhq/muster/hub/registration"
 )
 
 // agentClient is a hub client with the credentials member's agent holds right now.
@@ -254,7 +254,7 @@ func currentJoin(t *testing.T, member string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id, ok := musterv1.JoinIDOf(member, cert.Subject.Organization)
+	id, ok := identity.JoinIDOf(member, cert.Subject.Organization)
 	if !ok {
 		t.Fatalf("%s's certificate names no join: %v", member, cert.Subject.Organization)
 	}
@@ -310,7 +310,7 @@ func TestJoinAttacks(t *testing.T) {
 		}
 	})
 	t.Run("forged rotation: member1's certificate names member2's certificate", func(t *testing.T) {
-		forged := agentCSR(t, "member1", currentJoin(t, "member1"), map[string]string{musterv1.CurrentCertificateAnnotation: credentialsPEM(t, "member2")})
+		forged := agentCSR(t, "member1", currentJoin(t, "member1"), map[string]string{identity.CurrentCertificateAnnotation: credentialsPEM(t, "member2")})
 		expectDeniedWith(t, agentClient(t, "member1"), forged, musterv1.ReasonAgentKeyMismatch)
 	})
 	t.Run("forged rotation: member1's identity without its current certificate", func(t *testing.T) {
@@ -332,7 +332,7 @@ func TestJoinAttacks(t *testing.T) {
 		expectDenied(t, boot, agentCSR(t, "bound-other", "", nil))
 	})
 	t.Run("a bootstrap token cannot pre-bind a name to its key", func(t *testing.T) {
-		mc := &musterv1.MemberCluster{ObjectMeta: metav1.ObjectMeta{Name: "prebound", Annotations: map[string]string{hubregistration.AgentKeyAnnotation: "sha256:00"}}}
+		mc := &musterv1.MemberCluster{ObjectMeta: metav1.ObjectMeta{Name: "prebound", Annotations: map[string]string{identity.AgentKeyAnnotation: "sha256:00"}}}
 		err := bootstrapClient(t).Create(t.Context(), mc)
 		if !apierrors.IsInvalid(err) && !apierrors.IsForbidden(err) {
 			t.Errorf("create a pre-bound MemberCluster: got %v, want rejection", err)

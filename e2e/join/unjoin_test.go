@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/musterhq/muster/agent/registration"
+	"github.com/musterhq/muster/api/identity"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/deploy/argocd"
 	"github.com/musterhq/muster/e2e/framework"
@@ -191,7 +192,7 @@ func testReadmit(t *testing.T) {
 	ctx := t.Context()
 	member := memberNamed("member2")
 	old, oldJoin, oldNotAfter := agentClient(t, "member2"), currentJoin(t, "member2"), certificateNotAfter(t, "member2")
-	key := getCluster(t, "member2").Annotations[hubregistration.AgentKeyAnnotation]
+	key := getCluster(t, "member2").Annotations[identity.AgentKeyAnnotation]
 
 	// Accepting alone gives the old certificate nothing back.
 	if out, err := muster.Musterctl(ctx, fleet.Hub, "accept", "member2", "--wait", "5s"); err == nil || !strings.Contains(out, "must join again") {
@@ -244,7 +245,7 @@ func testReadmit(t *testing.T) {
 		}
 		t.Logf("the old certificate expired %s before the last check", time.Since(oldNotAfter).Round(time.Second))
 	}
-	if got := getCluster(t, "member2").Annotations[hubregistration.AgentKeyAnnotation]; got != key {
+	if got := getCluster(t, "member2").Annotations[identity.AgentKeyAnnotation]; got != key {
 		t.Errorf("member2's bound key moved from %s to %s: the re-join should keep the agent's key", key, got)
 	}
 }
@@ -315,7 +316,7 @@ func testRejoin(t *testing.T) {
 	if _, err := framework.WaitForClusterCondition(ctx, fleet.Hub, "member2", musterv1.MemberClusterAvailable, metav1.ConditionTrue, time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	if key := getCluster(t, "member2").Annotations[hubregistration.AgentKeyAnnotation]; key == "" {
+	if key := getCluster(t, "member2").Annotations[identity.AgentKeyAnnotation]; key == "" {
 		t.Error("the re-joined member2 is bound to no key")
 	}
 	err = member.Client.Get(ctx, types.NamespacedName{Namespace: musterv1.AgentNamespace, Name: registration.BootstrapSecret}, &corev1.Secret{})

@@ -51,17 +51,8 @@ func WorkName(fj *musterv1.FleetJob, subset string) string {
 	return shards.WorkName("fleetjob", fj.Namespace, fj.Name, subset)
 }
 
-// JobName is the name of a new shard's Job in its member, in the FleetJob's namespace:
-// the FleetJob's own, unique there; with a subset, one derived from both, as subsets of
-// two FleetJobs (and another FleetJob's name) may join alike: "a" with subset "b-c",
-// "a-b" with subset "c", FleetJob "a-b-c". A derived name leaves room for any completion
-// index in the host names of an Indexed Job's pods.
-func JobName(fj *musterv1.FleetJob, subset string) string {
-	if subset == "" {
-		return fj.Name
-	}
-	return names.Name(names.JobMaxLength, fj.Name+"-"+subset, "", "fleetjob-subset-job", fj.Name, subset)
-}
+// JobName is the name of a new shard's Job in its member (names.ShardJob).
+func JobName(fj *musterv1.FleetJob, subset string) string { return names.ShardJob(fj.Name, subset) }
 
 // shardJob is the member Job for s: the template's Job run by the agent's Job controller,
 // built as the hub's webhook validated it at admission (templates.Job), with the shard's

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
+	"github.com/musterhq/muster/api/identity"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/internal/patch"
 )
@@ -78,7 +79,7 @@ func (a *Approver) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 	if err := a.Client.Get(ctx, req.NamespacedName, &csr); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	agentReq, err := ParseAgentCSR(&csr)
+	agentReq, err := identity.ParseAgentCSR(&csr)
 	if err != nil {
 		return ctrl.Result{}, nil
 	}
@@ -88,7 +89,7 @@ func (a *Approver) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if v.Decision == Deny && a.APIReader != nil {
+	if v.Decision == identity.Deny && a.APIReader != nil {
 		// A denial is final: decide it again on the request and the MemberCluster as they
 		// are now, not as the cache last saw them (a request approved meanwhile is left
 		// alone, and a rotation that just moved the key must not deny the next one).
@@ -101,27 +102,27 @@ func (a *Approver) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 	}
 	logger := log.FromContext(ctx).WithValues("csr", csr.Name, "cluster", cluster)
 	switch v.Decision {
-	case Deny:
+	case identity.Deny:
 		return a.deny(ctx, &csr, v, exists, &mc)
-	case Approve:
+	case identity.Approve:
 	default:
 		return ctrl.Result{}, nil
 	}
 	if err := Bind(ctx, a.Client, &mc, &csr); err != nil {
 		return patch.Requeue(err)
 	}
-	csr.Status.Conditions = append(csr.Status.Conditions, musterv1.ApprovalCondition(musterv1.CSRReasonApprovedByHub, v.Why))
+	csr.Status.Conditions = append(csr.Status.Conditions, identity.ApprovalCondition(musterv1.CSRReasonApprovedByHub, v.Why))
 	if _, err := a.Clientset.CertificatesV1().CertificateSigningRequests().UpdateApproval(ctx, csr.Name, &csr, metav1.UpdateOptions{}); err != nil {
 		return patch.Requeue(fmt.Errorf("approving CSR %s: %w", csr.Name, err))
 	}
-	logger.Info("approved agent certificate", "why", v.Why, "key", mc.Annotations[AgentKeyAnnotation], "join", mc.Annotations[AgentJoinAnnotation])
+	logger.Info("approved agent certificate", "why", v.Why, "key", mc.Annotations[identity.AgentKeyAnnotation], "join", mc.Annotations[identity.AgentJoinAnnotation])
 	return ctrl.Result{}, nil
 }
 
 // deny records the denial on the request and, when its cluster exists, a Warning event on
 // the MemberCluster.
-func (a *Approver) deny(ctx context.Context, csr *certificatesv1.CertificateSigningRequest, v Verdict, exists bool, mc *musterv1.MemberCluster) (ctrl.Result, error) {
-	csr.Status.Conditions = append(csr.Status.Conditions, musterv1.DenialCondition(v.Reason, v.Why))
+func (a *Approver) deny(ctx context.Context, csr *certificatesv1.CertificateSigningRequest, v identity.Verdict, exists bool, mc *musterv1.MemberCluster) (ctrl.Result, error) {
+	csr.Status.Conditions = append(csr.Status.Conditions, identity.DenialCondition(v.Reason, v.Why))
 	if _, err := a.Clientset.CertificatesV1().CertificateSigningRequests().UpdateApproval(ctx, csr.Name, csr, metav1.UpdateOptions{}); err != nil {
 		// A conflict: another approver (`musterctl accept`) decided the request first;
 		// it is looked at again once the cache has caught up.
@@ -135,39 +136,31 @@ func (a *Approver) deny(ctx context.Context, csr *certificatesv1.CertificateSign
 }
 
 // decide reads the cluster's MemberCluster into mc through r and applies the policy.
-func (a *Approver) decide(ctx context.Context, r client.Reader, csr *certificatesv1.CertificateSigningRequest, cluster string, mc *musterv1.MemberCluster) (bool, Verdict, error) {
-	facts := Facts{AutoAccept: a.AutoAccept, MaxLifetime: a.MaxCertificateLifetime}
+func (a *Approver) decide(ctx context.Context, r client.Reader, csr *certificatesv1.CertificateSigningRequest, cluster string, mc *musterv1.MemberCluster) (bool, identity.Verdict, error) {
+	facts := identity.Facts{AutoAccept: a.AutoAccept, MaxLifetime: a.MaxCertificateLifetime}
 	exists := false
 	if err := r.Get(ctx, types.NamespacedName{Name: cluster}, mc); err == nil {
 		exists = true
 		facts.Accepted = mc.Spec.Accepted && mc.DeletionTimestamp.IsZero()
-		facts.BoundKey = mc.Annotations[AgentKeyAnnotation]
-		facts.JoinID = mc.Annotations[AgentJoinAnnotation]
+		facts.BoundKey = mc.Annotations[identity.AgentKeyAnnotation]
+		facts.JoinID = mc.Annotations[identity.AgentJoinAnnotation]
 	} else if client.IgnoreNotFound(err) != nil {
-		return false, Verdict{}, fmt.Errorf("reading MemberCluster %s: %w", cluster, err)
+		return false, identity.Verdict{}, fmt.Errorf("reading MemberCluster %s: %w", cluster, err)
 	}
-	return exists, Decide(csr, facts), nil
+	return exists, identity.Decide(csr, facts), nil
 }
 
 // Bind records the key and join id of csr, about to be approved, as mc's agent key and
-// current join. The write is made before the approval and under the optimistic lock, so
-// two joins racing for an unbound cluster cannot both be approved (the loser sees the
-// winner's key and is denied), and a join approved for a cluster that was denied meanwhile
-// fails. The new join id moves the hub's RBAC to the new join's certificates.
+// current join (identity.Bind), under the optimistic lock.
 func Bind(ctx context.Context, c client.Client, mc *musterv1.MemberCluster, csr *certificatesv1.CertificateSigningRequest) error {
-	req, err := ParseAgentCSR(csr)
+	req, err := identity.ParseAgentCSR(csr)
 	if err != nil {
 		return err
 	}
-	if mc.Annotations[AgentKeyAnnotation] == req.Key && mc.Annotations[AgentJoinAnnotation] == req.JoinID {
+	h := patch.NewHelper(c, mc)
+	if !identity.Bind(mc, req) {
 		return nil
 	}
-	h := patch.NewHelper(c, mc)
-	if mc.Annotations == nil {
-		mc.Annotations = map[string]string{}
-	}
-	mc.Annotations[AgentKeyAnnotation] = req.Key
-	mc.Annotations[AgentJoinAnnotation] = req.JoinID
 	if err := h.Patch(ctx, mc); err != nil {
 		return fmt.Errorf("binding cluster %s to key %s and join %s: %w", mc.Name, req.Key, req.JoinID, err)
 	}

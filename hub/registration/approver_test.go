@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"testing"
-	"time"
 
 	certificatesv1 "k8s.io/api/certificates/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -13,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/musterhq/muster/api/identity"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/hub/registration"
 )
@@ -42,7 +42,7 @@ func TestRotationByTheCurrentHolderIsApprovedAndMovesTheKey(t *testing.T) {
 
 	// A bootstrap join with the cluster's bound key still waits for musterctl accept.
 	join := createCSR(t, asBootstrap(t), agentCSRFor(t, "gamma", newJoinID(t), next))
-	time.Sleep(2 * time.Second)
+	approverPassed(t, "gamma")
 	if ok, err := approved(t.Context(), join.Name); err != nil || ok {
 		t.Errorf("a bootstrap join was approved without musterctl accept (approved=%v, err=%v)", ok, err)
 	}
@@ -65,7 +65,7 @@ func TestTakeoverJoinIsDeniedWithAnEvent(t *testing.T) {
 		t.Fatal(err)
 	}
 	csr.Status = certificatesv1.CertificateSigningRequestStatus{}
-	if v := registration.Decide(&csr, registration.Facts{Accepted: true, ByAdmin: true, BoundKey: fingerprint(t, owner), JoinID: joinID}); v.Decision != registration.Deny {
+	if v := identity.Decide(&csr, identity.Facts{Accepted: true, ByAdmin: true, BoundKey: fingerprint(t, owner), JoinID: joinID}); v.Decision != identity.Deny {
 		t.Errorf("musterctl accept would decide %s (%s) for the takeover, want Deny", v.Decision, v.Why)
 	}
 	if got, _ := boundKey(t.Context(), "zeta"); got != fingerprint(t, owner) {
@@ -76,7 +76,7 @@ func TestTakeoverJoinIsDeniedWithAnEvent(t *testing.T) {
 // A token bound to one cluster cannot ask for another's identity, bound or not.
 func TestClusterBoundTokenIsDeniedForAnotherName(t *testing.T) {
 	newCluster(t, "eta", true)
-	csr := createCSR(t, asBootstrap(t, registration.TokenClusterGroupPrefix+"theta"), agentCSR(t, "eta"))
+	csr := createCSR(t, asBootstrap(t, identity.TokenClusterGroupPrefix+"theta"), agentCSR(t, "eta"))
 	eventually(t, "the request to be denied", func(ctx context.Context) (bool, error) {
 		reason, err := deniedFor(ctx, csr.Name)
 		return reason == musterv1.ReasonAgentKeyMismatch, err
@@ -103,12 +103,12 @@ func TestRekeyReplacesTheBoundKeyAndJoin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	facts := registration.Facts{Accepted: true, ByAdmin: true, BoundKey: mc.Annotations[registration.AgentKeyAnnotation], JoinID: lostJoin}
-	if v := registration.Decide(&csr, facts); v.Decision != registration.Deny {
+	facts := identity.Facts{Accepted: true, ByAdmin: true, BoundKey: mc.Annotations[identity.AgentKeyAnnotation], JoinID: lostJoin}
+	if v := identity.Decide(&csr, facts); v.Decision != identity.Deny {
 		t.Fatalf("without --rekey the new key is %s, want Deny", v.Decision)
 	}
 	facts.Rekey = true
-	if v := registration.Decide(&csr, facts); v.Decision != registration.Approve {
+	if v := identity.Decide(&csr, facts); v.Decision != identity.Approve {
 		t.Fatalf("with --rekey the new key is %s (%s), want Approve", v.Decision, v.Why)
 	}
 	if err := registration.Bind(ctx, env.Client, mc, &csr); err != nil {
@@ -137,7 +137,7 @@ func TestAnotherClustersAgentCannotGetACertificate(t *testing.T) {
 	boundCluster(t, "epsilon", newKey(t))
 	ctx := t.Context()
 	// delta's agent asks for epsilon's identity.
-	csr, err := asUser(t, musterv1.AgentUser("delta"), agentGroups("delta", deltaJoin)...).
+	csr, err := asUser(t, identity.AgentUser("delta"), agentGroups("delta", deltaJoin)...).
 		CertificatesV1().CertificateSigningRequests().Create(ctx, agentCSR(t, "epsilon"), metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -188,7 +188,7 @@ func TestRotationWhoseKeyIsAlreadyBoundIsApproved(t *testing.T) {
 func TestAgentCannotListCertificateRequests(t *testing.T) {
 	joinID := boundCluster(t, "lambda", newKey(t))
 	ctx := t.Context()
-	agent := asUser(t, musterv1.AgentUser("lambda"), agentGroups("lambda", joinID)...)
+	agent := asUser(t, identity.AgentUser("lambda"), agentGroups("lambda", joinID)...)
 	csrs := agent.CertificatesV1().CertificateSigningRequests()
 	eventually(t, "the agent to be able to create and read its own request", func(ctx context.Context) (bool, error) {
 		own, err := csrs.Create(ctx, agentCSR(t, "lambda"), metav1.CreateOptions{})
@@ -233,7 +233,7 @@ func TestLongCertificatesAreDenied(t *testing.T) {
 	}
 	// The control: a day is within the maximum, and waits for musterctl accept.
 	day := createCSR(t, asBootstrap(t), agentCSR(t, "mu"))
-	time.Sleep(time.Second)
+	approverPassed(t, "mu")
 	if reason, err := deniedFor(t.Context(), day.Name); err != nil || reason != "" {
 		t.Errorf("a join for an hour was denied: %s (%v)", reason, err)
 	}

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/musterhq/muster/api/identity"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/hub/registration"
 )
@@ -22,8 +23,8 @@ func TestBootstrapRegistersOnlyAPlainCluster(t *testing.T) {
 	refused := map[string]*musterv1.MemberCluster{
 		"labels env=prod":    {ObjectMeta: metav1.ObjectMeta{Name: "intruder", Labels: map[string]string{"env": "prod", "region": "eu-west"}}},
 		"a muster.dev label": {ObjectMeta: metav1.ObjectMeta{Name: "intruder", Labels: map[string]string{musterv1.ClusterNameLabel: "intruder"}}},
-		"a recorded join":    {ObjectMeta: metav1.ObjectMeta{Name: "intruder", Annotations: map[string]string{registration.AgentJoinAnnotation: newJoinID(t)}}},
-		"a bound key":        {ObjectMeta: metav1.ObjectMeta{Name: "intruder", Annotations: map[string]string{registration.AgentKeyAnnotation: "sha256:00"}}},
+		"a recorded join":    {ObjectMeta: metav1.ObjectMeta{Name: "intruder", Annotations: map[string]string{identity.AgentJoinAnnotation: newJoinID(t)}}},
+		"a bound key":        {ObjectMeta: metav1.ObjectMeta{Name: "intruder", Annotations: map[string]string{identity.AgentKeyAnnotation: "sha256:00"}}},
 		"another annotation": {ObjectMeta: metav1.ObjectMeta{Name: "intruder", Annotations: map[string]string{"placement.example/tier": "gold"}}},
 		"accepted":           {ObjectMeta: metav1.ObjectMeta{Name: "intruder"}, Spec: musterv1.MemberClusterSpec{Accepted: true}},
 	}
@@ -49,7 +50,7 @@ func TestBootstrapReadsOnlyTheClusterItsTokenNames(t *testing.T) {
 	newCluster(t, "xi-other", false)
 	newCluster(t, "xi", false)
 	ctx := t.Context()
-	unbound, bound := bootstrapClient(t), bootstrapClient(t, registration.TokenClusterGroupPrefix+"xi")
+	unbound, bound := bootstrapClient(t), bootstrapClient(t, identity.TokenClusterGroupPrefix+"xi")
 	eventually(t, "the token bound to xi to read xi", func(ctx context.Context) (bool, error) {
 		err := bound.Get(ctx, types.NamespacedName{Name: "xi"}, &musterv1.MemberCluster{})
 		return err == nil, nil

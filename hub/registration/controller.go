@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/musterhq/muster/api/identity"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/internal/patch"
 )
@@ -76,7 +77,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) error {
 	}
 	if r.AutoAccept && !mc.Spec.Accepted {
 		h := patch.NewHelper(r.Client, &mc)
-		AcceptCluster(&mc)
+		identity.AcceptCluster(&mc)
 		if err := h.Patch(ctx, &mc); err != nil {
 			return fmt.Errorf("auto-accepting %s: %w", mc.Name, err)
 		}
@@ -90,22 +91,6 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) error {
 		return r.admit(ctx, &mc)
 	}
 	return r.revoke(ctx, &mc)
-}
-
-// AcceptCluster marks mc accepted. A cluster that was not accepted loses its recorded join: its
-// agent's certificates were revoked with the deny, and it joins again to get new ones.
-func AcceptCluster(mc *musterv1.MemberCluster) {
-	if !mc.Spec.Accepted {
-		delete(mc.Annotations, AgentJoinAnnotation)
-	}
-	mc.Spec.Accepted = true
-}
-
-// DenyCluster marks mc not accepted and forgets its join, in the same write, so that no accept
-// racing the hub's revocation can restore the old certificates' access.
-func DenyCluster(mc *musterv1.MemberCluster) {
-	delete(mc.Annotations, AgentJoinAnnotation)
-	mc.Spec.Accepted = false
 }
 
 // admit creates or updates the cluster's namespace and RBAC, binding it to the current
@@ -182,9 +167,9 @@ func (r *Reconciler) revoke(ctx context.Context, mc *musterv1.MemberCluster) err
 	if err != nil {
 		return err
 	}
-	if _, ok := mc.Annotations[AgentJoinAnnotation]; ok {
+	if _, ok := mc.Annotations[identity.AgentJoinAnnotation]; ok {
 		h := patch.NewHelper(r.Client, mc)
-		DenyCluster(mc)
+		identity.DenyCluster(mc)
 		if err := h.Patch(ctx, mc); err != nil {
 			return fmt.Errorf("forgetting the join of denied cluster %s: %w", mc.Name, err)
 		}

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/musterhq/muster/api/identity"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/hub/registration"
 )
@@ -55,8 +56,8 @@ func TestAcceptedClusterBindsOnlyItsCurrentJoin(t *testing.T) {
 	if err := env.Client.Get(ctx, types.NamespacedName{Name: registration.ClusterRoleName("alpha")}, &crb); err != nil {
 		t.Fatal(err)
 	}
-	if want := musterv1.JoinGroup("alpha", joinID); len(crb.Subjects) != 1 || crb.Subjects[0].Name != want {
-		t.Errorf("ClusterRoleBinding subjects = %+v, want only group %s (not %s, which every certificate of alpha carries)", crb.Subjects, want, musterv1.ClusterGroup("alpha"))
+	if want := identity.JoinGroup("alpha", joinID); len(crb.Subjects) != 1 || crb.Subjects[0].Name != want {
+		t.Errorf("ClusterRoleBinding subjects = %+v, want only group %s (not %s, which every certificate of alpha carries)", crb.Subjects, want, identity.ClusterGroup("alpha"))
 	}
 	var cr rbacv1.ClusterRole
 	if err := env.Client.Get(ctx, types.NamespacedName{Name: registration.ClusterRoleName("alpha")}, &cr); err != nil {
@@ -86,7 +87,7 @@ func TestDeniedClusterLosesItsBindingsAndJoin(t *testing.T) {
 			return false, err
 		}
 		mc, err := getCluster(ctx, "beta")
-		_, joined := mc.Annotations[registration.AgentJoinAnnotation]
+		_, joined := mc.Annotations[identity.AgentJoinAnnotation]
 		return err == nil && !joined &&
 			!exists(ctx, &rbacv1.RoleBinding{}, ns, "muster:agent") &&
 			!exists(ctx, &rbacv1.ClusterRoleBinding{}, "", registration.ClusterRoleName("beta")), err
@@ -109,7 +110,7 @@ func TestReacceptingWithTheOldJoinIsRefused(t *testing.T) {
 	}
 	stale := mc.DeepCopy()
 	stale.Spec.Accepted = true
-	stale.Annotations = map[string]string{registration.AgentJoinAnnotation: newJoinID(t)}
+	stale.Annotations = map[string]string{identity.AgentJoinAnnotation: newJoinID(t)}
 	if err := env.Client.Update(ctx, stale, client.DryRunAll); !apierrors.IsInvalid(err) && !apierrors.IsForbidden(err) {
 		t.Errorf("accepting a denied cluster with a recorded join: got %v, want refusal", err)
 	}

@@ -28,6 +28,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/musterhq/muster/api/identity"
 	"github.com/musterhq/muster/api/scheme"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/hub/registration"
@@ -103,8 +104,8 @@ func agentCSR(t *testing.T, cluster string) *certificatesv1.CertificateSigningRe
 func agentCSRFor(t *testing.T, cluster, joinID string, key *ecdsa.PrivateKey) *certificatesv1.CertificateSigningRequest {
 	t.Helper()
 	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: pkix.Name{
-		CommonName:   musterv1.AgentUser(cluster),
-		Organization: []string{musterv1.MembersGroup, musterv1.ClusterGroup(cluster), musterv1.JoinGroup(cluster, joinID)},
+		CommonName:   identity.AgentUser(cluster),
+		Organization: []string{identity.MembersGroup, identity.ClusterGroup(cluster), identity.JoinGroup(cluster, joinID)},
 	}}, key)
 	if err != nil {
 		t.Fatal(err)
@@ -136,7 +137,7 @@ func approved(ctx context.Context, name string) (bool, error) {
 
 // agentGroups are the groups of a certificate of join joinID of cluster's agent.
 func agentGroups(cluster, joinID string) []string {
-	return []string{musterv1.MembersGroup, musterv1.ClusterGroup(cluster), musterv1.JoinGroup(cluster, joinID)}
+	return []string{identity.MembersGroup, identity.ClusterGroup(cluster), identity.JoinGroup(cluster, joinID)}
 }
 
 // asAgent is a clientset acting as cluster's agent authenticated with a certificate of join
@@ -144,7 +145,7 @@ func agentGroups(cluster, joinID string) []string {
 // certificate.
 func asAgent(t *testing.T, cluster, joinID string, holder *ecdsa.PrivateKey) (kubernetes.Interface, map[string]string) {
 	t.Helper()
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: musterv1.AgentUser(cluster)},
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: identity.AgentUser(cluster)},
 		NotBefore: time.Now(), NotAfter: time.Now().Add(time.Hour)}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &holder.PublicKey, holder)
 	if err != nil {
@@ -153,21 +154,21 @@ func asAgent(t *testing.T, cluster, joinID string, holder *ecdsa.PrivateKey) (ku
 	sum := sha256.Sum256(der)
 	cfg := rest.CopyConfig(env.Config)
 	cfg.Impersonate = rest.ImpersonationConfig{
-		UserName: musterv1.AgentUser(cluster), Groups: agentGroups(cluster, joinID),
+		UserName: identity.AgentUser(cluster), Groups: agentGroups(cluster, joinID),
 		Extra: map[string][]string{"authentication.kubernetes.io/credential-id": {"X509SHA256=" + hex.EncodeToString(sum[:])}},
 	}
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return cs, map[string]string{musterv1.CurrentCertificateAnnotation: string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))}
+	return cs, map[string]string{identity.CurrentCertificateAnnotation: string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))}
 }
 
 // certificateClient is a hub client authenticated, like a real agent, by a client
 // certificate for cluster's agent of join joinID, signed by the API server's client CA.
 func certificateClient(t *testing.T, cluster, joinID string) client.Client {
 	t.Helper()
-	cfg, err := env.UserConfig(musterv1.AgentUser(cluster), agentGroups(cluster, joinID)...)
+	cfg, err := env.UserConfig(identity.AgentUser(cluster), agentGroups(cluster, joinID)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +194,7 @@ func fingerprint(t *testing.T, key *ecdsa.PrivateKey) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return musterv1.KeyFingerprint(der)
+	return identity.KeyFingerprint(der)
 }
 
 // boundCluster is an accepted cluster whose identity is bound to key and whose current
@@ -203,7 +204,7 @@ func boundCluster(t *testing.T, name string, key *ecdsa.PrivateKey) string {
 	joinID := newJoinID(t)
 	mc := &musterv1.MemberCluster{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{
-			registration.AgentKeyAnnotation: fingerprint(t, key), registration.AgentJoinAnnotation: joinID,
+			identity.AgentKeyAnnotation: fingerprint(t, key), identity.AgentJoinAnnotation: joinID,
 		}},
 		Spec: musterv1.MemberClusterSpec{Accepted: true},
 	}
@@ -223,7 +224,7 @@ func bindsJoin(ctx context.Context, cluster, joinID string) bool {
 	if !exists(ctx, &rb, musterv1.MemberNamespace(cluster), "muster:agent") || !exists(ctx, &crb, "", registration.ClusterRoleName(cluster)) {
 		return false
 	}
-	want := musterv1.JoinGroup(cluster, joinID)
+	want := identity.JoinGroup(cluster, joinID)
 	only := func(s []rbacv1.Subject) bool {
 		return len(s) == 1 && s[0].Kind == rbacv1.GroupKind && s[0].Name == want
 	}
@@ -234,14 +235,14 @@ func bindsJoin(ctx context.Context, cluster, joinID string) bool {
 // policy `musterctl init` installs (see TestMain); extraGroups bind it to a cluster.
 func asBootstrap(t *testing.T, extraGroups ...string) kubernetes.Interface {
 	t.Helper()
-	return asUser(t, "system:bootstrap:abcdef", append([]string{registration.BootstrapGroup, "system:bootstrappers"}, extraGroups...)...)
+	return asUser(t, "system:bootstrap:abcdef", append([]string{identity.BootstrapGroup, "system:bootstrappers"}, extraGroups...)...)
 }
 
 // bootstrapClient is asBootstrap as a controller-runtime client, for MemberClusters.
 func bootstrapClient(t *testing.T, extraGroups ...string) client.Client {
 	t.Helper()
 	cfg := rest.CopyConfig(env.Config)
-	cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:bootstrap:abcdef", Groups: append([]string{registration.BootstrapGroup, "system:bootstrappers"}, extraGroups...)}
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:bootstrap:abcdef", Groups: append([]string{identity.BootstrapGroup, "system:bootstrappers"}, extraGroups...)}
 	c, err := client.New(cfg, client.Options{Scheme: scheme.Scheme})
 	if err != nil {
 		t.Fatal(err)
@@ -251,7 +252,7 @@ func bootstrapClient(t *testing.T, extraGroups ...string) client.Client {
 
 func boundKey(ctx context.Context, cluster string) (string, error) {
 	mc, err := getCluster(ctx, cluster)
-	return mc.Annotations[registration.AgentKeyAnnotation], err
+	return mc.Annotations[identity.AgentKeyAnnotation], err
 }
 
 func deniedFor(ctx context.Context, name string) (string, error) {
@@ -284,7 +285,7 @@ func adminApprove(t *testing.T, name string, rekey bool) {
 	if err := env.Client.Get(ctx, types.NamespacedName{Name: name}, &csr); err != nil {
 		t.Fatal(err)
 	}
-	req, err := registration.ParseAgentCSR(&csr)
+	req, err := identity.ParseAgentCSR(&csr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,15 +293,15 @@ func adminApprove(t *testing.T, name string, rekey bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := registration.Decide(&csr, registration.Facts{Accepted: mc.Spec.Accepted, ByAdmin: true, Rekey: rekey,
-		BoundKey: mc.Annotations[registration.AgentKeyAnnotation], JoinID: mc.Annotations[registration.AgentJoinAnnotation]})
-	if v.Decision != registration.Approve {
+	v := identity.Decide(&csr, identity.Facts{Accepted: mc.Spec.Accepted, ByAdmin: true, Rekey: rekey,
+		BoundKey: mc.Annotations[identity.AgentKeyAnnotation], JoinID: mc.Annotations[identity.AgentJoinAnnotation]})
+	if v.Decision != identity.Approve {
 		t.Fatalf("musterctl accept would decide %s (%s) for %s, want Approve", v.Decision, v.Why, name)
 	}
 	if err := registration.Bind(ctx, env.Client, mc, &csr); err != nil {
 		t.Fatal(err)
 	}
-	csr.Status.Conditions = append(csr.Status.Conditions, musterv1.ApprovalCondition(musterv1.CSRReasonAcceptedByMusterctl, v.Why))
+	csr.Status.Conditions = append(csr.Status.Conditions, identity.ApprovalCondition(musterv1.CSRReasonAcceptedByMusterctl, v.Why))
 	cs, err := kubernetes.NewForConfig(env.Config)
 	if err != nil {
 		t.Fatal(err)
@@ -319,9 +320,9 @@ func setAccepted(t *testing.T, name string, accepted bool) {
 	}
 	patch := client.MergeFromWithOptions(mc.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	if accepted {
-		registration.AcceptCluster(mc)
+		identity.AcceptCluster(mc)
 	} else {
-		registration.DenyCluster(mc)
+		identity.DenyCluster(mc)
 	}
 	if err := env.Client.Patch(t.Context(), mc, patch); err != nil {
 		t.Fatal(err)
@@ -343,5 +344,23 @@ func expectEvent(t *testing.T, regarding, reason, note string) {
 			}
 		}
 		return false, nil
+	})
+}
+
+// approverPassed waits until the approver has decided every request created before the
+// call: it creates a request for cluster that the approver denies at once (it asks for a
+// year) and waits for that denial. The approver has one worker and its queue is first in,
+// first out, and the cache sees requests in the order they were created, so by then it has
+// decided the earlier ones; a request it left alone was left alone by a decision, not for
+// lack of time.
+func approverPassed(t *testing.T, cluster string) {
+	t.Helper()
+	req := agentCSR(t, cluster)
+	year := int32(365 * 24 * 3600)
+	req.Spec.ExpirationSeconds = &year
+	marker := createCSR(t, asBootstrap(t), req)
+	eventually(t, "the approver to deny the marker request "+marker.Name, func(ctx context.Context) (bool, error) {
+		reason, err := deniedFor(ctx, marker.Name)
+		return reason == musterv1.ReasonCertificateLifetime, err
 	})
 }

@@ -6,6 +6,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/musterhq/muster/api/identity"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 )
 
@@ -56,7 +57,7 @@ func desiredRBAC(mc *musterv1.MemberCluster) (ns *corev1.Namespace, roles, binds
 	if joinID == "" {
 		return &corev1.Namespace{ObjectMeta: meta("", namespace)}, roles, nil
 	}
-	subjects := []rbacv1.Subject{{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: musterv1.JoinGroup(mc.Name, joinID)}}
+	subjects := []rbacv1.Subject{{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: identity.JoinGroup(mc.Name, joinID)}}
 	binds = []rbacObject{
 		&rbacv1.RoleBinding{ObjectMeta: meta(namespace, agentRoleName), Subjects: subjects,
 			RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: agentRoleName}},
@@ -68,7 +69,7 @@ func desiredRBAC(mc *musterv1.MemberCluster) (ns *corev1.Namespace, roles, binds
 
 // currentJoin is the join id recorded on mc, or empty when none (or a malformed one) is.
 func currentJoin(mc *musterv1.MemberCluster) string {
-	if id := mc.Annotations[AgentJoinAnnotation]; musterv1.ValidJoinID(id) {
+	if id := mc.Annotations[identity.AgentJoinAnnotation]; identity.ValidJoinID(id) {
 		return id
 	}
 	return ""
@@ -97,7 +98,7 @@ func bootstrapReader(mc *musterv1.MemberCluster) []rbacObject {
 			{APIGroups: []string{musterv1.GroupVersion.Group}, Resources: []string{"memberclusters"}, ResourceNames: []string{mc.Name}, Verbs: []string{"get"}},
 		}},
 		&rbacv1.ClusterRoleBinding{ObjectMeta: meta("", name),
-			Subjects: []rbacv1.Subject{{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: TokenClusterGroupPrefix + mc.Name}},
+			Subjects: []rbacv1.Subject{{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: identity.TokenClusterGroupPrefix + mc.Name}},
 			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name}},
 	}
 }

@@ -20,6 +20,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/musterhq/muster/api/identity"
 	"github.com/musterhq/muster/api/scheme"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/deploy"
@@ -78,7 +79,7 @@ func installHubPolicy(cfg *rest.Config) error {
 	// Policies take effect once the API server has loaded them: a dry-run registration of
 	// an accepted cluster by a bootstrap token is refused from then on.
 	boot := rest.CopyConfig(cfg)
-	boot.Impersonate = rest.ImpersonationConfig{UserName: "system:bootstrap:policy", Groups: []string{registration.BootstrapGroup}}
+	boot.Impersonate = rest.ImpersonationConfig{UserName: "system:bootstrap:policy", Groups: []string{identity.BootstrapGroup}}
 	bc, err := client.New(boot, client.Options{Scheme: scheme.Scheme})
 	if err != nil {
 		return err

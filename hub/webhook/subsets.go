@@ -10,10 +10,10 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/musterhq/muster/api/names"
 	"github.com/musterhq/muster/api/templates"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/api/workloadspread"
-	"github.com/musterhq/muster/hub/fleetjob"
 )
 
 // +kubebuilder:rbac:groups=muster.dev,resources=fleetjobs,verbs=get
@@ -48,7 +48,7 @@ func (d dryRun) checkSubsets(ctx context.Context, fj *musterv1.FleetJob, ws *mus
 			continue
 		}
 		found := psa.evaluate(subsetPods, pods)
-		job := templates.SubsetJob(fleetjob.JobName(fj, spec.Name), fj.UID, &fj.Spec.Template, spec.Name, pods)
+		job := templates.SubsetJob(names.ShardJob(fj.Name, spec.Name), fj.UID, &fj.Spec.Template, spec.Name, pods)
 		errs, err := d.check(ctx, job, func(f string) string { return f })
 		if err != nil {
 			return nil, err

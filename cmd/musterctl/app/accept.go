@@ -17,14 +17,15 @@ import (
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/musterhq/muster/api/identity"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
-	"github.com/musterhq/muster/hub/registration"
+	"github.com/musterhq/muster/internal/patch"
 )
 
 func newAcceptCommand(flags *genericclioptions.ConfigFlags) *cobra.Command {
 	wait := 30 * time.Second
 	rekey := false
-	maxLifetime := registration.DefaultMaxCertificateLifetime
+	maxLifetime := identity.DefaultMaxCertificateLifetime
 	cmd := &cobra.Command{
 		Use:   "accept CLUSTER...",
 		Short: "Accept clusters into the fleet and approve their agents' certificates",
@@ -37,7 +38,7 @@ run musterctl token create --cluster NAME on the hub, the join line it prints in
 member, then musterctl accept NAME. The agent keeps its key, so no --rekey is needed.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: forEachCluster(flags, func(ctx context.Context, out io.Writer, hub *clients, name string) error {
-			return accept(ctx, out, hub, name, wait, registration.Facts{Rekey: rekey, MaxLifetime: maxLifetime})
+			return accept(ctx, out, hub, name, wait, identity.Facts{Rekey: rekey, MaxLifetime: maxLifetime})
 		}),
 	}
 	cmd.Flags().DurationVar(&wait, "wait", wait, "how long to wait for the cluster to register and its agent to ask for a certificate")
@@ -49,7 +50,7 @@ member, then musterctl accept NAME. The agent keeps its key, so no --rekey is ne
 // accept marks the cluster accepted and approves its agent's pending certificate
 // requests, waiting for one if the agent has not asked yet. policy carries --rekey and
 // the lifetime limit.
-func accept(ctx context.Context, out io.Writer, hub *clients, name string, timeout time.Duration, policy registration.Facts) error {
+func accept(ctx context.Context, out io.Writer, hub *clients, name string, timeout time.Duration, policy identity.Facts) error {
 	// The agent registers its cluster moments after it starts; accepting right after a
 	// join waits for it instead of failing.
 	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
@@ -90,7 +91,7 @@ func accept(ctx context.Context, out io.Writer, hub *clients, name string, timeo
 // approvePending approves every undecided CSR of the cluster that the policy allows an
 // administrator to approve, and denies, showing them, those asking for the identity with
 // a key it is not bound to; pending says whether any is still undecided.
-func approvePending(ctx context.Context, out io.Writer, hub *clients, cluster string, policy registration.Facts) (approved int, pending bool, err error) {
+func approvePending(ctx context.Context, out io.Writer, hub *clients, cluster string, policy identity.Facts) (approved int, pending bool, err error) {
 	csrs, err := clusterCSRs(ctx, hub, cluster)
 	if err != nil {
 		return 0, false, err
@@ -99,7 +100,7 @@ func approvePending(ctx context.Context, out io.Writer, hub *clients, cluster st
 	if err := hub.client.Get(ctx, clientKey("", cluster), &mc); err != nil {
 		return 0, false, fmt.Errorf("reading MemberCluster %s: %w", cluster, err)
 	}
-	if policy.Rekey || mc.Annotations[registration.AgentKeyAnnotation] == "" {
+	if policy.Rekey || mc.Annotations[identity.AgentKeyAnnotation] == "" {
 		// Binding (or rebinding) the identity is meant for one agent: with several candidate
 		// keys the administrator could not tell which is theirs, so nothing is approved.
 		if keys := joinKeys(csrs); len(keys) > 1 {
@@ -110,29 +111,29 @@ func approvePending(ctx context.Context, out io.Writer, hub *clients, cluster st
 		csr := &csrs[i]
 		facts := policy
 		facts.Accepted, facts.ByAdmin = true, true
-		facts.BoundKey, facts.JoinID = mc.Annotations[registration.AgentKeyAnnotation], mc.Annotations[registration.AgentJoinAnnotation]
-		v := registration.Decide(csr, facts)
+		facts.BoundKey, facts.JoinID = mc.Annotations[identity.AgentKeyAnnotation], mc.Annotations[identity.AgentJoinAnnotation]
+		v := identity.Decide(csr, facts)
 		switch v.Decision {
-		case registration.Approve:
-			if err := registration.Bind(ctx, hub.client, &mc, csr); err != nil {
+		case identity.Approve:
+			if err := bind(ctx, hub.client, &mc, csr); err != nil {
 				return approved, true, err
 			}
-			csr.Status.Conditions = append(csr.Status.Conditions, musterv1.ApprovalCondition(musterv1.CSRReasonAcceptedByMusterctl, v.Why))
+			csr.Status.Conditions = append(csr.Status.Conditions, identity.ApprovalCondition(musterv1.CSRReasonAcceptedByMusterctl, v.Why))
 			if _, err := hub.clientset.CertificatesV1().CertificateSigningRequests().UpdateApproval(ctx, csr.Name, csr, metav1.UpdateOptions{}); err != nil {
 				return approved, true, fmt.Errorf("approving %s: %w", csr.Name, err)
 			}
-			key, _ := musterv1.RequestKey(csr)
+			key, _ := identity.RequestKey(csr)
 			fmt.Fprintf(out, "  approved %s (requested by %s, key %s)\n", csr.Name, csr.Spec.Username, key)
 			approved++
-		case registration.Deny:
-			csr.Status.Conditions = append(csr.Status.Conditions, musterv1.DenialCondition(v.Reason, v.Why))
+		case identity.Deny:
+			csr.Status.Conditions = append(csr.Status.Conditions, identity.DenialCondition(v.Reason, v.Why))
 			_, err := hub.clientset.CertificatesV1().CertificateSigningRequests().UpdateApproval(ctx, csr.Name, csr, metav1.UpdateOptions{})
 			// The hub's approver may have denied it a moment earlier.
 			if err != nil && !apierrors.IsConflict(err) {
 				return approved, true, fmt.Errorf("denying %s: %w", csr.Name, err)
 			}
 			fmt.Fprintf(out, "  refused %s (requested by %s): %s\n", csr.Name, csr.Spec.Username, v.Why)
-		case registration.Wait:
+		case identity.Wait:
 			pending = true
 		}
 	}
@@ -144,8 +145,8 @@ func joinKeys(csrs []certificatesv1.CertificateSigningRequest) []string {
 	var keys []string
 	for i := range csrs {
 		csr := &csrs[i]
-		req, err := registration.ParseAgentCSR(csr)
-		if err != nil || len(csr.Status.Conditions) > 0 || registration.RequesterOf(csr, req.Cluster) != registration.RequesterBootstrap {
+		req, err := identity.ParseAgentCSR(csr)
+		if err != nil || len(csr.Status.Conditions) > 0 || identity.RequesterOf(csr, req.Cluster) != identity.RequesterBootstrap {
 			continue
 		}
 		if !slices.Contains(keys, req.Key) {
@@ -162,7 +163,7 @@ func joined(ctx context.Context, hub *clients, name string) bool {
 	if err := hub.client.Get(ctx, clientKey("", name), &mc); err != nil {
 		return false
 	}
-	return mc.Annotations[registration.AgentJoinAnnotation] != ""
+	return mc.Annotations[identity.AgentJoinAnnotation] != ""
 }
 
 // errNotRegistered: no MemberCluster of that name exists.
@@ -171,7 +172,7 @@ var errNotRegistered = errors.New("no cluster of that name has registered with t
 func setAccepted(ctx context.Context, hub *clients, name string, accepted bool) error {
 	// A deny forgets the agent's join in the same write, and so does an accept of a
 	// denied cluster: its old certificates must not regain access (see
-	// registration.AcceptCluster). The lock keeps a join recorded meanwhile from being lost;
+	// identity.AcceptCluster). The lock keeps a join recorded meanwhile from being lost;
 	// a conflict (the agent reporting status, say) reads the cluster again.
 	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		var mc musterv1.MemberCluster
@@ -183,9 +184,9 @@ func setAccepted(ctx context.Context, hub *clients, name string, accepted bool) 
 		}
 		patch := client.MergeFromWithOptions(mc.DeepCopy(), client.MergeFromWithOptimisticLock{})
 		if accepted {
-			registration.AcceptCluster(&mc)
+			identity.AcceptCluster(&mc)
 		} else {
-			registration.DenyCluster(&mc)
+			identity.DenyCluster(&mc)
 		}
 		return hub.client.Patch(ctx, &mc, patch)
 	})
@@ -245,10 +246,27 @@ func denyPending(ctx context.Context, hub *clients, cluster string) error {
 		if len(csr.Status.Conditions) > 0 {
 			continue
 		}
-		csr.Status.Conditions = append(csr.Status.Conditions, musterv1.DenialCondition(musterv1.CSRReasonDeniedByMusterctl, "the cluster was denied"))
+		csr.Status.Conditions = append(csr.Status.Conditions, identity.DenialCondition(musterv1.CSRReasonDeniedByMusterctl, "the cluster was denied"))
 		if _, err := hub.clientset.CertificatesV1().CertificateSigningRequests().UpdateApproval(ctx, csr.Name, csr, metav1.UpdateOptions{}); err != nil {
 			return fmt.Errorf("denying %s: %w", csr.Name, err)
 		}
+	}
+	return nil
+}
+
+// bind records the key and join id of csr, about to be approved, as mc's agent key and
+// current join (identity.Bind), under the optimistic lock, as the hub's approver does.
+func bind(ctx context.Context, c client.Client, mc *musterv1.MemberCluster, csr *certificatesv1.CertificateSigningRequest) error {
+	req, err := identity.ParseAgentCSR(csr)
+	if err != nil {
+		return err
+	}
+	h := patch.NewHelper(c, mc)
+	if !identity.Bind(mc, req) {
+		return nil
+	}
+	if err := h.Patch(ctx, mc); err != nil {
+		return fmt.Errorf("binding cluster %s to key %s and join %s: %w", mc.Name, req.Key, req.JoinID, err)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package registration
+package identity
 
 import (
 	"crypto/ecdsa"
@@ -34,8 +34,8 @@ func makeCSR(t *testing.T, cluster string, opts ...csrOpt) *certificatesv1.Certi
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmpl := &x509.CertificateRequest{Subject: pkix.Name{CommonName: musterv1.AgentUser(cluster), Organization: []string{
-		musterv1.MembersGroup, musterv1.ClusterGroup(cluster), musterv1.JoinGroup(cluster, joinB),
+	tmpl := &x509.CertificateRequest{Subject: pkix.Name{CommonName: AgentUser(cluster), Organization: []string{
+		MembersGroup, ClusterGroup(cluster), JoinGroup(cluster, joinB),
 	}}}
 	day := int32(86400)
 	csr := &certificatesv1.CertificateSigningRequest{Spec: certificatesv1.CertificateSigningRequestSpec{
@@ -64,15 +64,15 @@ func makeCSR(t *testing.T, cluster string, opts ...csrOpt) *certificatesv1.Certi
 // joinID, renewing that join.
 func byAgent(cluster, joinID string) csrOpt {
 	return func(r *x509.CertificateRequest, c *certificatesv1.CertificateSigningRequest) {
-		c.Spec.Username = musterv1.AgentUser(cluster)
-		c.Spec.Groups = []string{musterv1.MembersGroup, musterv1.ClusterGroup(cluster), musterv1.JoinGroup(cluster, joinID), "system:authenticated"}
+		c.Spec.Username = AgentUser(cluster)
+		c.Spec.Groups = []string{MembersGroup, ClusterGroup(cluster), JoinGroup(cluster, joinID), "system:authenticated"}
 		asJoin(joinID)(r, c)
 	}
 }
 
 // asJoin makes the request ask for a certificate of join joinID of c1.
 func asJoin(joinID string) csrOpt {
-	return withOrgs(musterv1.MembersGroup, musterv1.ClusterGroup("c1"), musterv1.JoinGroup("c1", joinID))
+	return withOrgs(MembersGroup, ClusterGroup("c1"), JoinGroup("c1", joinID))
 }
 
 func withOrgs(orgs ...string) csrOpt {
@@ -108,15 +108,15 @@ func TestParseAgentCSR(t *testing.T) {
 		{name: "extra organization such as system:masters", wantErr: true, opts: []csrOpt{func(r *x509.CertificateRequest, _ *certificatesv1.CertificateSigningRequest) {
 			r.Subject.Organization = append(r.Subject.Organization, "system:masters")
 		}}},
-		{name: "organization of another cluster", wantErr: true, opts: []csrOpt{withOrgs(musterv1.MembersGroup, musterv1.ClusterGroup("c2"), musterv1.JoinGroup("c2", joinB))}},
-		{name: "join group of another cluster", wantErr: true, opts: []csrOpt{withOrgs(musterv1.MembersGroup, musterv1.ClusterGroup("c1"), musterv1.JoinGroup("c2", joinB))}},
-		{name: "no join group", wantErr: true, opts: []csrOpt{withOrgs(musterv1.MembersGroup, musterv1.ClusterGroup("c1"))}},
-		{name: "two join groups", wantErr: true, opts: []csrOpt{withOrgs(musterv1.MembersGroup, musterv1.ClusterGroup("c1"), musterv1.JoinGroup("c1", joinA), musterv1.JoinGroup("c1", joinB))}},
-		{name: "a join group twice", wantErr: true, opts: []csrOpt{withOrgs(musterv1.MembersGroup, musterv1.ClusterGroup("c1"), musterv1.JoinGroup("c1", joinB), musterv1.JoinGroup("c1", joinB))}},
-		{name: "join id in capitals", wantErr: true, opts: []csrOpt{withOrgs(musterv1.MembersGroup, musterv1.ClusterGroup("c1"), musterv1.JoinGroup("c1", "0123456789ABCDEF0123456789ABCDEF"))}},
-		{name: "short join id", wantErr: true, opts: []csrOpt{withOrgs(musterv1.MembersGroup, musterv1.ClusterGroup("c1"), musterv1.JoinGroup("c1", "0123"))}},
-		{name: "join group with a suffix", wantErr: true, opts: []csrOpt{withOrgs(musterv1.MembersGroup, musterv1.ClusterGroup("c1"), musterv1.JoinGroup("c1", joinB)+":x")}},
-		{name: "members group missing", wantErr: true, opts: []csrOpt{withOrgs(musterv1.ClusterGroup("c1"), musterv1.JoinGroup("c1", joinB), "muster:member:c1:join")}},
+		{name: "organization of another cluster", wantErr: true, opts: []csrOpt{withOrgs(MembersGroup, ClusterGroup("c2"), JoinGroup("c2", joinB))}},
+		{name: "join group of another cluster", wantErr: true, opts: []csrOpt{withOrgs(MembersGroup, ClusterGroup("c1"), JoinGroup("c2", joinB))}},
+		{name: "no join group", wantErr: true, opts: []csrOpt{withOrgs(MembersGroup, ClusterGroup("c1"))}},
+		{name: "two join groups", wantErr: true, opts: []csrOpt{withOrgs(MembersGroup, ClusterGroup("c1"), JoinGroup("c1", joinA), JoinGroup("c1", joinB))}},
+		{name: "a join group twice", wantErr: true, opts: []csrOpt{withOrgs(MembersGroup, ClusterGroup("c1"), JoinGroup("c1", joinB), JoinGroup("c1", joinB))}},
+		{name: "join id in capitals", wantErr: true, opts: []csrOpt{withOrgs(MembersGroup, ClusterGroup("c1"), JoinGroup("c1", "0123456789ABCDEF0123456789ABCDEF"))}},
+		{name: "short join id", wantErr: true, opts: []csrOpt{withOrgs(MembersGroup, ClusterGroup("c1"), JoinGroup("c1", "0123"))}},
+		{name: "join group with a suffix", wantErr: true, opts: []csrOpt{withOrgs(MembersGroup, ClusterGroup("c1"), JoinGroup("c1", joinB)+":x")}},
+		{name: "members group missing", wantErr: true, opts: []csrOpt{withOrgs(ClusterGroup("c1"), JoinGroup("c1", joinB), "muster:member:c1:join")}},
 		{name: "server usage", wantErr: true, opts: []csrOpt{func(_ *x509.CertificateRequest, c *certificatesv1.CertificateSigningRequest) {
 			c.Spec.Usages = append(c.Spec.Usages, certificatesv1.UsageServerAuth)
 		}}},
@@ -159,7 +159,7 @@ func presenting(t *testing.T, holder *ecdsa.PrivateKey, forge bool) csrOpt {
 		byAgent("c1", joinA)(r, c)
 		sum := sha256.Sum256(presented)
 		c.Spec.Extra = map[string]certificatesv1.ExtraValue{credentialIDExtra: {"X509SHA256=" + hex.EncodeToString(sum[:])}}
-		c.Annotations = map[string]string{musterv1.CurrentCertificateAnnotation: string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: named}))}
+		c.Annotations = map[string]string{CurrentCertificateAnnotation: string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: named}))}
 	}
 }
 
@@ -175,7 +175,7 @@ func newKey(t *testing.T) *ecdsa.PrivateKey {
 func selfSigned(t *testing.T, key *ecdsa.PrivateKey) []byte {
 	t.Helper()
 	serial, _ := rand.Int(rand.Reader, big.NewInt(1<<62))
-	tmpl := &x509.Certificate{SerialNumber: serial, Subject: pkix.Name{CommonName: musterv1.AgentUser("c1")}, NotBefore: time.Now(), NotAfter: time.Now().Add(time.Hour)}
+	tmpl := &x509.Certificate{SerialNumber: serial, Subject: pkix.Name{CommonName: AgentUser("c1")}, NotBefore: time.Now(), NotAfter: time.Now().Add(time.Hour)}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {
 		t.Fatal(err)
@@ -189,12 +189,12 @@ func fingerprint(t *testing.T, key *ecdsa.PrivateKey) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return musterv1.KeyFingerprint(der)
+	return KeyFingerprint(der)
 }
 
 func TestDecide(t *testing.T) {
 	approved := func(_ *x509.CertificateRequest, c *certificatesv1.CertificateSigningRequest) {
-		c.Status.Conditions = []certificatesv1.CertificateSigningRequestCondition{musterv1.ApprovalCondition("x", "y")}
+		c.Status.Conditions = []certificatesv1.CertificateSigningRequestCondition{ApprovalCondition("x", "y")}
 	}
 	tokenFor := func(cluster string) csrOpt {
 		return func(_ *x509.CertificateRequest, c *certificatesv1.CertificateSigningRequest) {

@@ -1,11 +1,7 @@
-package registration
+package identity
 
 import (
-	"crypto/x509"
-	"encoding/pem"
-	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"time"
 
@@ -14,94 +10,6 @@ import (
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 )
-
-// Identities of agents and of the bootstrap tokens they join with.
-const (
-	// BootstrapGroup is the extra group of Muster's bootstrap tokens.
-	BootstrapGroup = "system:bootstrappers:muster"
-)
-
-var agentCommonName = regexp.MustCompile(`^muster:member:([a-z0-9]([-a-z0-9]*[a-z0-9])?):agent$`)
-
-// allowedUsages are what an agent's client certificate may be used for.
-var allowedUsages = []certificatesv1.KeyUsage{
-	certificatesv1.UsageClientAuth, certificatesv1.UsageDigitalSignature, certificatesv1.UsageKeyEncipherment,
-}
-
-// AgentRequest is what an agent certificate request asks for.
-type AgentRequest struct {
-	// Cluster whose agent identity is asked for.
-	Cluster string
-	// JoinID is the id of the join the certificate belongs to (musterv1.JoinGroup).
-	JoinID string
-	// Key is the fingerprint of the key the certificate is asked for.
-	Key string
-}
-
-// ParseAgentCSR checks that csr asks for exactly an agent identity and nothing more: the
-// agent's user, groups muster:members, muster:member:<cluster> and one join group, no
-// other subject alternative, client usages only.
-func ParseAgentCSR(csr *certificatesv1.CertificateSigningRequest) (AgentRequest, error) {
-	if csr.Spec.SignerName != certificatesv1.KubeAPIServerClientSignerName {
-		return AgentRequest{}, fmt.Errorf("signer %q is not %s", csr.Spec.SignerName, certificatesv1.KubeAPIServerClientSignerName)
-	}
-	block, _ := pem.Decode(csr.Spec.Request)
-	if block == nil || block.Type != "CERTIFICATE REQUEST" {
-		return AgentRequest{}, errors.New("request is not a PEM certificate request")
-	}
-	req, err := x509.ParseCertificateRequest(block.Bytes)
-	if err != nil {
-		return AgentRequest{}, fmt.Errorf("parsing certificate request: %w", err)
-	}
-	if err := req.CheckSignature(); err != nil {
-		return AgentRequest{}, fmt.Errorf("certificate request signature: %w", err)
-	}
-	m := agentCommonName.FindStringSubmatch(req.Subject.CommonName)
-	if m == nil {
-		return AgentRequest{}, fmt.Errorf("common name %q is not an agent identity", req.Subject.CommonName)
-	}
-	cluster := m[1]
-	joinID, err := agentGroups(cluster, req.Subject.Organization)
-	if err != nil {
-		return AgentRequest{}, err
-	}
-	if len(req.DNSNames)+len(req.IPAddresses)+len(req.EmailAddresses)+len(req.URIs) > 0 {
-		return AgentRequest{}, errors.New("an agent client certificate carries no subject alternative names")
-	}
-	if err := checkUsages(csr.Spec.Usages); err != nil {
-		return AgentRequest{}, err
-	}
-	return AgentRequest{Cluster: cluster, JoinID: joinID, Key: musterv1.KeyFingerprint(req.RawSubjectPublicKeyInfo)}, nil
-}
-
-// agentGroups checks that orgs are exactly the groups of one join of cluster's agent, and
-// returns the join's id.
-func agentGroups(cluster string, orgs []string) (string, error) {
-	joinID, ok := musterv1.JoinIDOf(cluster, orgs)
-	if !ok {
-		return "", fmt.Errorf("organizations %v name no single join group %s", orgs, musterv1.JoinGroup(cluster, "<32 hex digits>"))
-	}
-	got := slices.Clone(orgs)
-	slices.Sort(got)
-	want := []string{musterv1.ClusterGroup(cluster), musterv1.JoinGroup(cluster, joinID), musterv1.MembersGroup}
-	slices.Sort(want)
-	if !slices.Equal(got, want) {
-		return "", fmt.Errorf("organizations %v, want exactly %v", orgs, want)
-	}
-	return joinID, nil
-}
-
-func checkUsages(usages []certificatesv1.KeyUsage) error {
-	if !slices.Contains(usages, certificatesv1.UsageClientAuth) {
-		return errors.New("usages lack client auth")
-	}
-	for _, u := range usages {
-		if !slices.Contains(allowedUsages, u) {
-			return fmt.Errorf("usage %q is not allowed for an agent", u)
-		}
-	}
-	return nil
-}
 
 // Decision is what to do with a pending CSR.
 type Decision string
@@ -130,7 +38,7 @@ const (
 // agent renewing its certificate.
 func RequesterOf(csr *certificatesv1.CertificateSigningRequest, cluster string) Requester {
 	switch {
-	case csr.Spec.Username == musterv1.AgentUser(cluster) && slices.Contains(csr.Spec.Groups, musterv1.ClusterGroup(cluster)):
+	case csr.Spec.Username == AgentUser(cluster) && slices.Contains(csr.Spec.Groups, ClusterGroup(cluster)):
 		return RequesterAgent
 	case slices.Contains(csr.Spec.Groups, BootstrapGroup):
 		return RequesterBootstrap
@@ -198,7 +106,7 @@ func Decide(csr *certificatesv1.CertificateSigningRequest, f Facts) Verdict {
 	}
 	requester := RequesterOf(csr, req.Cluster)
 	if requester == RequesterOther {
-		if slices.Contains(csr.Spec.Groups, musterv1.MembersGroup) {
+		if slices.Contains(csr.Spec.Groups, MembersGroup) {
 			return denial(musterv1.ReasonAgentKeyMismatch, fmt.Sprintf("requester %s is another cluster's agent", csr.Spec.Username))
 		}
 		return verdict(Ignore, fmt.Sprintf("requester %s is neither a bootstrap token nor cluster %s's agent", csr.Spec.Username, req.Cluster))
@@ -236,7 +144,7 @@ func decideRotation(csr *certificatesv1.CertificateSigningRequest, req AgentRequ
 		// join revoked: renewing one would outlive the deny.
 		return denial(musterv1.ReasonAgentJoinMismatch, fmt.Sprintf("cluster %s is not accepted: a certificate from before a deny is never renewed", cluster))
 	}
-	holder, _ := musterv1.JoinIDOf(cluster, csr.Spec.Groups)
+	holder, _ := JoinIDOf(cluster, csr.Spec.Groups)
 	if f.JoinID == "" || req.JoinID != f.JoinID || holder != f.JoinID {
 		return denial(musterv1.ReasonAgentJoinMismatch, fmt.Sprintf("the request renews join %q with a certificate of join %q, but cluster %s's current join is %q (a certificate from before a deny, unjoin, rekey or re-join)", req.JoinID, holder, cluster, f.JoinID))
 	}
@@ -292,4 +200,18 @@ func decided(csr *certificatesv1.CertificateSigningRequest) bool {
 		}
 	}
 	return false
+}
+
+// ApprovalCondition is the condition an approval adds to a CSR.
+func ApprovalCondition(reason, message string) certificatesv1.CertificateSigningRequestCondition {
+	return certificatesv1.CertificateSigningRequestCondition{
+		Type: certificatesv1.CertificateApproved, Status: corev1.ConditionTrue, Reason: reason, Message: message,
+	}
+}
+
+// DenialCondition is the condition a denial adds to a CSR.
+func DenialCondition(reason, message string) certificatesv1.CertificateSigningRequestCondition {
+	return certificatesv1.CertificateSigningRequestCondition{
+		Type: certificatesv1.CertificateDenied, Status: corev1.ConditionTrue, Reason: reason, Message: message,
+	}
 }

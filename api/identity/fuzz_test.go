@@ -1,4 +1,4 @@
-package registration
+package identity
 
 import (
 	"crypto/ecdsa"
@@ -16,8 +16,6 @@ import (
 	"time"
 
 	certificatesv1 "k8s.io/api/certificates/v1"
-
-	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 )
 
 // fuzzRequest is the attacker's part of a certificate request: everything a member or a
@@ -52,7 +50,7 @@ func (r fuzzRequest) csr() *certificatesv1.CertificateSigningRequest {
 		csr.Spec.ExpirationSeconds = &s
 	}
 	if len(r.current) > 0 {
-		csr.Annotations = map[string]string{musterv1.CurrentCertificateAnnotation: string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: r.current}))}
+		csr.Annotations = map[string]string{CurrentCertificateAnnotation: string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: r.current}))}
 		if r.presented {
 			sum := sha256.Sum256(r.current)
 			csr.Spec.Extra = map[string]certificatesv1.ExtraValue{credentialIDExtra: {"X509SHA256=" + hex.EncodeToString(sum[:])}}
@@ -70,21 +68,21 @@ func FuzzDecide(f *testing.F) {
 	const joinA = "0123456789abcdef0123456789abcdef"
 	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	spki, _ := x509.MarshalPKIXPublicKey(&key.PublicKey)
-	bound := musterv1.KeyFingerprint(spki)
+	bound := KeyFingerprint(spki)
 	request := func(orgs ...string) []byte {
-		der, _ := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: pkix.Name{CommonName: musterv1.AgentUser("c1"), Organization: orgs}}, key)
+		der, _ := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: pkix.Name{CommonName: AgentUser("c1"), Organization: orgs}}, key)
 		return der
 	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: musterv1.AgentUser("c1")}, NotBefore: time.Unix(0, 0), NotAfter: time.Unix(1<<32, 0)}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: AgentUser("c1")}, NotBefore: time.Unix(0, 0), NotAfter: time.Unix(1<<32, 0)}
 	current, _ := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	good := request(musterv1.MembersGroup, musterv1.ClusterGroup("c1"), musterv1.JoinGroup("c1", joinA))
+	good := request(MembersGroup, ClusterGroup("c1"), JoinGroup("c1", joinA))
 	usages := "client auth\ndigital signature"
-	agent := strings.Join([]string{musterv1.MembersGroup, musterv1.ClusterGroup("c1"), musterv1.JoinGroup("c1", joinA)}, "\n")
+	agent := strings.Join([]string{MembersGroup, ClusterGroup("c1"), JoinGroup("c1", joinA)}, "\n")
 	boot := BootstrapGroup + "\n" + TokenClusterGroupPrefix + "c1"
 	f.Add(good, false, "system:bootstrap:abcdef", boot, int64(86400), []byte(nil), false, usages, true, true, false, false, bound, joinA, int64(0))
-	f.Add(good, false, musterv1.AgentUser("c1"), agent, int64(3600), current, true, usages, true, false, false, false, bound, joinA, int64(3600))
-	f.Add(good, false, musterv1.AgentUser("c1"), agent, int64(-1), current, false, usages, true, false, true, true, "", "", int64(-5))
-	f.Add(request(musterv1.MembersGroup, musterv1.ClusterGroup("c1"), "system:masters"), true, "x", "", int64(1<<40), []byte("junk"), true, "server auth", false, true, true, true, "sha256:00", "zz", int64(1<<40))
+	f.Add(good, false, AgentUser("c1"), agent, int64(3600), current, true, usages, true, false, false, false, bound, joinA, int64(3600))
+	f.Add(good, false, AgentUser("c1"), agent, int64(-1), current, false, usages, true, false, true, true, "", "", int64(-5))
+	f.Add(request(MembersGroup, ClusterGroup("c1"), "system:masters"), true, "x", "", int64(1<<40), []byte("junk"), true, "server auth", false, true, true, true, "sha256:00", "zz", int64(1<<40))
 	f.Fuzz(func(t *testing.T, der []byte, raw bool, username, groups string, expiration int64, cert []byte, presented bool, usages string,
 		accepted, byAdmin, autoAccept, rekey bool, boundKey, joinID string, maxSeconds int64) {
 		r := fuzzRequest{der: der, raw: raw, username: username, groups: groups, expiration: expiration, current: cert, presented: presented, usages: usages}
@@ -116,8 +114,8 @@ func checkApproval(t *testing.T, csr *certificatesv1.CertificateSigningRequest, 
 	block, _ := pem.Decode(csr.Spec.Request)
 	parsed, _ := x509.ParseCertificateRequest(block.Bytes)
 	orgs := slices.Sorted(slices.Values(parsed.Subject.Organization))
-	want := slices.Sorted(slices.Values([]string{musterv1.MembersGroup, musterv1.ClusterGroup(req.Cluster), musterv1.JoinGroup(req.Cluster, req.JoinID)}))
-	if parsed.Subject.CommonName != musterv1.AgentUser(req.Cluster) || !slices.Equal(orgs, want) {
+	want := slices.Sorted(slices.Values([]string{MembersGroup, ClusterGroup(req.Cluster), JoinGroup(req.Cluster, req.JoinID)}))
+	if parsed.Subject.CommonName != AgentUser(req.Cluster) || !slices.Equal(orgs, want) {
 		t.Fatalf("approved subject %v", parsed.Subject)
 	}
 	limit := f.MaxLifetime
@@ -132,7 +130,7 @@ func checkApproval(t *testing.T, csr *certificatesv1.CertificateSigningRequest, 
 	}
 	switch RequesterOf(csr, req.Cluster) {
 	case RequesterAgent:
-		holder, _ := musterv1.JoinIDOf(req.Cluster, csr.Spec.Groups)
+		holder, _ := JoinIDOf(req.Cluster, csr.Spec.Groups)
 		if f.JoinID == "" || req.JoinID != f.JoinID || holder != f.JoinID {
 			t.Fatalf("approved a rotation of join %q by a certificate of join %q; the current join is %q", req.JoinID, holder, f.JoinID)
 		}

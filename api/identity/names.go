@@ -1,17 +1,8 @@
-package v1alpha1
+package identity
 
 import (
-	"crypto/sha256"
-	"crypto/x509"
-	"encoding/hex"
-	"encoding/pem"
-	"errors"
-	"fmt"
 	"regexp"
 	"strings"
-
-	certificatesv1 "k8s.io/api/certificates/v1"
-	corev1 "k8s.io/api/core/v1"
 )
 
 // Identities of agents on the hub: the hub's approver grants them, the agents ask for
@@ -62,35 +53,36 @@ func JoinIDOf(cluster string, groups []string) (id string, ok bool) {
 	return id, ok
 }
 
-// KeyFingerprint names a public key by the SHA-256 of its SubjectPublicKeyInfo.
-func KeyFingerprint(spki []byte) string {
-	sum := sha256.Sum256(spki)
-	return "sha256:" + hex.EncodeToString(sum[:])
-}
+// Identities of agents and of the bootstrap tokens they join with.
+const (
+	// BootstrapGroup is the extra group of Muster's bootstrap tokens.
+	BootstrapGroup = "system:bootstrappers:muster"
+)
 
-// RequestKey is the fingerprint of the key a CSR asks a certificate for.
-func RequestKey(csr *certificatesv1.CertificateSigningRequest) (string, error) {
-	block, _ := pem.Decode(csr.Spec.Request)
-	if block == nil {
-		return "", errors.New("request is not PEM")
-	}
-	req, err := x509.ParseCertificateRequest(block.Bytes)
-	if err != nil {
-		return "", fmt.Errorf("parsing certificate request: %w", err)
-	}
-	return KeyFingerprint(req.RawSubjectPublicKeyInfo), nil
-}
+// Annotations that bind a cluster's identity to one key.
+const (
+	// AgentKeyAnnotation on a MemberCluster is the fingerprint (KeyFingerprint) of the key
+	// the hub last issued the cluster's agent certificate for. Only the hub and hub
+	// administrators write it; the bootstrap policy forbids setting it on create.
+	AgentKeyAnnotation = "muster.dev/agent-key"
+	// AgentJoinAnnotation on a MemberCluster is the id of the agent's current join
+	// (JoinGroup): the hub's RBAC admits that join's certificates only. An
+	// approver records it with the key before approving a join; a deny removes it, so a
+	// re-accepted cluster's agent must join again. Only the hub and hub administrators
+	// write it; the bootstrap policy forbids setting it on create.
+	AgentJoinAnnotation = "muster.dev/agent-join"
+	// TokenClusterGroupPrefix, followed by a cluster name, is the extra group of a
+	// bootstrap token that may join only that cluster (`musterctl token create --cluster`).
+	TokenClusterGroupPrefix = BootstrapGroup + ":cluster:"
+)
 
-// ApprovalCondition is the condition an approval adds to a CSR.
-func ApprovalCondition(reason, message string) certificatesv1.CertificateSigningRequestCondition {
-	return certificatesv1.CertificateSigningRequestCondition{
-		Type: certificatesv1.CertificateApproved, Status: corev1.ConditionTrue, Reason: reason, Message: message,
+// TokenCluster returns the one cluster a bootstrap token with these groups may join, if
+// it is bound to one.
+func TokenCluster(groups []string) (string, bool) {
+	for _, g := range groups {
+		if name, ok := strings.CutPrefix(g, TokenClusterGroupPrefix); ok {
+			return name, true
+		}
 	}
-}
-
-// DenialCondition is the condition a denial adds to a CSR.
-func DenialCondition(reason, message string) certificatesv1.CertificateSigningRequestCondition {
-	return certificatesv1.CertificateSigningRequestCondition{
-		Type: certificatesv1.CertificateDenied, Status: corev1.ConditionTrue, Reason: reason, Message: message,
-	}
+	return "", false
 }
