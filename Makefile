@@ -32,6 +32,7 @@ FUZZ_TARGETS    := \
 	./hub/cronjob:FuzzSchedule ./hub/inventory:FuzzEligibleNodesAnswerAsTheScan@2000x ./hub/registration:FuzzDecide \
 	./placement/division:FuzzSplit ./placement/parallelism:FuzzDivide ./placement/subsets:FuzzRebalance
 E2E_TIMEOUT     ?= 30m
+E2E_BIN_DIR     ?= $(CURDIR)/_output/e2e-bin
 E2E_KIND_TIMEOUT ?= 45m
 BENCH_JOB_ARGS  ?= -runs 3
 
@@ -116,7 +117,10 @@ fuzz: ## Fuzz every target in FUZZ_TARGETS, FUZZ_TIME inputs each (or its @count
 
 .PHONY: e2e
 e2e: toolchain chromium ## End-to-end suites on a fleet (MUSTER_E2E_PROVIDER=local|kind).
-	$(GO) test -count=1 -p 1 -tags e2e -timeout $(E2E_TIMEOUT) -v ./e2e/...
+	@# Muster's three binaries are built once here, not again by every suite (framework.BinDirEnv).
+	rm -rf $(E2E_BIN_DIR) && mkdir -p $(E2E_BIN_DIR)
+	CGO_ENABLED=0 $(GO) build -o $(E2E_BIN_DIR)/ ./cmd/muster-hub ./cmd/muster-agent ./cmd/musterctl
+	MUSTER_E2E_BIN_DIR=$(E2E_BIN_DIR) $(GO) test -count=1 -p 1 -tags e2e -timeout $(E2E_TIMEOUT) -v ./e2e/...
 
 .PHONY: e2e-kind
 e2e-kind: toolchain ## Kind suites: a Docker engine (started here if none runs), the node image built here, real clusters and pods.
