@@ -36,6 +36,7 @@ FUZZ_TARGETS    := \
 	./hub/webhook:FuzzWorkloadSpreadValidator@5000x \
 	./placement/division:FuzzSplit ./placement/parallelism:FuzzDivide ./placement/subsets:FuzzRebalance
 E2E_TIMEOUT     ?= 30m
+E2E_BIN_DIR     ?= $(CURDIR)/_output/e2e-bin
 E2E_KIND_TIMEOUT ?= 45m
 BENCH_JOB_ARGS  ?= -runs 3
 
@@ -118,13 +119,19 @@ fuzz: ## Fuzz every target in FUZZ_TARGETS, FUZZ_TIME inputs each (or its @count
 		$(GO) test -count=1 -run '^$$' -fuzz "^$$name$$" -fuzztime $$count "$$pkg" | grep -v '^fuzz: elapsed' || exit 1; \
 	done
 
+.PHONY: e2e-bin
+e2e-bin: ## muster-hub, muster-agent and musterctl in E2E_BIN_DIR, built once for every e2e and kind suite (framework.BinDirEnv).
+	rm -rf $(E2E_BIN_DIR) && mkdir -p $(E2E_BIN_DIR)
+	CGO_ENABLED=0 $(GO) build -o $(E2E_BIN_DIR)/ ./cmd/muster-hub ./cmd/muster-agent ./cmd/musterctl
+
 .PHONY: e2e
-e2e: toolchain chromium ## End-to-end suites on a fleet (MUSTER_E2E_PROVIDER=local|kind).
-	$(GO) test -count=1 -p 1 -tags e2e -timeout $(E2E_TIMEOUT) -v ./e2e/...
+e2e: toolchain chromium e2e-bin ## End-to-end suites on a fleet (MUSTER_E2E_PROVIDER=local|kind).
+	@# -vet=off: make verify's golangci-lint already ran go vet's checks with the e2e tags.
+	MUSTER_E2E_BIN_DIR=$(E2E_BIN_DIR) $(GO) test -count=1 -p 1 -vet=off -tags e2e -timeout $(E2E_TIMEOUT) -v ./e2e/...
 
 .PHONY: e2e-kind
-e2e-kind: toolchain ## Kind suites: a Docker engine (started here if none runs), the node image built here, real clusters and pods.
-	$(GO) test -count=1 -p 1 -tags e2ekind -timeout $(E2E_KIND_TIMEOUT) -v ./e2e/kindfleet/
+e2e-kind: toolchain e2e-bin ## Kind suites: a Docker engine (started here if none runs), the node image built here, real clusters and pods.
+	MUSTER_E2E_BIN_DIR=$(E2E_BIN_DIR) $(GO) test -count=1 -p 1 -vet=off -tags e2ekind -timeout $(E2E_KIND_TIMEOUT) -v ./e2e/kindfleet/
 
 .PHONY: kind-node-image
 kind-node-image: toolchain ## Build (once) the kind node image from the module proxy and Debian packages; prints its name.

@@ -8,8 +8,10 @@ import (
 )
 
 // TestBadInput runs the phases in order: the health checks at the end judge the fleet
-// after everything before them.
+// after everything before them. It runs beside TestNamesCannotBeTaken and TestTenancy,
+// whose few small jobs on member1 are part of what the fleet has been through.
 func TestBadInput(t *testing.T) {
+	t.Parallel()
 	start := rssAll(t)
 	t.Logf("resident memory at the start: %s", start)
 	began := time.Now()

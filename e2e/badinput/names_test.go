@@ -15,6 +15,7 @@ import (
 // whose next run's name was taken in advance runs under its alternate name, leaving the
 // squatter alone.
 func TestNamesCannotBeTaken(t *testing.T) {
+	t.Parallel()
 	for _, check := range attacks.NameRows(attacks.Names{
 		Hub: fleet.Hub.Client, Cluster: member1Name, Namespace: ns, Prefix: ns,
 		FleetJob: func(namespace, name string) *musterv1.FleetJob {

@@ -28,7 +28,16 @@ var (
 	member1, member2 *framework.Cluster
 )
 
+// parallelTests: TestBadInput, TestNamesCannotBeTaken and TestTenancy run side by side
+// in their own namespaces, so that the minute TestNamesCannotBeTaken's FleetCronJob waits
+// for its slot passes while TestBadInput works; the rest are their parallel subtests.
+const parallelTests = 6
+
 func TestMain(m *testing.M) {
+	if err := framework.AtLeastParallel(parallelTests); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	os.Exit(framework.RunSuite(m, framework.SuiteConfig{Name: "badinput", Fleet: framework.FleetOptions{Members: 2}, Prepare: prepare}, &fleet, &muster))
 }
 

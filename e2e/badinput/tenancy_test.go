@@ -24,6 +24,7 @@ const (
 // TestTenancy is the attack table of a shared fleet: the attacks are refused, and the
 // controls, what a hub admin allowed, run on the members, whose namespaces carry the level.
 func TestTenancy(t *testing.T) {
+	t.Parallel()
 	createLabelledNamespaces(t)
 	t.Run("refused", func(t *testing.T) {
 		jobs := attacks.Jobs{

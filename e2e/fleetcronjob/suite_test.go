@@ -6,10 +6,8 @@
 package fleetcronjob
 
 import (
-	"flag"
 	"fmt"
 	"os"
-	"strconv"
 	"testing"
 
 	"github.com/musterhq/muster/e2e/framework"
@@ -26,13 +24,9 @@ var (
 const parallelTests = 3
 
 func TestMain(m *testing.M) {
-	if p := flag.Lookup("test.parallel"); p != nil {
-		if n, err := strconv.Atoi(p.Value.String()); err == nil && n < parallelTests {
-			if err := p.Value.Set(strconv.Itoa(parallelTests)); err != nil {
-				fmt.Fprintln(os.Stderr, err)
-				os.Exit(1)
-			}
-		}
+	if err := framework.AtLeastParallel(parallelTests); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
 	}
 	os.Exit(framework.RunSuite(m, framework.SuiteConfig{Name: "fleetcronjob", Fleet: framework.FleetOptions{Members: 2, NodesPerMember: 2}}, &fleet, &muster))
 }

@@ -2,8 +2,10 @@ package framework
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
+	"strconv"
 	"testing"
 )
 
@@ -99,4 +101,18 @@ func (m *Muster) DumpLogs() {
 		}
 		fmt.Fprintf(os.Stderr, "----- %s log (tail) -----\n%s\n", name, raw)
 	}
+}
+
+// AtLeastParallel raises -test.parallel to n when it is lower: for suites whose parallel
+// tests wait on the clock or on each other's fleets, not on the CPU, so that GOMAXPROCS (2
+// on CI) at a time would only serialise their waiting. Call it in TestMain before m.Run.
+func AtLeastParallel(n int) error {
+	p := flag.Lookup("test.parallel")
+	if p == nil {
+		return nil
+	}
+	if cur, err := strconv.Atoi(p.Value.String()); err == nil && cur >= n {
+		return nil
+	}
+	return p.Value.Set(strconv.Itoa(n))
 }

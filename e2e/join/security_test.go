@@ -192,7 +192,7 @@ func testUnacceptedClusterGetsNothing(t *testing.T) {
 	if _, err := muster.Join(ctx, member, "member3"); err != nil {
 		t.Fatal(err)
 	}
-	if err := muster.StartAgent(member, "--cert-lifetime", "10m"); err != nil {
+	if err := muster.StartAgent(member, agentArgs...); err != nil {
 		t.Fatal(err)
 	}
 	defer muster.Agents["member3"].Stop()

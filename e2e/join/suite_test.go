@@ -25,6 +25,11 @@ import (
 
 const (
 	nodesPerMember = 3
+	// gracePeriod and heartbeat are the defaults (40s, 10s) halved: four missed renewals
+	// still make a cluster unreachable, and a stopped agent's cluster turns Unknown 20s
+	// sooner.
+	gracePeriod = 20 * time.Second
+	heartbeat   = "5s"
 	// certLifetime is what the hub's signer issues: short, so agents rotate during the suite.
 	certLifetime = time.Minute
 )
@@ -39,6 +44,9 @@ var (
 	// never cost it its lease.
 	member1AvailableSince metav1.Time
 )
+
+// agentArgs are every agent's flags in this suite.
+var agentArgs = []string{"--cert-lifetime", "10m", "--heartbeat-interval", heartbeat}
 
 // joined are the members that join and get accepted; member3 stays out for the
 // bad-input cases.
@@ -92,7 +100,9 @@ func setUp(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	hubs, err = framework.StartHubInProcess(ctx, fleet, hub.NewOptions())
+	opts := hub.NewOptions()
+	opts.ClusterGracePeriod = gracePeriod
+	hubs, err = framework.StartHubInProcess(ctx, fleet, opts)
 	if err != nil {
 		return err
 	}
@@ -102,7 +112,7 @@ func setUp(ctx context.Context) error {
 		if _, err := muster.Join(ctx, member, name); err != nil {
 			return err
 		}
-		if err := muster.StartAgent(member, "--cert-lifetime", "10m"); err != nil {
+		if err := muster.StartAgent(member, agentArgs...); err != nil {
 			return err
 		}
 	}

@@ -46,7 +46,7 @@ func hasUnreachableTaint(mc *musterv1.MemberCluster) bool {
 
 func testHealth(t *testing.T) {
 	ctx := t.Context()
-	// The agent is stopped for longer than the grace period (40s), and the suite's
+	// The agent is stopped for longer than the grace period (gracePeriod), and the suite's
 	// certificates last 60s. An agent whose certificate expired while it was stopped needs
 	// an administrator to re-join it (its bootstrap Secret is gone), so stop it right after a
 	// renewal: this test is about health, and the restart then finds a valid certificate,
@@ -71,7 +71,7 @@ func testHealth(t *testing.T) {
 		t.Error("member1 was tainted when member2's agent stopped")
 	}
 
-	if err := muster.StartAgent(memberNamed("member2"), "--cert-lifetime", "10m"); err != nil {
+	if err := muster.StartAgent(memberNamed("member2"), agentArgs...); err != nil {
 		t.Fatal(err)
 	}
 	restarted := time.Now()
@@ -218,7 +218,7 @@ func testReadmit(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if err := muster.StartAgent(member, "--cert-lifetime", "10m"); err != nil {
+	if err := muster.StartAgent(member, agentArgs...); err != nil {
 		t.Fatal(err)
 	}
 	out, err = muster.Musterctl(ctx, fleet.Hub, "accept", "member2")
@@ -303,7 +303,7 @@ func testRejoin(t *testing.T) {
 	if _, err := muster.Join(ctx, member, "member2"); err != nil {
 		t.Fatal(err)
 	}
-	if err := muster.StartAgent(member, "--cert-lifetime", "10m"); err != nil {
+	if err := muster.StartAgent(member, agentArgs...); err != nil {
 		t.Fatal(err)
 	}
 	out, err := muster.Musterctl(ctx, fleet.Hub, "accept", "member2")
