@@ -62,6 +62,9 @@ type Reconciler struct {
 	// refusals paces the status writes of FleetJobs and WorkloadSpreads after the API
 	// server refused one as invalid.
 	refusals patch.Refusals
+	// observed, set by tests only, is told of each FleetJob a round is done with, so a
+	// test that checks nothing changed knows the controller has looked.
+	observed func(*musterv1.FleetJob)
 }
 
 func (r *Reconciler) unschedulableWindow() time.Duration {
@@ -120,6 +123,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	defer func() {
 		if out.status != nil {
 			res, err = r.record(ctx, fj, out)
+		}
+		if r.observed != nil {
+			r.observed(fj)
 		}
 	}()
 	if snap.firstPlacement() {
