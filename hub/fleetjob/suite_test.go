@@ -46,7 +46,9 @@ func TestMain(m *testing.M) {
 	os.Exit(envtest.Main(m, &env, func(mgr ctrl.Manager) error {
 		recorder = envtest.NewCountingRecorder(mgr.GetEventRecorder("test"))
 		r := &fleetjob.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder, Clock: clock}
-		r.SetObserved(func(fj *musterv1.FleetJob) { seen.Store(client.ObjectKeyFromObject(fj), fj.Annotations[touchedAnnotation]) })
+		r.SetObserved(func(fj *musterv1.FleetJob) {
+			seen.Store(client.ObjectKeyFromObject(fj), fj.Annotations[touchedAnnotation])
+		})
 		return r.SetupWithManager(mgr)
 	}))
 }
