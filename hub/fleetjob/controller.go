@@ -151,8 +151,10 @@ type snapshot struct {
 	// removed, decoded, in key order.
 	works  map[string]*musterv1.Work
 	shards []shardState
-	// spread is the WorkloadSpread that places the FleetJob, or nil.
-	spread *musterv1.WorkloadSpread
+	// spread is the WorkloadSpread that places the FleetJob, or nil; subsets are its
+	// subsets resolved against the member clusters.
+	spread  *musterv1.WorkloadSpread
+	subsets []spreadSubset
 	// members and fit (nodes that fit the pod template, by cluster) are read only for a
 	// first placement without a spread.
 	members []musterv1.MemberCluster
@@ -191,6 +193,10 @@ func (r *Reconciler) observe(ctx context.Context, fj *musterv1.FleetJob) (*snaps
 		return nil, err
 	}
 	snap := &snapshot{fj: fj, works: works, shards: current, spread: ws, fit: map[string]int{}}
+	if ws != nil {
+		snap.subsets, err = r.spreadSubsets(ctx, fj, ws)
+		return snap, err
+	}
 	if !snap.firstPlacement() {
 		return snap, nil
 	}
@@ -278,7 +284,7 @@ func (r *Reconciler) track(ctx context.Context, snap *snapshot) (outcome, error)
 	var scheduled *metav1.Condition
 	var requeue time.Duration
 	if snap.spread != nil {
-		res, err := r.placeBySpread(ctx, fj, snap.spread, works, current)
+		res, err := r.placeBySpread(ctx, snap)
 		if err != nil {
 			return outcome{}, err
 		}
