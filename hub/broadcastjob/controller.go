@@ -29,6 +29,7 @@ import (
 
 	bcj "github.com/musterhq/muster/api/broadcastjob"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/hub/internal/shardowner"
 	"github.com/musterhq/muster/hub/inventory"
 	hubmetrics "github.com/musterhq/muster/hub/metrics"
 	"github.com/musterhq/muster/hub/shards"
@@ -57,6 +58,11 @@ type Reconciler struct {
 	writes patch.Writes
 	// refusals paces the writes of jobs after the API server refused one as invalid.
 	refusals patch.Refusals
+}
+
+// opening reads a job and settles its deletion and finalizer before any decision.
+func (r *Reconciler) opening() shardowner.Opening {
+	return shardowner.Opening{Client: r.Client, UIDLabel: musterv1.BroadcastJobUIDLabel, Writes: &r.writes, Refusals: &r.refusals}
 }
 
 func (r *Reconciler) writer() bcjwrite.Writer {
@@ -106,17 +112,8 @@ func (r *Reconciler) unfinishedJobs(ctx context.Context, _ client.Object) []reco
 // Reconcile places, steers and sums up one hub job.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	job := &musterv1.BroadcastJob{}
-	if err := r.Client.Get(ctx, req.NamespacedName, job); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	if err := r.writes.Check(job); err != nil {
-		return patch.Requeue(err)
-	}
-	if job.DeletionTimestamp != nil {
-		r.writes.Forget(job.UID)
-		r.refusals.Forget(job.UID)
-		// Also without placement: shards placed before it was removed still go first.
-		return r.deleteShards(ctx, job)
+	if res, done, err := r.opening().Open(ctx, req.NamespacedName, job); done {
+		return res, err
 	}
 	if job.Spec.Placement == nil {
 		if status, ok := noPlacementStatus(job); ok {
@@ -124,7 +121,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		return ctrl.Result{}, nil
 	}
-	if err := r.addFinalizer(ctx, job); err != nil {
+	if err := r.opening().HoldShards(ctx, job); err != nil {
 		return patch.Requeue(err)
 	}
 	works, err := r.works(ctx, job)
@@ -192,17 +189,6 @@ func (r *Reconciler) announce(ctx context.Context, job *musterv1.BroadcastJob, n
 		log.FromContext(ctx).Info("shards of the BroadcastJob have a problem in their member clusters", "condition", c.Type, "reason", c.Reason, "message", c.Message)
 		r.Recorder.Eventf(job, nil, corev1.EventTypeWarning, c.Reason, "Apply", "%s", c.Message)
 	}
-}
-
-func (r *Reconciler) addFinalizer(ctx context.Context, job *musterv1.BroadcastJob) error {
-	h := patch.NewHelper(r.Client, job)
-	if !controllerutil.AddFinalizer(job, musterv1.ShardsFinalizer) {
-		return nil
-	}
-	if err := h.Patch(ctx, job); err != nil {
-		return fmt.Errorf("adding the shards finalizer: %w", err)
-	}
-	return nil
 }
 
 // works lists the Works carrying the job's shards, by cluster.
@@ -302,17 +288,6 @@ func (r *Reconciler) writeShards(ctx context.Context, job *musterv1.BroadcastJob
 		}
 	}
 	return raced, errors.Join(errs...)
-}
-
-// deleteShards deletes the job's Works; each agent deletes its shard and pods before its
-// Work goes. The finalizer comes off once every Work is gone.
-func (r *Reconciler) deleteShards(ctx context.Context, job *musterv1.BroadcastJob) (ctrl.Result, error) {
-	done, err := shards.Release(ctx, r.Client, job, musterv1.BroadcastJobUIDLabel)
-	if err != nil || done {
-		return patch.Requeue(err)
-	}
-	// The Works' deletion events bring the BroadcastJob back; the requeue covers a lost one.
-	return ctrl.Result{RequeueAfter: 10 * time.Second}, nil
 }
 
 // deleteAfterTTL deletes a finished job once its ttlSecondsAfterFinished passed; the

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
@@ -52,9 +51,13 @@ func TestShardRefusedByItsMemberIsReportedOnTheBroadcastJob(t *testing.T) {
 			t.Errorf("message %q, want %q", c.Message, want)
 		}
 	}
-	// Every status report brings the job back; the refusal is announced once.
+	// Every status report brings the job back; the refusal is announced once. The status
+	// shows each report, so every later round reads the refusal as reported: the
+	// recorder's count is final.
 	envtest.Eventually(t, "event ApplyFailed", func() (bool, string) { return len(f.events("prefetch", musterv1.ReasonApplyFailed)) > 0, "" })
-	time.Sleep(time.Second)
+	if n := recorder.Count(f.ns, "prefetch", musterv1.ReasonApplyFailed); n != 1 {
+		t.Errorf("the controller recorded %d ApplyFailed events, want 1", n)
+	}
 	if evs := f.events("prefetch", musterv1.ReasonApplyFailed); len(evs) != 1 || evs[0].Series != nil || !strings.Contains(evs[0].Note, "exceeded quota") {
 		t.Errorf("want one ApplyFailed event, got %d: %+v", len(evs), evs)
 	}
@@ -177,7 +180,10 @@ func TestShardNameHeldByAHandMadeWork(t *testing.T) {
 		t.Errorf("message %q, want %q", c.Message, want)
 	}
 	env.ExpectEvent(t, f.ns, "prefetch", musterv1.ReasonShardNameTaken)
-	time.Sleep(time.Second)
+	// The status shows the taken name, so every later round reads it as reported.
+	if n := recorder.Count(f.ns, "prefetch", musterv1.ReasonShardNameTaken); n != 1 {
+		t.Errorf("the controller recorded %d ShardNameTaken events, want 1", n)
+	}
 	if evs := f.events("prefetch", musterv1.ReasonShardNameTaken); len(evs) != 1 {
 		t.Errorf("want one ShardNameTaken event, got %d: %+v", len(evs), evs)
 	}

@@ -24,13 +24,16 @@ import (
 var (
 	env   *envtest.Environment
 	clock = clocktesting.NewFakeClock(time.Now().Truncate(time.Second))
+	// recorder counts the controller's events as it records them.
+	recorder *envtest.CountingRecorder
 )
 
 // TestMain runs the hub's BroadcastJob controller against a real API server. No agent
 // runs: tests read the Works the hub writes and write the agents' feedback themselves.
 func TestMain(m *testing.M) {
 	os.Exit(envtest.Main(m, &env, func(mgr ctrl.Manager) error {
-		return (&broadcastjob.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("test"), Clock: clock}).SetupWithManager(mgr)
+		recorder = envtest.NewCountingRecorder(mgr.GetEventRecorder("test"))
+		return (&broadcastjob.Reconciler{Client: mgr.GetClient(), Recorder: recorder, Clock: clock}).SetupWithManager(mgr)
 	}))
 }
 

@@ -19,18 +19,17 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/hub/internal/shardowner"
 	"github.com/musterhq/muster/hub/inventory"
 	hubmetrics "github.com/musterhq/muster/hub/metrics"
 	"github.com/musterhq/muster/hub/shards"
 	"github.com/musterhq/muster/internal/fairqueue"
 	"github.com/musterhq/muster/internal/patch"
-	"github.com/musterhq/muster/placement/clusters"
 )
 
 // +kubebuilder:rbac:groups=muster.dev,resources=fleetjobs,verbs=get;list;watch;update;patch
@@ -63,6 +62,9 @@ type Reconciler struct {
 	// refusals paces the status writes of FleetJobs and WorkloadSpreads after the API
 	// server refused one as invalid.
 	refusals patch.Refusals
+	// observed, set by tests only, is told of each FleetJob a round is done with, so a
+	// test that checks nothing changed knows the controller has looked.
+	observed func(*musterv1.FleetJob)
 }
 
 func (r *Reconciler) unschedulableWindow() time.Duration {
@@ -101,170 +103,225 @@ func (r *Reconciler) unplaced(ctx context.Context, _ client.Object) []reconcile.
 	return reqs
 }
 
-// Reconcile places a FleetJob once, then keeps its status in line with its shards.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+// Reconcile places a FleetJob once, then keeps its status in line with its shards. It
+// reads the FleetJob's world (observe), acts on pure decisions (placeFirst, track), and
+// writes the status they reached once, on the way out, before the events that status
+// records.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, err error) {
 	fj := &musterv1.FleetJob{}
-	if err := r.Client.Get(ctx, req.NamespacedName, fj); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+	if res, done, err := r.opening().Open(ctx, req.NamespacedName, fj); done {
+		return res, err
 	}
-	if err := r.writes.Check(fj); err != nil {
+	if err := r.opening().HoldShards(ctx, fj); err != nil {
 		return patch.Requeue(err)
 	}
-	if fj.DeletionTimestamp != nil {
-		r.writes.Forget(fj.UID)
-		r.refusals.Forget(fj.UID)
-		return r.deleteShards(ctx, fj)
+	snap, err := r.observe(ctx, fj)
+	if err != nil {
+		return ctrl.Result{}, err
 	}
-	if err := r.addFinalizer(ctx, fj); err != nil {
+	var out outcome
+	defer func() {
+		if out.status != nil {
+			res, err = r.record(ctx, fj, out)
+		}
+		if r.observed != nil {
+			r.observed(fj)
+		}
+	}()
+	if snap.firstPlacement() {
+		out, err = r.placeFirst(ctx, snap)
+		return ctrl.Result{}, err
+	}
+	out, err = r.track(ctx, snap)
+	if err != nil {
 		return patch.Requeue(err)
 	}
+	return ctrl.Result{}, nil
+}
+
+// opening reads a FleetJob and settles its deletion and finalizer before any decision.
+func (r *Reconciler) opening() shardowner.Opening {
+	return shardowner.Opening{Client: r.Client, UIDLabel: musterv1.FleetJobUIDLabel, Writes: &r.writes, Refusals: &r.refusals}
+}
+
+// snapshot is what one round knows of a FleetJob's world.
+type snapshot struct {
+	fj *musterv1.FleetJob
+	// works are the Works carrying its shards, by key; shards are those not being
+	// removed, decoded, in key order.
+	works  map[string]*musterv1.Work
+	shards []shardState
+	// spread is the WorkloadSpread that places the FleetJob, or nil; subsets are its
+	// subsets resolved against the member clusters.
+	spread  *musterv1.WorkloadSpread
+	subsets []spreadSubset
+	// members and fit (nodes that fit the pod template, by cluster) are read only for a
+	// first placement without a spread.
+	members []musterv1.MemberCluster
+	fit     map[string]int
+}
+
+func (s *snapshot) firstPlacement() bool {
+	return s.spread == nil && len(s.works) == 0 && !meta.IsStatusConditionTrue(s.fj.Status.Conditions, musterv1.FleetJobScheduled)
+}
+
+// outcome is what a round leaves to record: the status to write (nil: none), then the
+// events that status records, and when to look again.
+type outcome struct {
+	status  *musterv1.FleetJobStatus
+	events  []event
+	requeue time.Duration
+}
+
+// event is one event about the FleetJob.
+type event struct {
+	eventType, reason, action, note string
+}
+
+// observe reads what the round decides from.
+func (r *Reconciler) observe(ctx context.Context, fj *musterv1.FleetJob) (*snapshot, error) {
 	works, err := r.works(ctx, fj)
 	if err != nil {
-		return ctrl.Result{}, err
+		return nil, err
 	}
-	shards, err := readShards(works)
+	current, err := readShards(works)
 	if err != nil {
-		return ctrl.Result{}, err
+		return nil, err
 	}
 	ws, err := r.spreadOf(ctx, fj, works)
 	if err != nil {
-		return ctrl.Result{}, err
+		return nil, err
 	}
-	var scheduled *metav1.Condition
-	var requeue time.Duration
-	switch {
-	case ws != nil:
-		res, err := r.placeBySpread(ctx, fj, ws, works, shards)
-		if err != nil {
-			return patch.Requeue(err)
-		}
-		works, shards, scheduled, requeue = res.works, res.shards, &res.scheduled, res.requeue
-	case len(works) == 0 && !meta.IsStatusConditionTrue(fj.Status.Conditions, musterv1.FleetJobScheduled):
-		return r.place(ctx, fj)
+	snap := &snapshot{fj: fj, works: works, shards: current, spread: ws, fit: map[string]int{}}
+	if ws != nil {
+		snap.subsets, err = r.spreadSubsets(ctx, fj, ws)
+		return snap, err
 	}
-	status, stop := summarize(fj, shards, r.Clock.Now())
-	if scheduled != nil {
-		meta.SetStatusCondition(&status.Conditions, *scheduled)
+	if !snap.firstPlacement() {
+		return snap, nil
 	}
-	news := shardConditions(&status, fj.Status.Conditions, shards, fj.Generation)
-	for _, k := range stop {
-		if err := r.suspend(ctx, fj, works[k]); err != nil {
-			return patch.Requeue(err)
-		}
-	}
-	if err := r.updateStatus(ctx, fj, status); err != nil {
-		return patch.Requeue(err)
-	}
-	// Announced only once the status that reports them is written: a failed write is
-	// retried, and its retry finds the same news.
-	for _, c := range news {
-		log.FromContext(ctx).Info("shards of the FleetJob have a problem in their member clusters", "condition", c.Type, "reason", c.Reason,
-			"clusters", troubledClusters(shards, c.Type), "message", c.Message)
-		action := "Apply"
-		if c.Type == musterv1.FleetJobPodsSchedulable {
-			action = "Schedule"
-		}
-		r.Recorder.Eventf(fj, nil, corev1.EventTypeWarning, c.Reason, action, "%s", c.Message)
-	}
-	return ctrl.Result{RequeueAfter: requeue}, nil
-}
-
-func (r *Reconciler) addFinalizer(ctx context.Context, fj *musterv1.FleetJob) error {
-	h := patch.NewHelper(r.Client, fj)
-	if !controllerutil.AddFinalizer(fj, musterv1.ShardsFinalizer) {
-		return nil
-	}
-	if err := h.Patch(ctx, fj); err != nil {
-		return fmt.Errorf("adding the shards finalizer: %w", err)
-	}
-	return nil
-}
-
-// place chooses the clusters and writes one Work per shard. The decision is final: the
-// shards' completions and index ranges cannot change once their Jobs exist.
-func (r *Reconciler) place(ctx context.Context, fj *musterv1.FleetJob) (ctrl.Result, error) {
 	var members musterv1.MemberClusterList
 	if err := r.Client.List(ctx, &members); err != nil {
-		return ctrl.Result{}, fmt.Errorf("listing member clusters: %w", err)
+		return nil, fmt.Errorf("listing member clusters: %w", err)
 	}
-	eligible, excluded := clusters.Eligible(&fj.Spec.Placement.Placement, members.Items)
-	fit := map[string]int{}
+	snap.members = members.Items
 	if r.Inventory != nil {
-		fit = r.Inventory.EligibleCountByCluster(&fj.Spec.Template.Spec.Template.Spec)
+		snap.fit = r.Inventory.EligibleCountByCluster(&fj.Spec.Template.Spec.Template.Spec)
 	}
-	shards := place(fj, eligible, fit)
+	return snap, nil
+}
+
+// record writes the round's status, then announces what it records: a failed write is
+// retried, and its retry finds the same news.
+func (r *Reconciler) record(ctx context.Context, fj *musterv1.FleetJob, out outcome) (ctrl.Result, error) {
+	before := meta.FindStatusCondition(fj.Status.Conditions, musterv1.FleetJobScheduled)
+	events := append(scheduledNews(before, meta.FindStatusCondition(out.status.Conditions, musterv1.FleetJobScheduled)), out.events...)
+	if err := r.updateStatus(ctx, fj, *out.status); err != nil {
+		return patch.Requeue(err)
+	}
+	for _, e := range events {
+		r.Recorder.Eventf(fj, nil, e.eventType, e.reason, e.action, "%s", e.note)
+	}
+	return ctrl.Result{RequeueAfter: out.requeue}, nil
+}
+
+// placeFirst places a FleetJob without a spread: it writes one Work per shard. The
+// decision is final: the shards' completions and index ranges cannot change once their
+// Jobs exist.
+func (r *Reconciler) placeFirst(ctx context.Context, snap *snapshot) (outcome, error) {
+	fj := snap.fj
+	d := decidePlacement(fj, snap.members, snap.fit)
 	status := fj.Status.DeepCopy()
-	if len(shards) == 0 {
+	status.Phase = musterv1.JobPending
+	if len(d.shards) == 0 {
 		hubmetrics.PlacementDecisions.WithLabelValues("FleetJob", hubmetrics.OutcomeNoEligibleClusters).Inc()
 		if c := meta.FindStatusCondition(fj.Status.Conditions, musterv1.FleetJobScheduled); c == nil || c.Reason != musterv1.ReasonNoEligibleClusters {
-			log.FromContext(ctx).Info("no member cluster can take the FleetJob; it waits for one", "excluded", clusters.DescribeExcluded(excluded))
+			log.FromContext(ctx).Info("no member cluster can take the FleetJob; it waits for one", "excluded", d.excluded)
 		}
-		meta.SetStatusCondition(&status.Conditions, metav1.Condition{
-			Type: musterv1.FleetJobScheduled, Status: metav1.ConditionFalse, Reason: musterv1.ReasonNoEligibleClusters,
-			Message: "no member cluster can take the job; " + clusters.DescribeExcluded(excluded), ObservedGeneration: fj.Generation,
-		})
-		status.Phase = musterv1.JobPending
-		return patch.Requeue(r.updateStatus(ctx, fj, *status))
+		meta.SetStatusCondition(&status.Conditions, d.scheduled)
+		return outcome{status: status}, nil
 	}
-	var works []*musterv1.Work
-	var names []string
-	for _, s := range shards {
+	works := make([]*musterv1.Work, len(d.shards))
+	for i, s := range d.shards {
 		w, err := newWork(fj, s)
 		if err != nil {
-			return ctrl.Result{}, err
+			return outcome{}, err
 		}
-		works = append(works, w)
-		names = append(names, s.cluster)
+		works[i] = w
 	}
 	if err := r.annotatePodSecurity(ctx, fj, works...); err != nil {
-		return ctrl.Result{}, err
+		return outcome{}, err
 	}
-	if taken, err := r.nameTaken(ctx, fj, works); err != nil || taken != nil {
-		if err != nil {
-			return ctrl.Result{}, err
-		}
+	taken, err := r.nameTaken(ctx, fj, works)
+	switch {
+	case err != nil:
+		return outcome{}, err
+	case taken != nil:
 		hubmetrics.PlacementDecisions.WithLabelValues("FleetJob", hubmetrics.OutcomeNameTaken).Inc()
 		meta.SetStatusCondition(&status.Conditions, *taken)
-		return patch.Requeue(r.updateStatus(ctx, fj, *status))
+		return outcome{status: status}, nil
 	}
 	var errs []error
 	for i, w := range works {
 		if err := r.Client.Create(ctx, w); err != nil && !apierrors.IsAlreadyExists(err) {
-			errs = append(errs, fmt.Errorf("creating the shard for cluster %s: %w", names[i], err))
+			errs = append(errs, fmt.Errorf("creating the shard for cluster %s: %w", d.shards[i].cluster, err))
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
-		return ctrl.Result{}, err
+		return outcome{}, err
 	}
-	meta.SetStatusCondition(&status.Conditions, metav1.Condition{
-		Type: musterv1.FleetJobScheduled, Status: metav1.ConditionTrue, Reason: musterv1.FleetJobReasonPlaced,
-		Message: placedMessage(fj.Spec.Placement.Mode, names), ObservedGeneration: fj.Generation,
-	})
-	status.Phase = musterv1.JobPending
+	meta.SetStatusCondition(&status.Conditions, d.scheduled)
 	hubmetrics.PlacementDecisions.WithLabelValues("FleetJob", hubmetrics.OutcomePlaced).Inc()
-	log.FromContext(ctx).V(2).Info("placed the FleetJob", "mode", fj.Spec.Placement.Mode, "clusters", clusters.Names(names))
-	r.Recorder.Eventf(fj, nil, corev1.EventTypeNormal, musterv1.FleetJobReasonPlaced, "Place", "%s", placedMessage(fj.Spec.Placement.Mode, names))
-	return patch.Requeue(r.updateStatus(ctx, fj, *status))
+	log.FromContext(ctx).V(2).Info("placed the FleetJob", "mode", fj.Spec.Placement.Mode, "clusters", d.clusters)
+	return outcome{status: status}, nil
 }
 
-// nameTaken returns a False Scheduled condition, with an event, when another object's
-// Work (one made by hand: no other FleetJob's shard has the name) already holds the name
-// of one of works; nil when every name is free or fj's.
+// track keeps a placed FleetJob (or one its spread places) in line with its shards: the
+// spread's changes first, then the sum of the shards' reports, and the shards a failure
+// stops.
+func (r *Reconciler) track(ctx context.Context, snap *snapshot) (outcome, error) {
+	fj, works, current := snap.fj, snap.works, snap.shards
+	var scheduled *metav1.Condition
+	var requeue time.Duration
+	if snap.spread != nil {
+		res, err := r.placeBySpread(ctx, snap)
+		if err != nil {
+			return outcome{}, err
+		}
+		works, current, scheduled, requeue = res.works, res.shards, &res.scheduled, res.requeue
+	}
+	status, stop := summarize(fj, current, r.Clock.Now())
+	if scheduled != nil {
+		meta.SetStatusCondition(&status.Conditions, *scheduled)
+	}
+	news := shardConditions(&status, fj.Status.Conditions, current, fj.Generation)
+	for _, k := range stop {
+		if err := r.suspend(ctx, fj, works[k]); err != nil {
+			return outcome{}, err
+		}
+	}
+	out := outcome{status: &status, requeue: requeue}
+	for _, c := range news {
+		log.FromContext(ctx).Info("shards of the FleetJob have a problem in their member clusters", "condition", c.Type, "reason", c.Reason,
+			"clusters", troubledClusters(current, c.Type), "message", c.Message)
+		action := "Apply"
+		if c.Type == musterv1.FleetJobPodsSchedulable {
+			action = "Schedule"
+		}
+		out.events = append(out.events, event{corev1.EventTypeWarning, c.Reason, action, c.Message})
+	}
+	return out, nil
+}
+
+// nameTaken returns a False Scheduled condition when another object's Work (one made by
+// hand: no other FleetJob's shard has the name) already holds the name of one of works;
+// nil when every name is free or fj's.
 func (r *Reconciler) nameTaken(ctx context.Context, fj *musterv1.FleetJob, works []*musterv1.Work) (*metav1.Condition, error) {
 	taken, err := shards.Taken(ctx, r.Client, works, musterv1.FleetJobUIDLabel)
 	if err != nil || taken == nil {
 		return nil, err
 	}
-	owner := "another object"
-	if l := taken.Labels; l[musterv1.FleetJobNameLabel] != "" {
-		owner = fmt.Sprintf("FleetJob %s/%s", l[musterv1.FleetJobNamespaceLabel], l[musterv1.FleetJobNameLabel])
-	}
-	msg := fmt.Sprintf("Work %s/%s, which would carry a shard, belongs to %s: delete that Work or rename this FleetJob or its WorkloadSpread subset",
-		taken.Namespace, taken.Name, owner)
-	if c := meta.FindStatusCondition(fj.Status.Conditions, musterv1.FleetJobScheduled); c == nil || c.Reason != musterv1.ReasonShardNameTaken {
-		r.Recorder.Eventf(fj, nil, corev1.EventTypeWarning, musterv1.ReasonShardNameTaken, "Place", "%s", msg)
-	}
-	return &metav1.Condition{Type: musterv1.FleetJobScheduled, Status: metav1.ConditionFalse, Reason: musterv1.ReasonShardNameTaken, Message: msg, ObservedGeneration: fj.Generation}, nil
+	return takenCondition(fj, taken), nil
 }
 
 // suspend stops a shard: its Job is suspended, so its pods are removed without counting
@@ -328,15 +385,4 @@ func (r *Reconciler) updateStatus(ctx context.Context, fj *musterv1.FleetJob, st
 		}
 	}
 	return nil
-}
-
-// deleteShards deletes the FleetJob's Works; each agent deletes its Job and pods before
-// its Work goes. The finalizer comes off once every Work is gone.
-func (r *Reconciler) deleteShards(ctx context.Context, fj *musterv1.FleetJob) (ctrl.Result, error) {
-	done, err := shards.Release(ctx, r.Client, fj, musterv1.FleetJobUIDLabel)
-	if err != nil || done {
-		return patch.Requeue(err)
-	}
-	// The Works' deletion events bring the FleetJob back; the requeue covers a lost one.
-	return ctrl.Result{RequeueAfter: 10 * time.Second}, nil
 }

@@ -15,6 +15,7 @@ import (
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/hub/shards"
+	"github.com/musterhq/muster/placement/clusters"
 	"github.com/musterhq/muster/placement/division"
 )
 
@@ -319,4 +320,66 @@ func progress(fj *musterv1.FleetJob, shards []shardState, succeeded int32) (stri
 		clusters[s.cluster] = true
 	}
 	return fmt.Sprintf("%d/%d", succeeded, want), int32(len(clusters))
+}
+
+// placement is the first placement of a FleetJob without a spread.
+type placement struct {
+	// shards are the shards to create; none when no cluster can take the job.
+	shards []shard
+	// clusters names the shards' clusters; excluded says why the others cannot take it.
+	clusters string
+	excluded string
+	// scheduled is the Scheduled condition once the shards exist (or, with no shard, at once).
+	scheduled metav1.Condition
+}
+
+// decidePlacement chooses a FleetJob's clusters among members (place) and the Scheduled
+// condition that reports them; fit counts each cluster's nodes that fit the pod template.
+func decidePlacement(fj *musterv1.FleetJob, members []musterv1.MemberCluster, fit map[string]int) placement {
+	eligible, excluded := clusters.Eligible(&fj.Spec.Placement.Placement, members)
+	d := placement{shards: place(fj, eligible, fit), excluded: clusters.DescribeExcluded(excluded)}
+	if len(d.shards) == 0 {
+		d.scheduled = metav1.Condition{
+			Type: musterv1.FleetJobScheduled, Status: metav1.ConditionFalse, Reason: musterv1.ReasonNoEligibleClusters,
+			Message: "no member cluster can take the job; " + d.excluded, ObservedGeneration: fj.Generation,
+		}
+		return d
+	}
+	names := make([]string, len(d.shards))
+	for i, s := range d.shards {
+		names[i] = s.cluster
+	}
+	d.clusters = clusters.Names(names)
+	d.scheduled = metav1.Condition{
+		Type: musterv1.FleetJobScheduled, Status: metav1.ConditionTrue, Reason: musterv1.FleetJobReasonPlaced,
+		Message: placedMessage(fj.Spec.Placement.Mode, names), ObservedGeneration: fj.Generation,
+	}
+	return d
+}
+
+// takenCondition is the False Scheduled condition of a FleetJob whose shard's name the
+// Work taken, another object's, already holds.
+func takenCondition(fj *musterv1.FleetJob, taken *musterv1.Work) *metav1.Condition {
+	owner := "another object"
+	if l := taken.Labels; l[musterv1.FleetJobNameLabel] != "" {
+		owner = fmt.Sprintf("FleetJob %s/%s", l[musterv1.FleetJobNamespaceLabel], l[musterv1.FleetJobNameLabel])
+	}
+	msg := fmt.Sprintf("Work %s/%s, which would carry a shard, belongs to %s: delete that Work or rename this FleetJob or its WorkloadSpread subset",
+		taken.Namespace, taken.Name, owner)
+	return &metav1.Condition{Type: musterv1.FleetJobScheduled, Status: metav1.ConditionFalse, Reason: musterv1.ReasonShardNameTaken, Message: msg, ObservedGeneration: fj.Generation}
+}
+
+// scheduledNews are the events a change of the Scheduled condition from before to after
+// makes: the first placement without a spread, and a shard name found taken (once, until
+// the reason changes). A spread's placements are announced with its changes.
+func scheduledNews(before, after *metav1.Condition) []event {
+	switch {
+	case after == nil:
+		return nil
+	case after.Reason == musterv1.ReasonShardNameTaken && (before == nil || before.Reason != musterv1.ReasonShardNameTaken):
+		return []event{{corev1.EventTypeWarning, musterv1.ReasonShardNameTaken, "Place", after.Message}}
+	case after.Reason == musterv1.FleetJobReasonPlaced && after.Status == metav1.ConditionTrue && (before == nil || before.Status != metav1.ConditionTrue):
+		return []event{{corev1.EventTypeNormal, musterv1.FleetJobReasonPlaced, "Place", after.Message}}
+	}
+	return nil
 }

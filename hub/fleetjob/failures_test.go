@@ -86,12 +86,16 @@ func (f *fixture) warnings(reason string) []eventsv1.Event {
 	return out
 }
 
-// expectOneEvent checks that the event with reason was recorded exactly once, after
-// giving a repeated one time to reach the API server.
+// expectOneEvent checks that the event with reason was recorded exactly once. Callers
+// first wait until the FleetJob's status shows what the event reports: the controller has
+// then written it, and every later round reads it and finds nothing new to announce, so
+// the recorder's count is final.
 func (f *fixture) expectOneEvent(reason, contains string) {
 	f.t.Helper()
 	envtest.Eventually(f.t, "event "+reason, func() (bool, string) { return len(f.warnings(reason)) > 0, "" })
-	time.Sleep(time.Second)
+	if n := recorder.Count(f.ns, "workers", reason); n != 1 {
+		f.t.Errorf("the controller recorded %d %s events, want 1", n, reason)
+	}
 	evs := f.warnings(reason)
 	if len(evs) != 1 || evs[0].Series != nil || evs[0].Type != "Warning" || !strings.Contains(evs[0].Note, contains) {
 		f.t.Errorf("want one Warning %s event saying %q, got %d: %+v", reason, contains, len(evs), evs)

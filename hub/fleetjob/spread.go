@@ -82,15 +82,11 @@ type spreadResult struct {
 	requeue   time.Duration
 }
 
-// placeBySpread brings fj's shards (current, read from works) in line with its
-// WorkloadSpread: it creates, resizes and removes shards as the spread decides and
-// reports the subsets on the spread.
-func (r *Reconciler) placeBySpread(ctx context.Context, fj *musterv1.FleetJob, ws *musterv1.WorkloadSpread, works map[string]*musterv1.Work, current []shardState) (spreadResult, error) {
-	subs, err := r.spreadSubsets(ctx, fj, ws)
-	if err != nil {
-		return spreadResult{}, err
-	}
-	d := decideSpread(fj, ws, subs, current, r.unschedulableWindow(), r.Clock.Now())
+// placeBySpread brings the FleetJob's shards in line with its WorkloadSpread: it creates,
+// resizes and removes shards as the spread decides and reports the subsets on the spread.
+func (r *Reconciler) placeBySpread(ctx context.Context, snap *snapshot) (spreadResult, error) {
+	fj, ws, works, current := snap.fj, snap.spread, snap.works, snap.shards
+	d := decideSpread(fj, ws, snap.subsets, current, r.unschedulableWindow(), r.Clock.Now())
 	changed, fresh, err := encodeChanges(fj, ws, d.shards, current)
 	if err != nil {
 		return spreadResult{}, err

@@ -91,8 +91,9 @@ func TestAdaptiveMovesWaitingPodsAndKeepsTheSubsetOffForTheWindow(t *testing.T) 
 	since := clock.Now()
 	f.report("a", f.c1, waiting(3, 1, since))
 	clock.Step(29 * time.Second)
+	f.waitReported("a", f.c1, waiting(3, 1, since))
 	f.update(func(*musterv1.FleetJob) {})
-	time.Sleep(300 * time.Millisecond)
+	f.waitObserved()
 	if got := f.shards(); got != "a@"+f.c1+"=3 b@"+f.c2+"=2" {
 		t.Fatalf("before rescheduleCriticalSeconds the shards moved: %s", got)
 	}
@@ -133,7 +134,7 @@ func TestFixedSpreadReportsWaitingPodsButMovesNothing(t *testing.T) {
 	if c := f.waitSchedulable("a", metav1.ConditionFalse); c.Reason != musterv1.WorkloadSpreadReasonPodUnschedulable {
 		t.Errorf("subset a %+v, want PodUnschedulable", c)
 	}
-	time.Sleep(300 * time.Millisecond)
+	// The round that wrote the condition decided the shards first.
 	if got := f.shards(); got != "a@"+f.c1+"=3 b@"+f.c2+"=2" {
 		t.Errorf("a Fixed spread moved pods: %s", got)
 	}
@@ -149,7 +150,7 @@ func TestJobWithCompletionsIsDividedOnceByTheSpread(t *testing.T) {
 
 	// A shard's completions cannot change, so later scaling leaves the shards alone.
 	f.scale(2)
-	time.Sleep(300 * time.Millisecond)
+	f.waitObserved()
 	if got := f.shards(); got != "a@"+f.c1+"=3/6 b@"+f.c2+"=2/4" {
 		t.Errorf("after scaling a job with completions: %s", got)
 	}
@@ -164,7 +165,7 @@ func TestFleetJobPlacedBeforeItsSpreadKeepsItsShards(t *testing.T) {
 
 	f.create(f.spread(f.subset("a", f.c2, nil)))
 	f.update(func(*musterv1.FleetJob) {})
-	time.Sleep(300 * time.Millisecond)
+	f.waitObserved()
 	if got := f.shards(); got != "@"+f.c1+"=4" {
 		t.Errorf("a spread made after placement moved the shards: %s", got)
 	}
@@ -180,11 +181,13 @@ func TestFinishedShardFreezesTheSpread(t *testing.T) {
 	f.waitShards("a@" + f.c1 + "=3 b@" + f.c2 + "=2")
 
 	// A work-queue job is done once a pod succeeded: b's shard completed.
-	f.report("b", f.c2, batchv1.JobStatus{Succeeded: 1, Conditions: []batchv1.JobCondition{
+	done := batchv1.JobStatus{Succeeded: 1, Conditions: []batchv1.JobCondition{
 		{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue}, {Type: batchv1.JobComplete, Status: corev1.ConditionTrue},
-	}})
+	}}
+	f.report("b", f.c2, done)
+	f.waitReported("b", f.c2, done)
 	f.scale(8)
-	time.Sleep(300 * time.Millisecond)
+	f.waitObserved()
 	if got := f.shards(); got != "a@"+f.c1+"=3 b@"+f.c2+"=2" {
 		t.Errorf("scaling a job that is winding down: %s", got)
 	}

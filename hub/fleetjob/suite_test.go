@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -29,15 +32,29 @@ import (
 var (
 	env   *envtest.Environment
 	clock = clocktesting.NewFakeClock(time.Now())
+	// recorder counts the controller's events as it records them.
+	recorder *envtest.CountingRecorder
+	// touches numbers the tests' touches of their FleetJobs; seen holds, by FleetJob, the
+	// last touch a round of the controller was done with.
+	touches atomic.Int64
+	seen    sync.Map
 )
 
 // TestMain runs the FleetJob controller, on a clock the tests move, against a real API
 // server. No agent runs: tests read the Works the hub writes and write their feedback.
 func TestMain(m *testing.M) {
 	os.Exit(envtest.Main(m, &env, func(mgr ctrl.Manager) error {
-		return (&fleetjob.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("test"), Clock: clock}).SetupWithManager(mgr)
+		recorder = envtest.NewCountingRecorder(mgr.GetEventRecorder("test"))
+		r := &fleetjob.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder, Clock: clock}
+		r.SetObserved(func(fj *musterv1.FleetJob) {
+			seen.Store(client.ObjectKeyFromObject(fj), fj.Annotations[touchedAnnotation])
+		})
+		return r.SetupWithManager(mgr)
 	}))
 }
+
+// touchedAnnotation numbers a test's last touch of its FleetJob.
+const touchedAnnotation = "test/touched"
 
 type fixture struct {
 	t  *testing.T
@@ -180,6 +197,24 @@ func (f *fixture) report(subset, cluster string, status batchv1.JobStatus) {
 	}
 }
 
+// waitReported waits until the FleetJob's status shows the counts of status, which the
+// agent of cluster reported for the shard of subset: the controller has read the report.
+func (f *fixture) waitReported(subset, cluster string, status batchv1.JobStatus) {
+	f.t.Helper()
+	envtest.Eventually(f.t, "the report of "+subset+"@"+cluster+" in the status", func() (bool, string) {
+		cur := &musterv1.FleetJob{}
+		if err := env.Client.Get(f.t.Context(), client.ObjectKey{Namespace: f.ns, Name: "workers"}, cur); err != nil {
+			return false, err.Error()
+		}
+		for _, c := range cur.Status.Clusters {
+			if c.Subset == subset && c.ClusterName == cluster {
+				return c.Active == status.Active && c.Ready == ptr.Deref(status.Ready, 0) && c.Succeeded == status.Succeeded && c.Failed == status.Failed, fmt.Sprintf("%+v", c)
+			}
+		}
+		return false, fmt.Sprintf("%+v", cur.Status.Clusters)
+	})
+}
+
 // update changes the FleetJob; with no change it only touches it, so that the controller
 // looks again after the test moved the clock.
 func (f *fixture) update(mutate func(*musterv1.FleetJob)) {
@@ -193,10 +228,26 @@ func (f *fixture) update(mutate func(*musterv1.FleetJob)) {
 	if cur.Annotations == nil {
 		cur.Annotations = map[string]string{}
 	}
-	cur.Annotations["test/touched"] = clock.Now().String()
+	cur.Annotations[touchedAnnotation] = strconv.FormatInt(touches.Add(1), 10)
 	if err := env.Client.Patch(f.t.Context(), cur, patch); err != nil {
 		f.t.Fatal(err)
 	}
+}
+
+// waitObserved waits until a round of the controller is done with the FleetJob as the
+// test last changed it (update), on the clock's current time: what it decided is written.
+func (f *fixture) waitObserved() {
+	f.t.Helper()
+	key := client.ObjectKey{Namespace: f.ns, Name: "workers"}
+	cur := &musterv1.FleetJob{}
+	if err := env.Client.Get(f.t.Context(), key, cur); err != nil {
+		f.t.Fatal(err)
+	}
+	want := cur.Annotations[touchedAnnotation]
+	envtest.Eventually(f.t, "the controller to observe touch "+want, func() (bool, string) {
+		got, _ := seen.Load(key)
+		return got == want, fmt.Sprintf("last observed touch %v", got)
+	})
 }
 
 func (f *fixture) scale(parallelism int32) {
