@@ -29,7 +29,7 @@ FUZZ_TIME       ?= 20000x
 FUZZ_TARGETS    := \
 	./agent/job:FuzzIndexes ./agent/job:FuzzIndexedRound \
 	./api/podsecurity:FuzzMemberLabelsOfSetsOnlyPodSecurityLabels@5000x ./api/templates:FuzzErrors ./api/work:FuzzValidate ./api/workloadspread:FuzzValidateAndInject \
-	./hub/cronjob:FuzzSchedule ./hub/inventory:FuzzEligibleNodesAnswerAsTheScan@2000x ./hub/registration:FuzzDecide \
+	./internal/fairqueue:FuzzQueueIsFairAndLosesNothing@5000x ./hub/cronjob:FuzzSchedule ./hub/inventory:FuzzEligibleNodesAnswerAsTheScan@2000x ./hub/registration:FuzzDecide \
 	./placement/division:FuzzSplit ./placement/parallelism:FuzzDivide ./placement/subsets:FuzzRebalance
 E2E_TIMEOUT     ?= 30m
 E2E_KIND_TIMEOUT ?= 45m
