@@ -29,8 +29,8 @@ FUZZ_TIME       ?= 20000x
 FUZZ_TARGETS    := \
 	./agent/job:FuzzIndexes ./agent/job:FuzzIndexedRound \
 	./api/identity:FuzzDecide ./api/identity:FuzzParseAgentCSR \
-	./api/templates:FuzzErrors ./api/work:FuzzValidate ./api/workloadspread:FuzzValidateAndInject \
-	./api/cronjob:FuzzSchedule ./hub/inventory:FuzzEligibleNodesAnswerAsTheScan@2000x \
+	./api/podsecurity:FuzzMemberLabelsOfSetsOnlyPodSecurityLabels@5000x ./api/templates:FuzzErrors ./api/work:FuzzValidate ./api/workloadspread:FuzzValidateAndInject \
+	./api/cronjob:FuzzSchedule ./internal/fairqueue:FuzzQueueIsFairAndLosesNothing@5000x ./hub/inventory:FuzzEligibleNodesAnswerAsTheScan@2000x \
 	./hub/webhook:FuzzFleetJobValidator@5000x ./hub/webhook:FuzzBroadcastJobValidator@5000x \
 	./hub/webhook:FuzzFleetCronJobValidator@5000x ./hub/webhook:FuzzWorkValidator \
 	./hub/webhook:FuzzWorkloadSpreadValidator@5000x \

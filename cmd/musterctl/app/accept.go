@@ -52,8 +52,11 @@ member, then musterctl accept NAME. The agent keeps its key, so no --rekey is ne
 // the lifetime limit.
 func accept(ctx context.Context, out io.Writer, hub *clients, name string, timeout time.Duration, policy identity.Facts) error {
 	// The agent registers its cluster moments after it starts; accepting right after a
-	// join waits for it instead of failing.
-	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+	// join waits for it instead of failing. The timeout bounds how long the polls keep
+	// asking, not each request: a request cut short by the poll's deadline fails with an
+	// error that is neither NotFound nor a timeout (the client's rate limiter refuses to
+	// start one it cannot finish), so the requests run under ctx.
+	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
 		err := setAccepted(ctx, hub, name, true)
 		if errors.Is(err, errNotRegistered) {
 			return false, nil
@@ -67,7 +70,7 @@ func accept(ctx context.Context, out io.Writer, hub *clients, name string, timeo
 		return err
 	}
 	approved := 0
-	err = wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+	err = wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
 		n, pending, err := approvePending(ctx, out, hub, name, policy)
 		approved += n
 		if apierrors.IsConflict(err) {
@@ -174,22 +177,34 @@ func setAccepted(ctx context.Context, hub *clients, name string, accepted bool) 
 	// denied cluster: its old certificates must not regain access (see
 	// identity.AcceptCluster). The lock keeps a join recorded meanwhile from being lost;
 	// a conflict (the agent reporting status, say) reads the cluster again.
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		var mc musterv1.MemberCluster
-		if err := hub.client.Get(ctx, clientKey("", name), &mc); err != nil {
-			if apierrors.IsNotFound(err) {
-				return fmt.Errorf("%w: %s", errNotRegistered, name)
-			}
-			return err
+	// RetryOnConflict returns nil when a try fails with a context error (it takes it for
+	// the end of its own backoff), so the last try's error is what is returned.
+	var last error
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		last = acceptOrDeny(ctx, hub, name, accepted)
+		return last
+	}); err != nil {
+		return err
+	}
+	return last
+}
+
+// acceptOrDeny writes the cluster's acceptance once, under its resource version.
+func acceptOrDeny(ctx context.Context, hub *clients, name string, accepted bool) error {
+	var mc musterv1.MemberCluster
+	if err := hub.client.Get(ctx, clientKey("", name), &mc); err != nil {
+		if apierrors.IsNotFound(err) {
+			return fmt.Errorf("%w: %s", errNotRegistered, name)
 		}
-		patch := client.MergeFromWithOptions(mc.DeepCopy(), client.MergeFromWithOptimisticLock{})
-		if accepted {
-			identity.AcceptCluster(&mc)
-		} else {
-			identity.DenyCluster(&mc)
-		}
-		return hub.client.Patch(ctx, &mc, patch)
-	})
+		return err
+	}
+	patch := client.MergeFromWithOptions(mc.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	if accepted {
+		identity.AcceptCluster(&mc)
+	} else {
+		identity.DenyCluster(&mc)
+	}
+	return hub.client.Patch(ctx, &mc, patch)
 }
 
 // forEachCluster runs fn on the hub for every cluster named on the command line.

@@ -25,6 +25,18 @@ import (
 
 var clusterNamePattern = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
 
+// maxClusterName is the longest cluster name: its hub namespace, muster-member-<name>,
+// must be a DNS label (the MemberCluster CRD refuses longer names).
+const maxClusterName = 49
+
+// checkClusterName refuses, for flag, a name no MemberCluster can have.
+func checkClusterName(flag, name string) error {
+	if len(name) > maxClusterName || !clusterNamePattern.MatchString(name) {
+		return fmt.Errorf("%s %q must be a DNS label of at most %d characters", flag, name, maxClusterName)
+	}
+	return nil
+}
+
 type joinOptions struct {
 	flags       *genericclioptions.ConfigFlags
 	hubURL      string
@@ -73,8 +85,8 @@ each join binds exactly the roles it names and unbinds the ones an earlier join 
 }
 
 func (o *joinOptions) run(ctx context.Context, cmd *cobra.Command) error {
-	if len(o.clusterName) > 49 || !clusterNamePattern.MatchString(o.clusterName) {
-		return fmt.Errorf("--cluster-name %q must be a DNS label of at most 49 characters", o.clusterName)
+	if err := checkClusterName("--cluster-name", o.clusterName); err != nil {
+		return err
 	}
 	token, err := bootstrap.ParseToken(o.token)
 	if err != nil {

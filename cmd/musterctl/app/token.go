@@ -16,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/duration"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/printers"
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
@@ -39,12 +38,19 @@ func newTokenCreateCommand(flags *genericclioptions.ConfigFlags) *cobra.Command 
 		Short: "Create a bootstrap token on the hub and print the join command",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// A token bound to a name no MemberCluster can have, or already expired, would
+			// print a join command that can only fail.
+			if cluster != "" {
+				if err := checkClusterName("--cluster", cluster); err != nil {
+					return err
+				}
+			}
+			if ttl <= 0 {
+				return fmt.Errorf("--ttl %s: a token must live for some time", ttl)
+			}
 			hub, err := newClients(flags)
 			if err != nil {
 				return err
-			}
-			if errs := validation.IsDNS1123Label(cluster); cluster != "" && len(errs) > 0 {
-				return fmt.Errorf("--cluster %q: %s", cluster, strings.Join(errs, "; "))
 			}
 			join, err := issueToken(cmd.Context(), hub, ttl, cluster)
 			if err != nil {

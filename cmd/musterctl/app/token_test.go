@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -72,5 +73,49 @@ func TestVersion(t *testing.T) {
 	var out, errOut strings.Builder
 	if code := runUnreachable(&out, &errOut, "version"); code != 1 || !strings.HasPrefix(out.String(), "musterctl: ") || !strings.Contains(errOut.String(), "reading the hub's version") {
 		t.Errorf("version against no hub: exit %d\n%s%s", code, out.String(), errOut.String())
+	}
+}
+
+// token create refuses a token that could never join: bound to a name no MemberCluster
+// can have (the hub namespace muster-member-<name> must be a DNS label, so at most 49
+// characters), or already expired. Nothing is created then.
+func TestTokenCreateRefusesATokenThatCannotJoin(t *testing.T) {
+	cm, err := bootstrap.ClusterInfo(env.Config.Host, env.Config.CAData)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Client.Create(t.Context(), cm); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	// tokenIDs lists the ids the hub holds (the first column; the others tick with time).
+	tokenIDs := func() []string {
+		r := musterctl("token", "list")
+		var ids []string
+		for _, l := range fields(r.out) {
+			ids = append(ids, strings.Split(l, " ")[0])
+		}
+		return ids
+	}
+	before := tokenIDs()
+	for _, c := range []struct {
+		args   []string
+		stderr string
+	}{
+		{[]string{"token", "create", "--cluster", strings.Repeat("a", 50)}, `error: --cluster "` + strings.Repeat("a", 50) + `" must be a DNS label of at most 49 characters`},
+		{[]string{"token", "create", "--cluster", "Edge"}, `error: --cluster "Edge" must be a DNS label`},
+		{[]string{"token", "create", "--ttl", "0s"}, "error: --ttl 0s: a token must live for some time"},
+		{[]string{"token", "create", "--ttl", "-1h"}, "error: --ttl -1h0m0s: a token must live for some time"},
+	} {
+		if r := musterctl(c.args...); r.code != 1 || !strings.Contains(r.err, c.stderr) || r.out != "" {
+			t.Errorf("%v: want exit 1, no output and %q:\n%s", c.args, c.stderr, r)
+		}
+	}
+	if after := tokenIDs(); !slices.Equal(after, before) {
+		t.Errorf("refused token creates changed the tokens from %v to %v", before, after)
+	}
+	// The longest name a cluster can have is accepted.
+	r := musterctl("token", "create", "--cluster", strings.Repeat("a", 49), "--ttl", "10m")
+	if r.code != 0 || !strings.Contains(r.out, "--cluster-name "+strings.Repeat("a", 49)) {
+		t.Errorf("token create for a 49-character name:\n%s", r)
 	}
 }

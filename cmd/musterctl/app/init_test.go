@@ -1,0 +1,68 @@
+package app_test
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/cmd/musterctl/app/bootstrap"
+)
+
+// init --no-deploy installs the hub's namespace and policy, publishes cluster-info, and
+// prints a join command that names this API server, pins its CA and carries a token the
+// API server holds with the asked lifetime; run again, it succeeds and issues a new token.
+func TestInitPrintsAJoinCommandForThisHub(t *testing.T) {
+	certs, err := bootstrap.ParseCA(env.Config.CAData)
+	if err != nil || len(certs) == 0 {
+		t.Fatalf("envtest CA: %v", err)
+	}
+	joinLine := regexp.MustCompile(`(?m)^  musterctl join --hub-apiserver (\S+) --hub-token ([a-z0-9]{6})\.[a-z0-9]{16} --hub-ca-hash (\S+) --cluster-name <name>$`)
+	var ids []string
+	for range 2 {
+		started := time.Now()
+		r := musterctl("init", "--no-deploy", "--token-ttl", "30m")
+		if r.code != 0 || !strings.HasPrefix(r.out, "✓ CRDs installed\n✓ namespace muster-system, RBAC and bootstrap policy installed\n") {
+			t.Fatalf("init:\n%s", r)
+		}
+		if strings.Contains(r.out, "Deployment") {
+			t.Errorf("init --no-deploy mentions a Deployment:\n%s", r.out)
+		}
+		m := joinLine.FindStringSubmatch(r.out)
+		if m == nil {
+			t.Fatalf("no join command in:\n%s", r.out)
+		}
+		if m[1] != env.Config.Host || m[3] != bootstrap.CAHash(certs[0]) {
+			t.Errorf("join command names hub %s with CA %s, want %s with %s", m[1], m[3], env.Config.Host, bootstrap.CAHash(certs[0]))
+		}
+		ids = append(ids, m[2])
+		var secret corev1.Secret
+		if err := env.Client.Get(t.Context(), client.ObjectKey{Namespace: metav1.NamespaceSystem, Name: "bootstrap-token-" + m[2]}, &secret); err != nil {
+			t.Fatalf("the printed token has no Secret: %v", err)
+		}
+		expires, err := time.Parse(time.RFC3339, string(secret.Data["expiration"]))
+		if err != nil {
+			t.Fatalf("token expiration %q: %v", secret.Data["expiration"], err)
+		}
+		if lifetime := expires.Sub(started); lifetime < 29*time.Minute || lifetime > 31*time.Minute {
+			t.Errorf("--token-ttl 30m made a token that expires in %s", lifetime)
+		}
+	}
+	if ids[0] == ids[1] {
+		t.Errorf("init run twice printed the same token %s", ids[0])
+	}
+	if err := env.Client.Get(t.Context(), client.ObjectKey{Name: musterv1.HubNamespace}, &corev1.Namespace{}); err != nil {
+		t.Errorf("namespace %s after init: %v", musterv1.HubNamespace, err)
+	}
+	err = env.Client.Get(t.Context(), client.ObjectKey{Namespace: musterv1.HubNamespace, Name: "muster-hub"}, &appsv1.Deployment{})
+	if !apierrors.IsNotFound(err) {
+		t.Errorf("init --no-deploy: hub Deployment: %v, want NotFound", err)
+	}
+}
