@@ -16,6 +16,7 @@ import (
 	"github.com/musterhq/muster/hub/health"
 	"github.com/musterhq/muster/hub/inventory"
 	hubmetrics "github.com/musterhq/muster/hub/metrics"
+	"github.com/musterhq/muster/hub/nodeslice"
 	"github.com/musterhq/muster/hub/registration"
 )
 
@@ -50,7 +51,7 @@ func Setup(_ context.Context, mgr ctrl.Manager, opts *Options) (*Controllers, er
 		{"health", (&health.Reconciler{
 			Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("muster-health"), Clock: clock.RealClock{}, GracePeriod: opts.ClusterGracePeriod,
 		}).SetupWithManager},
-		{"inventory", (&inventory.Reconciler{Client: mgr.GetClient(), Inventory: inv}).SetupWithManager},
+		{"inventory", (&nodeslice.Reconciler{Client: mgr.GetClient(), Inventory: inv}).SetupWithManager},
 		{"fleetjob", (&fleetjob.Reconciler{
 			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("muster-fleetjob"), Clock: clock.RealClock{}, Inventory: inv,
 			UnschedulableWindow: opts.SpreadUnschedulableWindow, PodSecurityLevel: level,

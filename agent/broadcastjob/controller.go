@@ -31,7 +31,7 @@ import (
 	"github.com/musterhq/muster/agent/expectations"
 	"github.com/musterhq/muster/agent/percluster"
 	"github.com/musterhq/muster/agent/podcontrol"
-	"github.com/musterhq/muster/agent/rounds"
+	"github.com/musterhq/muster/internal/rounds"
 	bcj "github.com/musterhq/muster/api/broadcastjob"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	bcjwrite "github.com/musterhq/muster/internal/broadcastjob"

@@ -24,7 +24,7 @@ import (
 
 	"github.com/musterhq/muster/agent/expectations"
 	"github.com/musterhq/muster/agent/percluster"
-	"github.com/musterhq/muster/agent/rounds"
+	"github.com/musterhq/muster/internal/rounds"
 	"github.com/musterhq/muster/internal/patch"
 )
 

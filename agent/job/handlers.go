@@ -20,7 +20,7 @@ import (
 	"sigs.k8s.io/multicluster-runtime/pkg/multicluster"
 	mcreconcile "sigs.k8s.io/multicluster-runtime/pkg/reconcile"
 
-	"github.com/musterhq/muster/agent/rounds"
+	"github.com/musterhq/muster/internal/rounds"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 )
 

@@ -13,13 +13,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/musterhq/muster/api/identity"
 	"github.com/musterhq/muster/api/scheme"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/internal/memberid"
 )
 
 // ClusterIDAnnotation on a MemberCluster records the UID of the member's kube-system
 // namespace, so that a second cluster cannot take over a name already in use.
-const ClusterIDAnnotation = "muster.dev/cluster-id"
+const ClusterIDAnnotation = identity.ClusterIDAnnotation
 
 // Registrar obtains and renews the agent's hub certificate.
 type Registrar struct {
@@ -156,7 +158,7 @@ func (r *Registrar) store(ctx context.Context, creds *Credentials) error {
 // registerCluster creates the MemberCluster, or checks that an existing one is this
 // cluster's when the token may read it.
 func (r *Registrar) registerCluster(ctx context.Context, boot *Bootstrap) error {
-	id, err := ClusterID(ctx, r.Member)
+	id, err := memberid.ClusterID(ctx, r.Member)
 	if err != nil {
 		return err
 	}
@@ -186,13 +188,4 @@ func (r *Registrar) registerCluster(ctx context.Context, boot *Bootstrap) error 
 		return fmt.Errorf("registering MemberCluster %s: %w", boot.ClusterName, err)
 	}
 	return nil
-}
-
-// ClusterID identifies a member cluster by the UID of its kube-system namespace.
-func ClusterID(ctx context.Context, member kubernetes.Interface) (string, error) {
-	ns, err := member.CoreV1().Namespaces().Get(ctx, metav1.NamespaceSystem, metav1.GetOptions{})
-	if err != nil {
-		return "", fmt.Errorf("reading the cluster ID (kube-system's UID): %w", err)
-	}
-	return string(ns.UID), nil
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/musterhq/muster/api/identity"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,7 +20,7 @@ import (
 // Names of the Secrets in the member's muster-agent namespace.
 const (
 	// BootstrapSecret is written by `musterctl join`.
-	BootstrapSecret = "muster-bootstrap"
+	BootstrapSecret = identity.BootstrapSecret
 	// CredentialsSecret holds the agent's key and hub certificate.
 	CredentialsSecret = "muster-hub-credentials"
 	// PendingSecret holds the key of a certificate request (join or rotation) the agent
@@ -32,10 +33,10 @@ const (
 
 // Keys of both Secrets.
 const (
-	KeyHubURL      = "hub-url"
-	KeyCA          = "ca.crt"
-	KeyToken       = "token"
-	KeyClusterName = "cluster-name"
+	KeyHubURL      = identity.KeyHubURL
+	KeyCA          = identity.KeyCA
+	KeyToken       = identity.KeyToken
+	KeyClusterName = identity.KeyClusterName
 	KeyTLSCert     = corev1.TLSCertKey
 	KeyTLSKey      = corev1.TLSPrivateKeyKey
 	KeyIssuedAt    = "issued-at"

@@ -17,7 +17,6 @@
 // asked (verdicts.go), keyed by nodefit.Fingerprint; a replaced slice gets a new index, so
 // nothing is ever stale.
 //
-// The Reconciler watches NodeSlices in every member namespace. A slice's cluster is taken
-// from its namespace (muster-member-<cluster>), never from its content, because an agent can
-// write only in its own namespace: no agent can place nodes in another cluster's inventory.
+// The package holds no controller: hub/nodeslice loads the slices into it, and the placement
+// controllers read it, so none of them imports another controller package.
 package inventory

@@ -16,11 +16,12 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/musterhq/muster/agent/registration"
+	"github.com/musterhq/muster/api/identity"
 	"github.com/musterhq/muster/api/scheme"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/cmd/musterctl/app/bootstrap"
 	"github.com/musterhq/muster/deploy"
+	"github.com/musterhq/muster/internal/memberid"
 )
 
 var clusterNamePattern = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
@@ -100,7 +101,7 @@ func (o *joinOptions) run(ctx context.Context, cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	id, err := registration.ClusterID(ctx, member.clientset)
+	id, err := memberid.ClusterID(ctx, member.clientset)
 	if err != nil {
 		return err
 	}
@@ -132,7 +133,7 @@ func (o *joinOptions) checkName(ctx context.Context, hub *bootstrap.Hub, token b
 	if err != nil {
 		return err
 	}
-	mc := musterv1.MemberCluster{ObjectMeta: metav1.ObjectMeta{Name: o.clusterName, Annotations: map[string]string{registration.ClusterIDAnnotation: clusterID}}}
+	mc := musterv1.MemberCluster{ObjectMeta: metav1.ObjectMeta{Name: o.clusterName, Annotations: map[string]string{identity.ClusterIDAnnotation: clusterID}}}
 	err = c.Create(ctx, &mc, client.DryRunAll)
 	switch {
 	case err == nil:
@@ -152,7 +153,7 @@ func (o *joinOptions) checkName(ctx context.Context, hub *bootstrap.Hub, token b
 	if err != nil {
 		return fmt.Errorf("asking the hub about cluster %s: %w", o.clusterName, err)
 	}
-	if got := mc.Annotations[registration.ClusterIDAnnotation]; got != clusterID {
+	if got := mc.Annotations[identity.ClusterIDAnnotation]; got != clusterID {
 		return fmt.Errorf("the hub already has a cluster named %s, and it is not this cluster (its cluster ID is %q, this one's %q): choose another --cluster-name", o.clusterName, got, clusterID)
 	}
 	return nil
@@ -175,10 +176,10 @@ func (o *joinOptions) install(ctx context.Context, member *clients, hub *bootstr
 		return err
 	}
 	secret := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: musterv1.AgentNamespace, Name: registration.BootstrapSecret},
+		ObjectMeta: metav1.ObjectMeta{Namespace: musterv1.AgentNamespace, Name: identity.BootstrapSecret},
 		Data: map[string][]byte{
-			registration.KeyHubURL: []byte(hub.URL), registration.KeyCA: hub.CA,
-			registration.KeyToken: []byte(o.token), registration.KeyClusterName: []byte(o.clusterName),
+			identity.KeyHubURL: []byte(hub.URL), identity.KeyCA: hub.CA,
+			identity.KeyToken: []byte(o.token), identity.KeyClusterName: []byte(o.clusterName),
 		},
 	}
 	secrets := member.clientset.CoreV1().Secrets(musterv1.AgentNamespace)

@@ -1,4 +1,9 @@
-package inventory
+// Package nodeslice loads the NodeSlices that agents write into the hub's inventory.
+//
+// The Reconciler watches NodeSlices in every member namespace. A slice's cluster is taken
+// from its namespace (muster-member-<cluster>), never from its content, because an agent can
+// write only in its own namespace: no agent can place nodes in another cluster's inventory.
+package nodeslice
 
 import (
 	"context"
@@ -10,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/hub/inventory"
 )
 
 // +kubebuilder:rbac:groups=muster.dev,resources=nodeslices,verbs=get;list;watch
@@ -17,7 +23,7 @@ import (
 // Reconciler loads NodeSlices into the Inventory.
 type Reconciler struct {
 	Client    client.Client
-	Inventory *Inventory
+	Inventory *inventory.Inventory
 }
 
 // SetupWithManager registers the reconciler.
