@@ -31,11 +31,11 @@ import (
 	"github.com/musterhq/muster/agent/expectations"
 	"github.com/musterhq/muster/agent/percluster"
 	"github.com/musterhq/muster/agent/podcontrol"
-	"github.com/musterhq/muster/internal/rounds"
 	bcj "github.com/musterhq/muster/api/broadcastjob"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	bcjwrite "github.com/musterhq/muster/internal/broadcastjob"
 	"github.com/musterhq/muster/internal/patch"
+	"github.com/musterhq/muster/internal/rounds"
 )
 
 // expectationsTTL bounds how long a reconcile waits for the cache to show its own writes.

@@ -18,8 +18,8 @@ import (
 	"sigs.k8s.io/multicluster-runtime/pkg/multicluster"
 	mcreconcile "sigs.k8s.io/multicluster-runtime/pkg/reconcile"
 
-	"github.com/musterhq/muster/internal/rounds"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/internal/rounds"
 )
 
 // DefaultBatchPeriod is how long a job's pod changes are collected before the job is

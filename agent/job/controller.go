@@ -24,8 +24,8 @@ import (
 
 	"github.com/musterhq/muster/agent/expectations"
 	"github.com/musterhq/muster/agent/percluster"
-	"github.com/musterhq/muster/internal/rounds"
 	"github.com/musterhq/muster/internal/patch"
+	"github.com/musterhq/muster/internal/rounds"
 )
 
 // expectationsTTL bounds how long a reconcile waits for the cache to show its writes.

@@ -20,8 +20,8 @@ import (
 	"sigs.k8s.io/multicluster-runtime/pkg/multicluster"
 	mcreconcile "sigs.k8s.io/multicluster-runtime/pkg/reconcile"
 
-	"github.com/musterhq/muster/internal/rounds"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/internal/rounds"
 )
 
 // roundsOf is the rounds of the cluster named name, as its event handlers see them.
