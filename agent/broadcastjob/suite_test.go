@@ -7,14 +7,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	mcmanager "sigs.k8s.io/multicluster-runtime/pkg/manager"
@@ -34,7 +32,7 @@ var (
 // kubelet: tests play them by setting pod phases.
 func TestMain(m *testing.M) {
 	os.Exit(envtest.MainMulticluster(m, &env, func(mgr mcmanager.Manager) error {
-		r := &broadcastjob.Reconciler{Manager: mgr, Clock: clock, Workers: 2, RoundDone: seen.roundDone}
+		r := &broadcastjob.Reconciler{Manager: mgr, Clock: clock, Workers: 2, RoundDone: func(j *musterv1.BroadcastJob) { seen.Done(j) }}
 		return r.SetupWithManager(mgr)
 	}))
 }
@@ -214,31 +212,9 @@ func (f *fixture) setPaused(j *musterv1.BroadcastJob, paused bool) {
 	}
 }
 
-// seen is the latest resourceVersion of each job that a round of the controller read and
-// acted on.
-var seen = &roundsSeen{versions: map[types.NamespacedName]int64{}}
-
-type roundsSeen struct {
-	mu       sync.Mutex
-	versions map[types.NamespacedName]int64
-}
-
-func (s *roundsSeen) roundDone(j *musterv1.BroadcastJob) {
-	v, err := strconv.ParseInt(j.ResourceVersion, 10, 64)
-	if err != nil {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	key := client.ObjectKeyFromObject(j)
-	s.versions[key] = max(s.versions[key], v)
-}
-
-func (s *roundsSeen) version(key types.NamespacedName) int64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.versions[key]
-}
+// seen records the rounds of the controller: the newest version of each job a round
+// read and finished with.
+var seen = &envtest.Rounds{}
 
 // observed makes the controller look at the job again and waits until one of its rounds
 // that read the job as it is now (or later) is over: anything the changes made so far
@@ -252,6 +228,6 @@ func (f *fixture) observed(j *musterv1.BroadcastJob) {
 	}
 	key := client.ObjectKeyFromObject(j)
 	f.eventually("a round of the controller that saw the job touched", func() (bool, string) {
-		return seen.version(key) >= rv, fmt.Sprintf("seen version %d, want %d", seen.version(key), rv)
+		return seen.Seen(key) >= rv, fmt.Sprintf("seen version %d, want %d", seen.Seen(key), rv)
 	})
 }

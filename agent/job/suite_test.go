@@ -6,14 +6,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -45,36 +43,14 @@ const (
 // kube-controller-manager: tests play the kubelet by setting pod phases.
 func TestMain(m *testing.M) {
 	os.Exit(envtest.MainMulticluster(m, &env, func(mgr mcmanager.Manager) error {
-		r := &job.Reconciler{Manager: mgr, Clock: clock, Workers: 4, BatchPeriod: batchPeriod, BatchQuiet: batchQuiet, RoundDone: seen.roundDone}
+		r := &job.Reconciler{Manager: mgr, Clock: clock, Workers: 4, BatchPeriod: batchPeriod, BatchQuiet: batchQuiet, RoundDone: func(j *batchv1.Job) { seen.Done(j) }}
 		return r.SetupWithManager(mgr)
 	}))
 }
 
-// seen is the latest resourceVersion of each Job that a round of the controller read and
-// finished with.
-var seen = &roundsSeen{versions: map[types.NamespacedName]int64{}}
-
-type roundsSeen struct {
-	mu       sync.Mutex
-	versions map[types.NamespacedName]int64
-}
-
-func (s *roundsSeen) roundDone(j *batchv1.Job) {
-	v, err := strconv.ParseInt(j.ResourceVersion, 10, 64)
-	if err != nil {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	key := client.ObjectKeyFromObject(j)
-	s.versions[key] = max(s.versions[key], v)
-}
-
-func (s *roundsSeen) version(key types.NamespacedName) int64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.versions[key]
-}
+// seen records the rounds of the controller: the newest version of each job a round
+// read and finished with.
+var seen = &envtest.Rounds{}
 
 type fixture struct {
 	t  *testing.T
@@ -200,7 +176,7 @@ func (f *fixture) observed(j *batchv1.Job) {
 	}
 	key := client.ObjectKeyFromObject(j)
 	f.eventually("a round of the controller that saw the job touched", func() (bool, string) {
-		return seen.version(key) >= rv, fmt.Sprintf("seen version %d, want %d", seen.version(key), rv)
+		return seen.Seen(key) >= rv, fmt.Sprintf("seen version %d, want %d", seen.Seen(key), rv)
 	})
 }
 
