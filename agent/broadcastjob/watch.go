@@ -77,20 +77,7 @@ func (r *Reconciler) jobChanges(name multicluster.ClusterName, _ cluster.Cluster
 	enqueue := func(ctx context.Context, o client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 		r.atOnce(ctx, name, client.ObjectKeyFromObject(o), q)
 	}
-	return mchandler.ForCluster(handler.TypedFuncs[client.Object, reconcile.Request]{
-		CreateFunc: func(ctx context.Context, e event.TypedCreateEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			enqueue(ctx, e.Object, q)
-		},
-		UpdateFunc: func(ctx context.Context, e event.TypedUpdateEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			enqueue(ctx, e.ObjectNew, q)
-		},
-		DeleteFunc: func(ctx context.Context, e event.TypedDeleteEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			enqueue(ctx, e.Object, q)
-		},
-		GenericFunc: func(ctx context.Context, e event.TypedGenericEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			enqueue(ctx, e.Object, q)
-		},
-	}, name)
+	return onEveryEvent(name, enqueue)
 }
 
 // podEvents enqueues the BroadcastJob that controls a pod in its batched round.
@@ -100,22 +87,9 @@ func (r *Reconciler) podEvents(name multicluster.ClusterName, _ cluster.Cluster)
 			r.inRound(ctx, name, key, q)
 		}
 	}
-	return mchandler.ForCluster(handler.TypedFuncs[client.Object, reconcile.Request]{
-		CreateFunc: func(ctx context.Context, e event.TypedCreateEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			enqueue(ctx, e.Object, q)
-		},
-		UpdateFunc: func(ctx context.Context, e event.TypedUpdateEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			// A pod's controller does not change (adoption is not a BroadcastJob's), so the
-			// new object names the job.
-			enqueue(ctx, e.ObjectNew, q)
-		},
-		DeleteFunc: func(ctx context.Context, e event.TypedDeleteEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			enqueue(ctx, e.Object, q)
-		},
-		GenericFunc: func(ctx context.Context, e event.TypedGenericEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			enqueue(ctx, e.Object, q)
-		},
-	}, name)
+	// A pod's controller does not change (adoption is not a BroadcastJob's), so an
+	// update's new object names the job.
+	return onEveryEvent(name, enqueue)
 }
 
 // unfinishedJobs enqueues, at once, every member job of a changed node's cluster still
@@ -153,4 +127,23 @@ func controllingJob(o client.Object) (types.NamespacedName, bool) {
 		return types.NamespacedName{}, false
 	}
 	return types.NamespacedName{Namespace: pod.Namespace, Name: ref.Name}, true
+}
+
+// onEveryEvent hands the object of every event in cluster name to enqueue: the new object
+// of an update.
+func onEveryEvent(name multicluster.ClusterName, enqueue func(context.Context, client.Object, workqueue.TypedRateLimitingInterface[reconcile.Request])) handler.TypedEventHandler[client.Object, mcreconcile.Request] {
+	return mchandler.ForCluster(handler.TypedFuncs[client.Object, reconcile.Request]{
+		CreateFunc: func(ctx context.Context, e event.TypedCreateEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			enqueue(ctx, e.Object, q)
+		},
+		UpdateFunc: func(ctx context.Context, e event.TypedUpdateEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			enqueue(ctx, e.ObjectNew, q)
+		},
+		DeleteFunc: func(ctx context.Context, e event.TypedDeleteEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			enqueue(ctx, e.Object, q)
+		},
+		GenericFunc: func(ctx context.Context, e event.TypedGenericEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			enqueue(ctx, e.Object, q)
+		},
+	}, name)
 }
