@@ -20,6 +20,7 @@ import (
 
 	"github.com/musterhq/muster/api/identity"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/internal/binding"
 	"github.com/musterhq/muster/internal/patch"
 )
 
@@ -108,7 +109,7 @@ func (a *Approver) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 	default:
 		return ctrl.Result{}, nil
 	}
-	if err := Bind(ctx, a.Client, &mc, &csr); err != nil {
+	if err := binding.Bind(ctx, a.Client, &mc, &csr); err != nil {
 		return patch.Requeue(err)
 	}
 	csr.Status.Conditions = append(csr.Status.Conditions, identity.ApprovalCondition(musterv1.CSRReasonApprovedByHub, v.Why))
@@ -148,21 +149,4 @@ func (a *Approver) decide(ctx context.Context, r client.Reader, csr *certificate
 		return false, identity.Verdict{}, fmt.Errorf("reading MemberCluster %s: %w", cluster, err)
 	}
 	return exists, identity.Decide(csr, facts), nil
-}
-
-// Bind records the key and join id of csr, about to be approved, as mc's agent key and
-// current join (identity.Bind), under the optimistic lock.
-func Bind(ctx context.Context, c client.Client, mc *musterv1.MemberCluster, csr *certificatesv1.CertificateSigningRequest) error {
-	req, err := identity.ParseAgentCSR(csr)
-	if err != nil {
-		return err
-	}
-	h := patch.NewHelper(c, mc)
-	if !identity.Bind(mc, req) {
-		return nil
-	}
-	if err := h.Patch(ctx, mc); err != nil {
-		return fmt.Errorf("binding cluster %s to key %s and join %s: %w", mc.Name, req.Key, req.JoinID, err)
-	}
-	return nil
 }

@@ -14,7 +14,7 @@ import (
 
 	"github.com/musterhq/muster/api/identity"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
-	"github.com/musterhq/muster/hub/registration"
+	"github.com/musterhq/muster/internal/binding"
 )
 
 func TestRotationByTheCurrentHolderIsApprovedAndMovesTheKey(t *testing.T) {
@@ -111,7 +111,7 @@ func TestRekeyReplacesTheBoundKeyAndJoin(t *testing.T) {
 	if v := identity.Decide(&csr, facts); v.Decision != identity.Approve {
 		t.Fatalf("with --rekey the new key is %s (%s), want Approve", v.Decision, v.Why)
 	}
-	if err := registration.Bind(ctx, env.Client, mc, &csr); err != nil {
+	if err := binding.Bind(ctx, env.Client, mc, &csr); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := boundKey(ctx, "iota"); got != fingerprint(t, fresh) {
@@ -171,7 +171,7 @@ func TestRotationWhoseKeyIsAlreadyBoundIsApproved(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := registration.Bind(ctx, env.Client, mc, req); err != nil {
+	if err := binding.Bind(ctx, env.Client, mc, req); err != nil {
 		t.Fatal(err)
 	}
 	renewal := createCSR(t, agent, req)

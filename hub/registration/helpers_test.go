@@ -32,6 +32,7 @@ import (
 	"github.com/musterhq/muster/api/scheme"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/hub/registration"
+	"github.com/musterhq/muster/internal/binding"
 )
 
 const timeout = 10 * time.Second
@@ -298,7 +299,7 @@ func adminApprove(t *testing.T, name string, rekey bool) {
 	if v.Decision != identity.Approve {
 		t.Fatalf("musterctl accept would decide %s (%s) for %s, want Approve", v.Decision, v.Why, name)
 	}
-	if err := registration.Bind(ctx, env.Client, mc, &csr); err != nil {
+	if err := binding.Bind(ctx, env.Client, mc, &csr); err != nil {
 		t.Fatal(err)
 	}
 	csr.Status.Conditions = append(csr.Status.Conditions, identity.ApprovalCondition(musterv1.CSRReasonAcceptedByMusterctl, v.Why))

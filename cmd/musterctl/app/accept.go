@@ -19,7 +19,7 @@ import (
 
 	"github.com/musterhq/muster/api/identity"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
-	"github.com/musterhq/muster/internal/patch"
+	"github.com/musterhq/muster/internal/binding"
 )
 
 func newAcceptCommand(flags *genericclioptions.ConfigFlags) *cobra.Command {
@@ -118,7 +118,7 @@ func approvePending(ctx context.Context, out io.Writer, hub *clients, cluster st
 		v := identity.Decide(csr, facts)
 		switch v.Decision {
 		case identity.Approve:
-			if err := bind(ctx, hub.client, &mc, csr); err != nil {
+			if err := binding.Bind(ctx, hub.client, &mc, csr); err != nil {
 				return approved, true, err
 			}
 			csr.Status.Conditions = append(csr.Status.Conditions, identity.ApprovalCondition(musterv1.CSRReasonAcceptedByMusterctl, v.Why))
@@ -265,23 +265,6 @@ func denyPending(ctx context.Context, hub *clients, cluster string) error {
 		if _, err := hub.clientset.CertificatesV1().CertificateSigningRequests().UpdateApproval(ctx, csr.Name, csr, metav1.UpdateOptions{}); err != nil {
 			return fmt.Errorf("denying %s: %w", csr.Name, err)
 		}
-	}
-	return nil
-}
-
-// bind records the key and join id of csr, about to be approved, as mc's agent key and
-// current join (identity.Bind), under the optimistic lock, as the hub's approver does.
-func bind(ctx context.Context, c client.Client, mc *musterv1.MemberCluster, csr *certificatesv1.CertificateSigningRequest) error {
-	req, err := identity.ParseAgentCSR(csr)
-	if err != nil {
-		return err
-	}
-	h := patch.NewHelper(c, mc)
-	if !identity.Bind(mc, req) {
-		return nil
-	}
-	if err := h.Patch(ctx, mc); err != nil {
-		return fmt.Errorf("binding cluster %s to key %s and join %s: %w", mc.Name, req.Key, req.JoinID, err)
 	}
 	return nil
 }
