@@ -7,7 +7,7 @@ import (
 
 	"github.com/musterhq/muster/api/identity"
 	"github.com/musterhq/muster/api/podsecurity"
-	"github.com/musterhq/muster/hub/fleetjob"
+	"github.com/musterhq/muster/api/workloadspread"
 )
 
 // Options configure the hub. Each field's default is set by NewOptions.
@@ -70,7 +70,7 @@ func NewOptions() *Options {
 		CronJobWorkers:              50,
 		KubeAPIQPS:                  200,
 		KubeAPIBurst:                400,
-		SpreadUnschedulableWindow:   fleetjob.DefaultUnschedulableWindow,
+		SpreadUnschedulableWindow:   workloadspread.DefaultUnschedulableWindow,
 		DefaultPodSecurityLevel:     string(podsecurity.DefaultLevel),
 		MaxAgentCertificateLifetime: identity.DefaultMaxCertificateLifetime,
 	}

@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/api/workloadspread"
 	"github.com/musterhq/muster/hub/shards"
 	"github.com/musterhq/muster/placement/clusters"
 	"github.com/musterhq/muster/placement/division"
@@ -285,7 +286,7 @@ func shardConditions(status *musterv1.FleetJobStatus, prev []metav1.Condition, s
 	reports := make([]shards.Report, len(states))
 	for i, s := range states {
 		reports[i] = shards.Report{Where: s.describe(), Applied: s.applied, ApplyError: s.applyError}
-		if c := waitingCondition(s.status); c != nil {
+		if c := workloadspread.WaitingCondition(s.status); c != nil {
 			reports[i].Unschedulable = c.Message
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/api/workloadspread"
 	"github.com/musterhq/muster/placement/clusters"
 )
 
@@ -43,7 +44,7 @@ func troubledClusters(states []shardState, condType string) string {
 	for _, s := range states {
 		switch {
 		case condType == musterv1.FleetJobShardsApplied && s.applyError != "",
-			condType == musterv1.FleetJobPodsSchedulable && waitingCondition(s.status) != nil:
+			condType == musterv1.FleetJobPodsSchedulable && workloadspread.WaitingCondition(s.status) != nil:
 			names = append(names, s.key())
 		}
 	}

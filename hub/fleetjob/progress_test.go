@@ -41,19 +41,3 @@ func TestProgress(t *testing.T) {
 		})
 	}
 }
-
-func TestSubsetSummary(t *testing.T) {
-	got := subsetSummary([]musterv1.WorkloadSpreadSubsetStatus{
-		{Name: "gpu", Replicas: 4, MissingReplicas: 0},
-		{Name: "spot", Replicas: 1, MissingReplicas: 2},
-		{Name: "cpu", Replicas: 0, MissingReplicas: -1},
-	}, []int32{4, 3, -1})
-	if want := "gpu 4/4, spot 1/3, cpu 0"; got != want {
-		t.Errorf("summary %q, want %q", got, want)
-	}
-	// A last subset past its cap shows the cap, not its replicas.
-	got = subsetSummary([]musterv1.WorkloadSpreadSubsetStatus{{Name: "a", Replicas: 6, MissingReplicas: 0}}, []int32{2})
-	if want := "a 6/2"; got != want {
-		t.Errorf("summary %q, want %q", got, want)
-	}
-}

@@ -5,24 +5,23 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/api/workloadspread"
 	"github.com/musterhq/muster/hub/shards"
 	"github.com/musterhq/muster/placement/subsets"
 )
 
 // DefaultUnschedulableWindow is how long an Adaptive spread keeps new pods off a subset
-// whose pods could not be scheduled before trying it again: OpenKruise's fixed 5 minutes.
-const DefaultUnschedulableWindow = 300 * time.Second
+// whose pods could not be scheduled (workloadspread.DefaultUnschedulableWindow).
+const DefaultUnschedulableWindow = workloadspread.DefaultUnschedulableWindow
 
 // spreadSubset is what the decision knows of one subset: its spec, the clusters that may
 // take new replicas and those where replicas may stay (both sorted; an unavailable
@@ -60,7 +59,7 @@ func decideSpread(fj *musterv1.FleetJob, ws *musterv1.WorkloadSpread, subs []spr
 	total := max(ptr.Deref(fj.Spec.Template.Spec.Parallelism, 1), 0)
 	plans, gone := groupBySubset(subs, current)
 	var d spreadDecision
-	strategy := strategyOf(ws, window)
+	strategy := workloadspread.StrategyOf(ws, window)
 	for i := range plans {
 		d.requeue = soonest(d.requeue, plans[i].judge(ws, strategy, total, now))
 	}
@@ -110,34 +109,16 @@ func groupBySubset(subs []spreadSubset, current []shardState) ([]subsetPlan, []s
 	return plans, gone
 }
 
-// spreadStrategy is how a spread treats pods that wait for a node.
-type spreadStrategy struct {
-	adaptive         bool
-	critical, window time.Duration
-}
-
-// strategyOf reads the spread's strategy. rescheduleCriticalSeconds 0 turns rescheduling
-// off, as in OpenKruise: the spread then acts as Fixed, reporting waiting pods and moving
-// none (it does not mean "move at the first pod that waits").
-func strategyOf(ws *musterv1.WorkloadSpread, window time.Duration) spreadStrategy {
-	st := spreadStrategy{adaptive: ws.Spec.ScheduleStrategy.Type == musterv1.ScheduleAdaptive, critical: 30 * time.Second, window: window}
-	if a := ws.Spec.ScheduleStrategy.Adaptive; a != nil && a.RescheduleCriticalSeconds != nil {
-		st.critical = time.Duration(*a.RescheduleCriticalSeconds) * time.Second
-	}
-	st.adaptive = st.adaptive && st.critical > 0
-	return st
-}
-
 // judge decides the subset's Schedulable condition and what the fill order needs of it,
 // and returns when the condition may change (zero for never).
-func (p *subsetPlan) judge(ws *musterv1.WorkloadSpread, strategy spreadStrategy, total int32, now time.Time) time.Duration {
+func (p *subsetPlan) judge(ws *musterv1.WorkloadSpread, strategy workloadspread.Strategy, total int32, now time.Time) time.Duration {
 	var prev *metav1.Condition
 	if st := subsetStatus(&ws.Status, p.spec.Name); st != nil {
 		prev = meta.FindStatusCondition(st.Conditions, musterv1.SubsetSchedulable)
 	}
 	var wake time.Duration
-	p.condition, wake = schedulable(prev, p.current, strategy.adaptive, strategy.critical, strategy.window, now)
-	unschedulable := strategy.adaptive && p.condition.Status == metav1.ConditionFalse
+	p.condition, wake = schedulable(prev, p.current, strategy, now)
+	unschedulable := strategy.Adaptive && p.condition.Status == metav1.ConditionFalse
 	p.kept = map[string]int32{}
 	p.input = subsets.Subset{Max: p.spec.MaxReplicas, Unschedulable: unschedulable}
 	for _, s := range p.current {
@@ -261,64 +242,22 @@ func spreadStatus(ws *musterv1.WorkloadSpread, plans []subsetPlan, want []shard,
 		status.Subsets = append(status.Subsets, st)
 		status.Replicas += st.Replicas
 	}
-	status.SubsetReplicas = subsetSummary(status.Subsets, caps)
+	status.SubsetReplicas = workloadspread.SubsetSummary(status.Subsets, caps)
 	return status
 }
 
-// schedulable decides a subset's Schedulable condition and how long until it may change.
-// A Fixed spread only reports pods that wait for a node. An Adaptive one turns False once
-// a pod waited rescheduleCriticalSeconds and stays False for window, whatever the pods do
-// meanwhile; then the subset is tried again.
-func schedulable(prev *metav1.Condition, shards []shardState, adaptive bool, critical, window time.Duration, now time.Time) (metav1.Condition, time.Duration) {
-	var since time.Time
-	var message string
-	for _, s := range shards {
-		if c := waitingCondition(s.status); c != nil && (since.IsZero() || c.LastTransitionTime.Time.Before(since)) {
-			since, message = c.LastTransitionTime.Time, fmt.Sprintf("%s: %s", s.describe(), c.Message)
-		}
+// schedulable decides the subset's Schedulable condition (workloadspread.Schedulable).
+func schedulable(prev *metav1.Condition, current []shardState, strategy workloadspread.Strategy, now time.Time) (metav1.Condition, time.Duration) {
+	in := make([]workloadspread.Shard, len(current))
+	for i, s := range current {
+		in[i] = workloadspread.Shard{Describe: s.describe(), Status: s.status}
 	}
-	ok := metav1.Condition{Type: musterv1.SubsetSchedulable, Status: metav1.ConditionTrue, Reason: musterv1.ReasonSchedulable, Message: "no pod waits for a node longer than allowed", LastTransitionTime: metav1.NewTime(now)}
-	if prev != nil && prev.Status == metav1.ConditionTrue {
-		ok.LastTransitionTime = prev.LastTransitionTime
-	}
-	if !adaptive {
-		if since.IsZero() {
-			return ok, 0
-		}
-		return metav1.Condition{Type: musterv1.SubsetSchedulable, Status: metav1.ConditionFalse, Reason: musterv1.WorkloadSpreadReasonPodUnschedulable, Message: message, LastTransitionTime: metav1.NewTime(since)}, 0
-	}
-	if prev != nil && prev.Status == metav1.ConditionFalse && prev.Reason == musterv1.WorkloadSpreadReasonPodUnschedulable {
-		if end := prev.LastTransitionTime.Add(window); now.Before(end) {
-			return *prev, end.Sub(now)
-		}
-	}
-	if since.IsZero() {
-		return ok, 0
-	}
-	if waited := now.Sub(since); waited < critical {
-		return ok, critical - waited
-	}
-	return metav1.Condition{
-		Type: musterv1.SubsetSchedulable, Status: metav1.ConditionFalse, Reason: musterv1.WorkloadSpreadReasonPodUnschedulable, LastTransitionTime: metav1.NewTime(now),
-		Message: fmt.Sprintf("pods waited more than %s for a node (%s); new pods go to later subsets until %s",
-			critical, message, now.Add(window).UTC().Format(time.RFC3339)),
-	}, window
+	return workloadspread.Schedulable(prev, in, strategy, now)
 }
 
-// waitingCondition is the shard's True PodsUnschedulable condition, if any.
-func waitingCondition(status *batchv1.JobStatus) *batchv1.JobCondition {
-	if status == nil {
-		return nil
-	}
-	for i := range status.Conditions {
-		if c := &status.Conditions[i]; c.Type == musterv1.JobPodsUnschedulable && c.Status == corev1.ConditionTrue {
-			return c
-		}
-	}
-	return nil
+func podsWaiting(status *batchv1.JobStatus) bool {
+	return workloadspread.WaitingCondition(status) != nil
 }
-
-func podsWaiting(status *batchv1.JobStatus) bool { return waitingCondition(status) != nil }
 
 func shardFinished(s shardState) bool {
 	p := shardPhase(s)
@@ -366,19 +305,4 @@ func spreadChanges(current []shardState, want []shard) string {
 	}
 	msg, _ := shards.Join(parts)
 	return msg
-}
-
-// subsetSummary is the status' one-line view of the subsets for `kubectl get`: each
-// subset's replicas, and its cap (caps, in the same order; negative when unbounded) when it
-// has one ("gpu 4/4, cpu 2"). The last subset may hold more than its cap ("cpu 6/2"): the
-// replicas no cap admits run there.
-func subsetSummary(subsets []musterv1.WorkloadSpreadSubsetStatus, caps []int32) string {
-	parts := make([]string, len(subsets))
-	for i, s := range subsets {
-		parts[i] = fmt.Sprintf("%s %d", s.Name, s.Replicas)
-		if caps[i] >= 0 {
-			parts[i] += fmt.Sprintf("/%d", caps[i])
-		}
-	}
-	return strings.Join(parts, ", ")
 }
