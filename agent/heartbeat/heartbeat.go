@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -26,6 +27,16 @@ type Renewer struct {
 	Cluster  string
 	Holder   string
 	Interval time.Duration
+	// Clock times the renewals and stamps them; nil is the real clock. Tests inject a fake
+	// one to step through intervals instead of sleeping them.
+	Clock clock.Clock
+}
+
+func (r *Renewer) clock() clock.Clock {
+	if r.Clock == nil {
+		return clock.RealClock{}
+	}
+	return r.Clock
 }
 
 // retryInterval spaces renewals after a failure, so that a hub that comes back (or RBAC
@@ -42,17 +53,19 @@ func (r *Renewer) Start(ctx context.Context) error {
 			logger.Error(err, "renewing the hub lease")
 			next = retryInterval
 		}
+		timer := r.clock().NewTimer(next)
 		select {
 		case <-ctx.Done():
+			timer.Stop()
 			return nil
-		case <-time.After(next):
+		case <-timer.C():
 		}
 	}
 }
 
 func (r *Renewer) renew(ctx context.Context) error {
 	leases := r.Hub.CoordinationV1().Leases(musterv1.MemberNamespace(r.Cluster))
-	now := metav1.NewMicroTime(time.Now())
+	now := metav1.NewMicroTime(r.clock().Now())
 	lease, err := leases.Get(ctx, LeaseName, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		_, err = leases.Create(ctx, &coordinationv1.Lease{

@@ -14,9 +14,13 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
+	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -36,15 +40,21 @@ func member(t *testing.T, cluster string) {
 	}
 }
 
-// start runs a renewer for cluster with cfg's credentials until stop is called or the test
-// ends; stopped is closed when Start has returned.
+// start runs a renewer for cluster with cfg's credentials, on the real clock, until stop is
+// called or the test ends; stopped is closed when Start has returned.
 func start(t *testing.T, cfg *rest.Config, cluster string, every time.Duration) (stop func(), stopped <-chan struct{}) {
 	t.Helper()
-	return startIn(t, t.Context(), cfg, cluster, every)
+	return startIn(t, t.Context(), cfg, cluster, every, nil)
 }
 
-// startCounting is start, and counts the failed renewals the renewer logs.
-func startCounting(t *testing.T, cfg *rest.Config, cluster string, every time.Duration) (failures func() int) {
+// startOn is start on clk.
+func startOn(t *testing.T, clk clock.Clock, cfg *rest.Config, cluster string, every time.Duration) (stop func(), stopped <-chan struct{}) {
+	t.Helper()
+	return startIn(t, t.Context(), cfg, cluster, every, clk)
+}
+
+// startCounting is startOn, and counts the failed renewals the renewer logs.
+func startCounting(t *testing.T, clk clock.Clock, cfg *rest.Config, cluster string, every time.Duration) (failures func() int) {
 	t.Helper()
 	var n atomic.Int32
 	logger := funcr.New(func(_, args string) {
@@ -52,17 +62,17 @@ func startCounting(t *testing.T, cfg *rest.Config, cluster string, every time.Du
 			n.Add(1)
 		}
 	}, funcr.Options{})
-	startIn(t, log.IntoContext(t.Context(), logger), cfg, cluster, every)
+	startIn(t, log.IntoContext(t.Context(), logger), cfg, cluster, every, clk)
 	return func() int { return int(n.Load()) }
 }
 
-func startIn(t *testing.T, parent context.Context, cfg *rest.Config, cluster string, every time.Duration) (stop func(), stopped <-chan struct{}) {
+func startIn(t *testing.T, parent context.Context, cfg *rest.Config, cluster string, every time.Duration, clk clock.Clock) (stop func(), stopped <-chan struct{}) {
 	t.Helper()
 	hub, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &heartbeat.Renewer{Hub: hub, Cluster: cluster, Holder: "agent-" + cluster, Interval: every}
+	r := &heartbeat.Renewer{Hub: hub, Cluster: cluster, Holder: "agent-" + cluster, Interval: every, Clock: clk}
 	ctx, cancel := context.WithCancel(parent)
 	done := make(chan struct{})
 	go func() {
@@ -101,6 +111,57 @@ func waitForLease(t *testing.T, cluster string, within time.Duration, accept fun
 }
 
 func anyLease(*coordinationv1.Lease) bool { return true }
+
+// fakeClock starts at the real time, to the microsecond a Lease's times keep, so that the
+// renew times the renewer stamps from it compare equal to the times the test steps to.
+func fakeClock() *clocktesting.FakeClock {
+	return clocktesting.NewFakeClock(time.Now().Truncate(time.Microsecond))
+}
+
+// waitWaiting waits until the renewer on clk has finished its pass and waits on clk for
+// the next: a step of the clock from then on is one it sees.
+func waitWaiting(t *testing.T, clk *clocktesting.FakeClock) {
+	t.Helper()
+	envtest.Eventually(t, "the renewer waiting for its next pass", func() (bool, string) { return clk.HasWaiters(), "not waiting" })
+}
+
+// watchRenewals watches the Lease of cluster from lease's version on and returns the renew
+// times of the writes that follow, up to and including the first at or after until.
+func watchRenewals(t *testing.T, lease *coordinationv1.Lease) (upTo func(until time.Time) []time.Time) {
+	t.Helper()
+	hub, err := kubernetes.NewForConfig(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := hub.CoordinationV1().Leases(lease.Namespace).Watch(t.Context(), metav1.ListOptions{
+		ResourceVersion: lease.ResourceVersion,
+		FieldSelector:   fields.OneTermEqualSelector("metadata.name", lease.Name).String(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+	return func(until time.Time) []time.Time {
+		t.Helper()
+		var renewals []time.Time
+		timeout := time.After(15 * time.Second)
+		for {
+			select {
+			case ev := <-w.ResultChan():
+				l, ok := ev.Object.(*coordinationv1.Lease)
+				if ev.Type != watch.Modified || !ok || l.Spec.RenewTime == nil {
+					t.Fatalf("watching the lease: %s %+v", ev.Type, ev.Object)
+				}
+				renewals = append(renewals, l.Spec.RenewTime.Time)
+				if !l.Spec.RenewTime.Time.Before(until) {
+					return renewals
+				}
+			case <-timeout:
+				t.Fatalf("no renewal at %v; renewals seen: %v", until, renewals)
+			}
+		}
+	}
+}
 
 func renewedAfter(t time.Time) func(*coordinationv1.Lease) bool {
 	return func(l *coordinationv1.Lease) bool { return l.Spec.RenewTime != nil && l.Spec.RenewTime.After(t) }
@@ -160,16 +221,18 @@ func TestDeletedLeaseIsCreatedAgain(t *testing.T) {
 }
 
 // TestRefusedRenewalIsRetriedWithinASecond runs the renewer as an agent whose RBAC has not
-// been written yet, with an interval of an hour: the hub refuses it until the Role and
-// binding exist, then the Lease appears after about a second, not an hour; once it has
-// succeeded the renewer waits its interval again.
+// been written yet, with an interval of an hour, on a clock the test steps: the hub refuses
+// it until the Role and binding exist, and it retries a second later, not an hour; the
+// retry after the grant makes the Lease; once it has succeeded the renewer waits its
+// interval again.
 func TestRefusedRenewalIsRetriedWithinASecond(t *testing.T) {
 	const cluster = "refused"
 	member(t, cluster)
 	ns := musterv1.MemberNamespace(cluster)
 	agent := rest.CopyConfig(env.Config)
 	agent.Impersonate = rest.ImpersonationConfig{UserName: "muster:agent:" + cluster}
-	failures := startCounting(t, agent, cluster, time.Hour)
+	clk := fakeClock()
+	failures := startCounting(t, clk, agent, cluster, time.Hour)
 
 	hub, err := kubernetes.NewForConfig(agent)
 	if err != nil {
@@ -178,27 +241,40 @@ func TestRefusedRenewalIsRetriedWithinASecond(t *testing.T) {
 	if _, err := hub.CoordinationV1().Leases(ns).Get(t.Context(), heartbeat.LeaseName, metav1.GetOptions{}); !apierrors.IsForbidden(err) {
 		t.Fatalf("the agent without a Role reads its lease with error %v, want Forbidden", err)
 	}
-	// Two refusals, a second apart: the renewer has tried and been refused, and retries.
+	// Two refusals, a second apart: the renewer has tried and been refused, and retries
+	// when the clock has moved the retry interval.
+	envtest.Eventually(t, "a refused renewal", func() (bool, string) { return failures() >= 1, fmt.Sprint(failures()) })
+	waitWaiting(t, clk)
+	clk.Step(time.Second)
 	envtest.Eventually(t, "two refused renewals", func() (bool, string) { return failures() >= 2, fmt.Sprint(failures()) })
 	if _, err := getLease(t, cluster); !apierrors.IsNotFound(err) {
 		t.Fatalf("lease exists although the hub refused the agent: %v", err)
 	}
 
-	granted := time.Now()
 	grant(t, ns, "muster:agent:"+cluster)
+	// The grant holds once the API server's authorizer has seen it; from then on, the next
+	// retry is the one that must make the Lease.
+	envtest.Eventually(t, "the agent may read its lease", func() (bool, string) {
+		_, err := hub.CoordinationV1().Leases(ns).Get(t.Context(), heartbeat.LeaseName, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), fmt.Sprint(err)
+	})
+	waitWaiting(t, clk)
+	granted := clk.Now()
+	clk.Step(time.Second)
 	lease := waitForLease(t, cluster, 5*time.Second, anyLease)
-	if took := lease.Spec.RenewTime.Sub(granted); took > 3*time.Second {
-		t.Errorf("lease made %s after the grant, want within about a second", took)
+	if took := lease.Spec.RenewTime.Sub(granted); took > time.Second {
+		t.Errorf("lease made %s after the grant, want within the retry interval, a second", took)
 	}
-	// Time has to pass for this one: two retry intervals, in which a renewer still on its
-	// retry spacing would have renewed twice more; the one on its interval renews no more.
-	time.Sleep(2 * time.Second)
-	again, err := getLease(t, cluster)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !again.Spec.RenewTime.Equal(lease.Spec.RenewTime) {
-		t.Errorf("renewed again at %v, within its hour-long interval", again.Spec.RenewTime)
+	// Two retry intervals, in which a renewer still on its retry spacing would renew twice
+	// more, then the rest of the hour: the one on its interval renews once, at the hour.
+	renewals := watchRenewals(t, lease)
+	waitWaiting(t, clk)
+	clk.Step(2 * time.Second)
+	waitWaiting(t, clk)
+	clk.Step(time.Hour - 2*time.Second)
+	want := lease.Spec.RenewTime.Add(time.Hour)
+	if got := renewals(want); len(got) != 1 || !got[0].Equal(want) {
+		t.Errorf("renewed at %v after the first renewal at %v, want once, an hour later", got, lease.Spec.RenewTime)
 	}
 }
 
@@ -226,22 +302,25 @@ func grant(t *testing.T, ns, user string) {
 // renewed no more, so the hub sees the agent go quiet.
 func TestRenewerStopsWithItsContext(t *testing.T) {
 	member(t, "stops")
-	stop, stopped := start(t, env.Config, "stops", interval)
-	waitForLease(t, "stops", 10*time.Second, anyLease)
+	clk := fakeClock()
+	stop, stopped := startOn(t, clk, env.Config, "stops", interval)
+	first := waitForLease(t, "stops", 10*time.Second, anyLease)
+	// Running, the renewer renews when the clock passes its interval.
+	waitWaiting(t, clk)
+	clk.Step(interval)
+	last := waitForLease(t, "stops", 5*time.Second, renewedAfter(first.Spec.RenewTime.Time))
 	stop()
 	select {
 	case <-stopped:
 	case <-time.After(5 * time.Second):
 		t.Fatal("Start did not return after its context ended")
 	}
-	last, err := getLease(t, "stops")
-	if err != nil {
-		t.Fatal(err)
+	// Start has returned and nothing of the renewer waits on the clock any more, so two
+	// intervals passing, which would bring the running renewer two renewals, bring none.
+	if clk.HasWaiters() {
+		t.Error("the stopped renewer still waits on the clock for its next pass")
 	}
-	// Start has returned, so nothing of the renewer runs; time has to pass to show the
-	// hub what it sees: two intervals, in which the running renewer renewed twice (see
-	// TestRenewerRenewsAtItsInterval), bring no renewal.
-	time.Sleep(2 * interval)
+	clk.Step(2 * interval)
 	now, err := getLease(t, "stops")
 	if err != nil {
 		t.Fatal(err)

@@ -15,11 +15,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/internal/testing/builders"
 )
 
 // The request an agent builds is the one the hub accepts, for the agent's key.
 func TestNewAgentRequestIsAccepted(t *testing.T) {
-	key := newKey(t)
+	key := builders.NewKey()
 	request, err := NewAgentRequest("c1", joinA, key)
 	if err != nil {
 		t.Fatal(err)
@@ -32,11 +33,11 @@ func TestNewAgentRequestIsAccepted(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ParseAgentCSR(NewAgentRequest()) error = %v", err)
 	}
-	if want := (AgentRequest{Cluster: "c1", JoinID: joinA, Key: fingerprint(t, key)}); got != want {
+	if want := (AgentRequest{Cluster: "c1", JoinID: joinA, Key: fingerprint(key)}); got != want {
 		t.Errorf("ParseAgentCSR(NewAgentRequest()) = %+v, want %+v", got, want)
 	}
-	if k, err := RequestKey(csr); err != nil || k != fingerprint(t, key) {
-		t.Errorf("RequestKey() = %q, %v, want %s", k, err, fingerprint(t, key))
+	if k, err := RequestKey(csr); err != nil || k != fingerprint(key) {
+		t.Errorf("RequestKey() = %q, %v, want %s", k, err, fingerprint(key))
 	}
 }
 

@@ -2,20 +2,18 @@ package identity
 
 import (
 	"crypto/ecdsa"
-	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/hex"
-	"encoding/pem"
-	"math/big"
 	"testing"
 	"time"
 
 	certificatesv1 "k8s.io/api/certificates/v1"
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/internal/testing/builders"
 )
 
 type csrOpt func(*x509.CertificateRequest, *certificatesv1.CertificateSigningRequest)
@@ -30,21 +28,12 @@ const (
 // for a day.
 func makeCSR(t *testing.T, cluster string, opts ...csrOpt) *certificatesv1.CertificateSigningRequest {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
+	key := builders.NewKey()
 	tmpl := &x509.CertificateRequest{Subject: pkix.Name{CommonName: AgentUser(cluster), Organization: []string{
 		MembersGroup, ClusterGroup(cluster), JoinGroup(cluster, joinB),
 	}}}
-	day := int32(86400)
-	csr := &certificatesv1.CertificateSigningRequest{Spec: certificatesv1.CertificateSigningRequestSpec{
-		SignerName:        certificatesv1.KubeAPIServerClientSignerName,
-		Usages:            []certificatesv1.KeyUsage{certificatesv1.UsageClientAuth, certificatesv1.UsageDigitalSignature},
-		Username:          "system:bootstrap:abcdef",
-		Groups:            []string{"system:bootstrappers", BootstrapGroup, "system:authenticated"},
-		ExpirationSeconds: &day,
-	}}
+	csr := builders.MakeCSR("").ExpirationSeconds(86400).
+		Requester("system:bootstrap:abcdef", "system:bootstrappers", BootstrapGroup, "system:authenticated").Obj()
 	for _, o := range opts {
 		o(tmpl, csr)
 	}
@@ -56,7 +45,7 @@ func makeCSR(t *testing.T, cluster string, opts ...csrOpt) *certificatesv1.Certi
 	if err != nil {
 		t.Fatal(err)
 	}
-	csr.Spec.Request = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der})
+	csr.Spec.Request = builders.PEMRequest(der)
 	return csr
 }
 
@@ -150,47 +139,21 @@ func withKey(key *ecdsa.PrivateKey) csrOpt {
 // forge names another certificate in the annotation than the one presented.
 func presenting(t *testing.T, holder *ecdsa.PrivateKey, forge bool) csrOpt {
 	t.Helper()
-	presented := selfSigned(t, holder)
+	presented := builders.SelfSigned(holder, AgentUser("c1"))
 	named := presented
 	if forge {
-		named = selfSigned(t, newKey(t))
+		named = builders.SelfSigned(builders.NewKey(), AgentUser("c1"))
 	}
 	return func(r *x509.CertificateRequest, c *certificatesv1.CertificateSigningRequest) {
 		byAgent("c1", joinA)(r, c)
 		sum := sha256.Sum256(presented)
 		c.Spec.Extra = map[string]certificatesv1.ExtraValue{credentialIDExtra: {"X509SHA256=" + hex.EncodeToString(sum[:])}}
-		c.Annotations = map[string]string{CurrentCertificateAnnotation: string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: named}))}
+		c.Annotations = map[string]string{CurrentCertificateAnnotation: builders.PEMCertificate(named)}
 	}
 }
 
-func newKey(t *testing.T) *ecdsa.PrivateKey {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return key
-}
-
-func selfSigned(t *testing.T, key *ecdsa.PrivateKey) []byte {
-	t.Helper()
-	serial, _ := rand.Int(rand.Reader, big.NewInt(1<<62))
-	tmpl := &x509.Certificate{SerialNumber: serial, Subject: pkix.Name{CommonName: AgentUser("c1")}, NotBefore: time.Now(), NotAfter: time.Now().Add(time.Hour)}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return der
-}
-
-func fingerprint(t *testing.T, key *ecdsa.PrivateKey) string {
-	t.Helper()
-	der, err := x509.MarshalPKIXPublicKey(&key.PublicKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return KeyFingerprint(der)
-}
+// fingerprint names key as the hub does.
+func fingerprint(key *ecdsa.PrivateKey) string { return KeyFingerprint(builders.SPKI(key)) }
 
 func TestDecide(t *testing.T) {
 	approved := func(_ *x509.CertificateRequest, c *certificatesv1.CertificateSigningRequest) {
@@ -201,8 +164,8 @@ func TestDecide(t *testing.T) {
 			c.Spec.Groups = append(c.Spec.Groups, TokenClusterGroupPrefix+cluster)
 		}
 	}
-	bound, other := newKey(t), newKey(t)
-	boundFP := fingerprint(t, bound)
+	bound, other := builders.NewKey(), builders.NewKey()
+	boundFP := fingerprint(bound)
 	// joined is an accepted cluster whose current join is joinA, bound to key bound.
 	joined := Facts{Accepted: true, BoundKey: boundFP, JoinID: joinA}
 	with := func(f Facts, edit func(*Facts)) Facts { edit(&f); return f }
@@ -270,8 +233,8 @@ func TestDecide(t *testing.T) {
 // The hub approves no certificate longer than its maximum, nor one that asks for no
 // lifetime (the signer's maximum, a year by default, would apply), whoever asks.
 func TestDecideCertificateLifetime(t *testing.T) {
-	bound := newKey(t)
-	joined := Facts{Accepted: true, BoundKey: fingerprint(t, bound), JoinID: joinA, ByAdmin: true}
+	bound := builders.NewKey()
+	joined := Facts{Accepted: true, BoundKey: fingerprint(bound), JoinID: joinA, ByAdmin: true}
 	cases := []struct {
 		name     string
 		lifetime time.Duration // zero: no expirationSeconds

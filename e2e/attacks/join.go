@@ -2,13 +2,8 @@ package attacks
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
 	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/hex"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"strings"
@@ -26,6 +21,7 @@ import (
 	"github.com/musterhq/muster/api/scheme"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/e2e/framework"
+	"github.com/musterhq/muster/internal/testing/builders"
 )
 
 // Check is one attack with its outcome: Run says why the attack was not refused as it must
@@ -153,10 +149,6 @@ func prefix(what string, err error) error {
 // AgentCSR asks for a certificate of join joinID (a fresh one when empty) of cluster's
 // agent identity with a fresh key, for an hour, shaped as an agent's request is.
 func AgentCSR(cluster, joinID string, annotations map[string]string) (*certificatesv1.CertificateSigningRequest, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, err
-	}
 	if joinID == "" {
 		b := make([]byte, 16)
 		if _, err := rand.Read(b); err != nil {
@@ -164,22 +156,11 @@ func AgentCSR(cluster, joinID string, annotations map[string]string) (*certifica
 		}
 		joinID = hex.EncodeToString(b)
 	}
-	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: pkix.Name{
-		CommonName:   identity.AgentUser(cluster),
-		Organization: []string{identity.MembersGroup, identity.ClusterGroup(cluster), identity.JoinGroup(cluster, joinID)},
-	}}, key)
+	request, err := identity.NewAgentRequest(cluster, joinID, builders.NewKey())
 	if err != nil {
 		return nil, err
 	}
-	return &certificatesv1.CertificateSigningRequest{
-		ObjectMeta: metav1.ObjectMeta{GenerateName: "attack-", Labels: map[string]string{musterv1.ClusterNameLabel: cluster}, Annotations: annotations},
-		Spec: certificatesv1.CertificateSigningRequestSpec{
-			Request:           pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}),
-			SignerName:        certificatesv1.KubeAPIServerClientSignerName,
-			Usages:            []certificatesv1.KeyUsage{certificatesv1.UsageClientAuth, certificatesv1.UsageDigitalSignature},
-			ExpirationSeconds: ptrTo(int32(3600)),
-		},
-	}, nil
+	return builders.MakeCSR("attack-").Label(musterv1.ClusterNameLabel, cluster).Annotations(annotations).Request(request).Obj(), nil
 }
 
 // Denied creates csr as the attacker and waits, as the hub admin, for the hub to deny it

@@ -15,24 +15,25 @@ import (
 	"github.com/musterhq/muster/api/identity"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/internal/binding"
+	"github.com/musterhq/muster/internal/testing/builders"
 )
 
 func TestRotationByTheCurrentHolderIsApprovedAndMovesTheKey(t *testing.T) {
-	current := newKey(t)
+	current := builders.NewKey()
 	joinID := boundCluster(t, "gamma", current)
 	agent, cert := asAgent(t, "gamma", joinID, current)
-	next := newKey(t)
+	next := builders.NewKey()
 	req := agentCSRFor(t, "gamma", joinID, next)
 	req.Annotations = cert
 	renewal := createCSR(t, agent, req)
 	eventually(t, "the renewal to be approved", func(ctx context.Context) (bool, error) { return approved(ctx, renewal.Name) })
-	if got, err := boundKey(t.Context(), "gamma"); err != nil || got != fingerprint(t, next) {
-		t.Errorf("bound key after rotation = %q (%v), want the new key %s", got, err, fingerprint(t, next))
+	if got, err := boundKey(t.Context(), "gamma"); err != nil || got != fingerprint(next) {
+		t.Errorf("bound key after rotation = %q (%v), want the new key %s", got, err, fingerprint(next))
 	}
 
 	// The old certificate no longer rotates: its key is not the cluster's any more.
 	stale, cert := asAgent(t, "gamma", joinID, current)
-	req = agentCSRFor(t, "gamma", joinID, newKey(t))
+	req = agentCSRFor(t, "gamma", joinID, builders.NewKey())
 	req.Annotations = cert
 	forged := createCSR(t, stale, req)
 	eventually(t, "the rotation with the old certificate to be denied", func(ctx context.Context) (bool, error) {
@@ -51,7 +52,7 @@ func TestRotationByTheCurrentHolderIsApprovedAndMovesTheKey(t *testing.T) {
 // The takeover of issue 14: another cluster's bootstrap token asks for an accepted, joined
 // cluster's identity with its own key.
 func TestTakeoverJoinIsDeniedWithAnEvent(t *testing.T) {
-	owner := newKey(t)
+	owner := builders.NewKey()
 	joinID := boundCluster(t, "zeta", owner)
 	takeover := createCSR(t, asBootstrap(t), agentCSR(t, "zeta"))
 	eventually(t, "the takeover to be denied", func(ctx context.Context) (bool, error) {
@@ -65,10 +66,10 @@ func TestTakeoverJoinIsDeniedWithAnEvent(t *testing.T) {
 		t.Fatal(err)
 	}
 	csr.Status = certificatesv1.CertificateSigningRequestStatus{}
-	if v := identity.Decide(&csr, identity.Facts{Accepted: true, ByAdmin: true, BoundKey: fingerprint(t, owner), JoinID: joinID}); v.Decision != identity.Deny {
+	if v := identity.Decide(&csr, identity.Facts{Accepted: true, ByAdmin: true, BoundKey: fingerprint(owner), JoinID: joinID}); v.Decision != identity.Deny {
 		t.Errorf("musterctl accept would decide %s (%s) for the takeover, want Deny", v.Decision, v.Why)
 	}
-	if got, _ := boundKey(t.Context(), "zeta"); got != fingerprint(t, owner) {
+	if got, _ := boundKey(t.Context(), "zeta"); got != fingerprint(owner) {
 		t.Errorf("bound key = %q, want the owner's", got)
 	}
 }
@@ -87,9 +88,9 @@ func TestClusterBoundTokenIsDeniedForAnotherName(t *testing.T) {
 // new join: the lost key's certificate can then neither rotate nor reach anything, and the
 // new agent can.
 func TestRekeyReplacesTheBoundKeyAndJoin(t *testing.T) {
-	lost := newKey(t)
+	lost := builders.NewKey()
 	lostJoin := boundCluster(t, "iota", lost)
-	fresh, freshJoin := newKey(t), newJoinID(t)
+	fresh, freshJoin := builders.NewKey(), newJoinID(t)
 	join := createCSR(t, asBootstrap(t), agentCSRFor(t, "iota", freshJoin, fresh))
 	// The hub denies the unknown key on its own; an administrator's rekey is what lets a
 	// new key in, decided on the request as it was pending.
@@ -114,27 +115,27 @@ func TestRekeyReplacesTheBoundKeyAndJoin(t *testing.T) {
 	if err := binding.Bind(ctx, env.Client, mc, &csr); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := boundKey(ctx, "iota"); got != fingerprint(t, fresh) {
-		t.Fatalf("bound key after rekey = %q, want %s", got, fingerprint(t, fresh))
+	if got, _ := boundKey(ctx, "iota"); got != fingerprint(fresh) {
+		t.Fatalf("bound key after rekey = %q, want %s", got, fingerprint(fresh))
 	}
 	eventually(t, "iota's RBAC to move to the new join", func(ctx context.Context) (bool, error) {
 		return bindsJoin(ctx, "iota", freshJoin), nil
 	})
 	newAgent, newCert := asAgent(t, "iota", freshJoin, fresh)
-	req := agentCSRFor(t, "iota", freshJoin, newKey(t))
+	req := agentCSRFor(t, "iota", freshJoin, builders.NewKey())
 	req.Annotations = newCert
 	renewal := createCSR(t, newAgent, req)
 	eventually(t, "the new key's rotation approved", func(ctx context.Context) (bool, error) { return approved(ctx, renewal.Name) })
 	oldAgent, _ := asAgent(t, "iota", lostJoin, lost)
-	_, err = oldAgent.CertificatesV1().CertificateSigningRequests().Create(ctx, agentCSRFor(t, "iota", lostJoin, newKey(t)), metav1.CreateOptions{})
+	_, err = oldAgent.CertificatesV1().CertificateSigningRequests().Create(ctx, agentCSRFor(t, "iota", lostJoin, builders.NewKey()), metav1.CreateOptions{})
 	if !apierrors.IsForbidden(err) {
 		t.Errorf("the lost key's certificate renewing: got %v, want Forbidden", err)
 	}
 }
 
 func TestAnotherClustersAgentCannotGetACertificate(t *testing.T) {
-	deltaJoin := boundCluster(t, "delta", newKey(t))
-	boundCluster(t, "epsilon", newKey(t))
+	deltaJoin := boundCluster(t, "delta", builders.NewKey())
+	boundCluster(t, "epsilon", builders.NewKey())
 	ctx := t.Context()
 	// delta's agent asks for epsilon's identity.
 	csr, err := asUser(t, identity.AgentUser("delta"), agentGroups("delta", deltaJoin)...).
@@ -159,10 +160,10 @@ func TestAnotherClustersAgentCannotGetACertificate(t *testing.T) {
 // every later rotation of the agent is denied: the agent loses its identity.
 func TestRotationWhoseKeyIsAlreadyBoundIsApproved(t *testing.T) {
 	ctx := t.Context()
-	current := newKey(t)
+	current := builders.NewKey()
 	joinID := boundCluster(t, "kappa", current)
 	agent, cert := asAgent(t, "kappa", joinID, current)
-	next := newKey(t)
+	next := builders.NewKey()
 	req := agentCSRFor(t, "kappa", joinID, next)
 	req.Annotations = cert
 	// The other approver's first step, bind the request's key, done before the hub's
@@ -186,7 +187,7 @@ func TestRotationWhoseKeyIsAlreadyBoundIsApproved(t *testing.T) {
 // An agent reads only the certificate requests whose names it knows, its own: it may not
 // list or watch them, which would show every cluster's.
 func TestAgentCannotListCertificateRequests(t *testing.T) {
-	joinID := boundCluster(t, "lambda", newKey(t))
+	joinID := boundCluster(t, "lambda", builders.NewKey())
 	ctx := t.Context()
 	agent := asUser(t, identity.AgentUser("lambda"), agentGroups("lambda", joinID)...)
 	csrs := agent.CertificatesV1().CertificateSigningRequests()
@@ -244,7 +245,7 @@ func TestLongCertificatesAreDenied(t *testing.T) {
 // authenticate with real client certificates, as agents do.
 func TestOldCertificateIsForbiddenAfterDenyAndRejoin(t *testing.T) {
 	ctx := t.Context()
-	key := newKey(t)
+	key := builders.NewKey()
 	newCluster(t, "nu", true)
 	first := newJoinID(t)
 	adminApprove(t, createCSR(t, asBootstrap(t), agentCSRFor(t, "nu", first, key)).Name, false)
@@ -276,12 +277,12 @@ func TestOldCertificateIsForbiddenAfterDenyAndRejoin(t *testing.T) {
 	if err := reaches(ctx, old, "nu"); !apierrors.IsForbidden(err) {
 		t.Errorf("the old certificate after the new join: got %v, want Forbidden", err)
 	}
-	if got, _ := boundKey(ctx, "nu"); got != fingerprint(t, key) {
+	if got, _ := boundKey(ctx, "nu"); got != fingerprint(key) {
 		t.Errorf("bound key = %q, want the agent's one key (no --rekey)", got)
 	}
 	// The old join's holder cannot renew into the new join either.
 	oldAgent, cert := asAgent(t, "nu", first, key)
-	req := agentCSRFor(t, "nu", second, newKey(t))
+	req := agentCSRFor(t, "nu", second, builders.NewKey())
 	req.Annotations = cert
 	if _, err := oldAgent.CertificatesV1().CertificateSigningRequests().Create(ctx, req, metav1.CreateOptions{}); !apierrors.IsForbidden(err) {
 		t.Errorf("the old certificate asking for a renewal: got %v, want Forbidden", err)

@@ -13,6 +13,7 @@ import (
 	"github.com/musterhq/muster/api/identity"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/hub/registration"
+	"github.com/musterhq/muster/internal/testing/builders"
 )
 
 // What a bootstrap token may put on the MemberCluster it registers: a name and the agent's
@@ -82,7 +83,7 @@ func TestBootstrapReadsOnlyTheClusterItsTokenNames(t *testing.T) {
 // An agent reports on its cluster through status only: the status subresource drops what
 // it writes to metadata, so it cannot label itself into placements either.
 func TestAgentCannotLabelItsCluster(t *testing.T) {
-	joinID := boundCluster(t, "omicron", newKey(t))
+	joinID := boundCluster(t, "omicron", builders.NewKey())
 	agent := certificateClient(t, "omicron", joinID)
 	mc := &musterv1.MemberCluster{ObjectMeta: metav1.ObjectMeta{Name: "omicron"}}
 	labels := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"env":"prod"}}}`))

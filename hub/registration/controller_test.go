@@ -15,6 +15,7 @@ import (
 	"github.com/musterhq/muster/api/identity"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/hub/registration"
+	"github.com/musterhq/muster/internal/testing/builders"
 )
 
 func TestUnacceptedClusterGetsNoNamespaceOrRBAC(t *testing.T) {
@@ -50,7 +51,7 @@ func TestAcceptedClusterWithoutAJoinGetsNoBindings(t *testing.T) {
 }
 
 func TestAcceptedClusterBindsOnlyItsCurrentJoin(t *testing.T) {
-	joinID := boundCluster(t, "alpha", newKey(t))
+	joinID := boundCluster(t, "alpha", builders.NewKey())
 	ctx := t.Context()
 	var crb rbacv1.ClusterRoleBinding
 	if err := env.Client.Get(ctx, types.NamespacedName{Name: registration.ClusterRoleName("alpha")}, &crb); err != nil {
@@ -75,7 +76,7 @@ func TestAcceptedClusterBindsOnlyItsCurrentJoin(t *testing.T) {
 // A deny by any writer (here a bare edit of spec.accepted) takes the bindings away and
 // forgets the join, with a warning event.
 func TestDeniedClusterLosesItsBindingsAndJoin(t *testing.T) {
-	boundCluster(t, "beta", newKey(t))
+	boundCluster(t, "beta", builders.NewKey())
 	mc := &musterv1.MemberCluster{ObjectMeta: metav1.ObjectMeta{Name: "beta"}}
 	if err := env.Client.Patch(t.Context(), mc, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"accepted":false}}`))); err != nil {
 		t.Fatal(err)

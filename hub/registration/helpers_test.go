@@ -3,15 +3,10 @@ package registration_test
 import (
 	"context"
 	"crypto/ecdsa"
-	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/sha256"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/hex"
-	"encoding/pem"
 	"fmt"
-	"math/big"
 	"strings"
 	"testing"
 	"time"
@@ -33,6 +28,7 @@ import (
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/hub/registration"
 	"github.com/musterhq/muster/internal/binding"
+	"github.com/musterhq/muster/internal/testing/builders"
 )
 
 const timeout = 10 * time.Second
@@ -97,30 +93,18 @@ func asUser(t *testing.T, user string, groups ...string) kubernetes.Interface {
 // agentCSR asks for cluster's agent identity with a fresh key, for a new join.
 func agentCSR(t *testing.T, cluster string) *certificatesv1.CertificateSigningRequest {
 	t.Helper()
-	return agentCSRFor(t, cluster, newJoinID(t), newKey(t))
+	return agentCSRFor(t, cluster, newJoinID(t), builders.NewKey())
 }
 
 // agentCSRFor asks for a certificate of join joinID of cluster's agent for key, lasting
 // an hour, as the agent does.
 func agentCSRFor(t *testing.T, cluster, joinID string, key *ecdsa.PrivateKey) *certificatesv1.CertificateSigningRequest {
 	t.Helper()
-	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: pkix.Name{
-		CommonName:   identity.AgentUser(cluster),
-		Organization: []string{identity.MembersGroup, identity.ClusterGroup(cluster), identity.JoinGroup(cluster, joinID)},
-	}}, key)
+	request, err := identity.NewAgentRequest(cluster, joinID, key)
 	if err != nil {
 		t.Fatal(err)
 	}
-	hour := int32(3600)
-	return &certificatesv1.CertificateSigningRequest{
-		ObjectMeta: metav1.ObjectMeta{GenerateName: "agent-", Labels: map[string]string{musterv1.ClusterNameLabel: cluster}},
-		Spec: certificatesv1.CertificateSigningRequestSpec{
-			Request:           pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}),
-			SignerName:        certificatesv1.KubeAPIServerClientSignerName,
-			Usages:            []certificatesv1.KeyUsage{certificatesv1.UsageClientAuth, certificatesv1.UsageDigitalSignature},
-			ExpirationSeconds: &hour,
-		},
-	}
+	return builders.MakeCSR("agent-").Label(musterv1.ClusterNameLabel, cluster).Request(request).Obj()
 }
 
 func approved(ctx context.Context, name string) (bool, error) {
@@ -146,12 +130,7 @@ func agentGroups(cluster, joinID string) []string {
 // certificate.
 func asAgent(t *testing.T, cluster, joinID string, holder *ecdsa.PrivateKey) (kubernetes.Interface, map[string]string) {
 	t.Helper()
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: identity.AgentUser(cluster)},
-		NotBefore: time.Now(), NotAfter: time.Now().Add(time.Hour)}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &holder.PublicKey, holder)
-	if err != nil {
-		t.Fatal(err)
-	}
+	der := builders.SelfSigned(holder, identity.AgentUser(cluster))
 	sum := sha256.Sum256(der)
 	cfg := rest.CopyConfig(env.Config)
 	cfg.Impersonate = rest.ImpersonationConfig{
@@ -162,7 +141,7 @@ func asAgent(t *testing.T, cluster, joinID string, holder *ecdsa.PrivateKey) (ku
 	if err != nil {
 		t.Fatal(err)
 	}
-	return cs, map[string]string{identity.CurrentCertificateAnnotation: string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))}
+	return cs, map[string]string{identity.CurrentCertificateAnnotation: builders.PEMCertificate(der)}
 }
 
 // certificateClient is a hub client authenticated, like a real agent, by a client
@@ -180,22 +159,9 @@ func certificateClient(t *testing.T, cluster, joinID string) client.Client {
 	return c
 }
 
-func newKey(t *testing.T) *ecdsa.PrivateKey {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return key
-}
-
-func fingerprint(t *testing.T, key *ecdsa.PrivateKey) string {
-	t.Helper()
-	der, err := x509.MarshalPKIXPublicKey(&key.PublicKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return identity.KeyFingerprint(der)
+// fingerprint names key as the hub does.
+func fingerprint(key *ecdsa.PrivateKey) string {
+	return identity.KeyFingerprint(builders.SPKI(key))
 }
 
 // boundCluster is an accepted cluster whose identity is bound to key and whose current
@@ -205,7 +171,7 @@ func boundCluster(t *testing.T, name string, key *ecdsa.PrivateKey) string {
 	joinID := newJoinID(t)
 	mc := &musterv1.MemberCluster{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{
-			identity.AgentKeyAnnotation: fingerprint(t, key), identity.AgentJoinAnnotation: joinID,
+			identity.AgentKeyAnnotation: fingerprint(key), identity.AgentJoinAnnotation: joinID,
 		}},
 		Spec: musterv1.MemberClusterSpec{Accepted: true},
 	}
