@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -222,12 +221,5 @@ var seen = &envtest.Rounds{}
 func (f *fixture) observed(j *musterv1.BroadcastJob) {
 	f.t.Helper()
 	f.touch(j)
-	rv, err := strconv.ParseInt(f.get(j).ResourceVersion, 10, 64)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	key := client.ObjectKeyFromObject(j)
-	f.eventually("a round of the controller that saw the job touched", func() (bool, string) {
-		return seen.Seen(key) >= rv, fmt.Sprintf("seen version %d, want %d", seen.Seen(key), rv)
-	})
+	seen.WaitPast(f.t, f.get(j))
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -170,14 +169,7 @@ func (f *fixture) waitRunning(n int) []corev1.Pod {
 func (f *fixture) observed(j *batchv1.Job) {
 	f.t.Helper()
 	f.touch(j)
-	rv, err := strconv.ParseInt(f.get(j).ResourceVersion, 10, 64)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	key := client.ObjectKeyFromObject(j)
-	f.eventually("a round of the controller that saw the job touched", func() (bool, string) {
-		return seen.Seen(key) >= rv, fmt.Sprintf("seen version %d, want %d", seen.Seen(key), rv)
-	})
+	seen.WaitPast(f.t, f.get(j))
 }
 
 // finish plays the kubelet for one pod.

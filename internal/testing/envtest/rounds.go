@@ -1,8 +1,10 @@
 package envtest
 
 import (
+	"fmt"
 	"strconv"
 	"sync"
+	"testing"
 
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -38,4 +40,19 @@ func (r *Rounds) Seen(key types.NamespacedName) int64 {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.versions[key]
+}
+
+// WaitPast waits until a round has finished with obj as it is now, or newer: whatever the
+// changes up to obj's resourceVersion would make the controller do, it has done.
+func (r *Rounds) WaitPast(t *testing.T, obj client.Object) {
+	t.Helper()
+	want, err := strconv.ParseInt(obj.GetResourceVersion(), 10, 64)
+	if err != nil {
+		t.Fatalf("resourceVersion %q of %s: %v", obj.GetResourceVersion(), client.ObjectKeyFromObject(obj), err)
+	}
+	key := client.ObjectKeyFromObject(obj)
+	Eventually(t, "a round of the controller that saw "+key.String()+" as it is now", func() (bool, string) {
+		got := r.Seen(key)
+		return got >= want, fmt.Sprintf("seen version %d, want %d", got, want)
+	})
 }
