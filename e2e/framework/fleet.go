@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/musterhq/muster/e2e/framework/provider"
 )
 
@@ -55,10 +57,10 @@ func KubeconfigPath(dir, cluster string) string {
 	return filepath.Join(dir, "kubeconfig", cluster+".kubeconfig")
 }
 
-// Up creates the hub and the members one after another (each cluster's control plane is
-// CPU-heavy while it starts, and this machine has two cores), then waits until every
-// cluster serves requests and every member's nodes are Ready. On failure everything
-// already created is torn down.
+// Up creates the hub and the members, waits until every cluster serves requests and every
+// member's nodes are Ready, and returns them. A provider that can (ConcurrentCreator) starts
+// them all at once; others one after another. On failure everything already created is
+// torn down.
 func Up(ctx context.Context, opts FleetOptions) (*Fleet, error) {
 	dir, err := filepath.Abs(opts.Dir)
 	if err != nil {
@@ -76,19 +78,38 @@ func Up(ctx context.Context, opts FleetOptions) (*Fleet, error) {
 	for i := 1; i <= opts.Members; i++ {
 		specs = append(specs, provider.ClusterSpec{Name: fmt.Sprintf("member%d", i), Role: provider.RoleMember, Nodes: opts.NodesPerMember})
 	}
+	// Recorded before creating, so that a crash mid-way can still be cleaned up.
 	state := fleetState{Provider: p.Name()}
 	for _, spec := range specs {
-		kubeconfig := KubeconfigPath(dir, spec.Name)
-		state.Clusters = append(state.Clusters, clusterRecord{Name: spec.Name, Role: spec.Role, Kubeconfig: kubeconfig})
-		// Recorded before creating, so that a crash mid-way can still be cleaned up.
-		if err := writeState(dir, state); err != nil {
-			return nil, err
-		}
-		if err := f.addCluster(ctx, spec, kubeconfig); err != nil {
-			return nil, errors.Join(err, f.Down(context.WithoutCancel(ctx)))
-		}
+		state.Clusters = append(state.Clusters, clusterRecord{Name: spec.Name, Role: spec.Role, Kubeconfig: KubeconfigPath(dir, spec.Name)})
 	}
+	if err := writeState(dir, state); err != nil {
+		return nil, err
+	}
+	clusters, err := createClusters(ctx, p, dir, specs)
+	if err != nil {
+		return nil, errors.Join(err, f.Down(context.WithoutCancel(ctx)))
+	}
+	f.Hub, f.Members = clusters[0], clusters[1:]
 	return f, nil
+}
+
+// createClusters creates specs' clusters, concurrently when the provider allows it, and
+// returns them in specs' order once each serves and has its nodes Ready.
+func createClusters(ctx context.Context, p provider.ClusterProvider, dir string, specs []provider.ClusterSpec) ([]*Cluster, error) {
+	clusters := make([]*Cluster, len(specs))
+	var g errgroup.Group
+	if c, ok := p.(provider.ConcurrentCreator); !ok || !c.CreatesConcurrently() {
+		g.SetLimit(1)
+	}
+	for i, spec := range specs {
+		g.Go(func() error {
+			c, err := createCluster(ctx, p, spec, KubeconfigPath(dir, spec.Name))
+			clusters[i] = c
+			return err
+		})
+	}
+	return clusters, g.Wait()
 }
 
 // AddMember creates one more member cluster, member<N+1>, with nodes worker nodes, and
@@ -104,26 +125,24 @@ func (f *Fleet) AddMember(ctx context.Context, nodes int) (*Cluster, error) {
 	if err := writeState(f.Dir, state); err != nil {
 		return nil, err
 	}
-	if err := f.addCluster(ctx, spec, kubeconfig); err != nil {
+	c, err := createCluster(ctx, f.Provider, spec, kubeconfig)
+	if err != nil {
 		return nil, err
 	}
-	return f.Members[len(f.Members)-1], nil
+	f.Members = append(f.Members, c)
+	return c, nil
 }
 
-func (f *Fleet) addCluster(ctx context.Context, spec provider.ClusterSpec, kubeconfig string) error {
-	if err := f.Provider.CreateCluster(ctx, spec, kubeconfig); err != nil {
-		return err
+// createCluster creates one cluster and waits until it serves and its nodes are Ready.
+func createCluster(ctx context.Context, p provider.ClusterProvider, spec provider.ClusterSpec, kubeconfig string) (*Cluster, error) {
+	if err := p.CreateCluster(ctx, spec, kubeconfig); err != nil {
+		return nil, err
 	}
 	c, err := connect(spec.Name, spec.Role, kubeconfig)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if spec.Role == provider.RoleHub {
-		f.Hub = c
-	} else {
-		f.Members = append(f.Members, c)
-	}
-	return WaitForClusterReady(ctx, c, spec.Nodes, 2*time.Minute)
+	return c, WaitForClusterReady(ctx, c, spec.Nodes, 2*time.Minute)
 }
 
 // Clusters returns the hub followed by the members.

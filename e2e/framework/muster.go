@@ -20,6 +20,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/musterhq/muster/api/scheme"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/hub"
@@ -224,10 +226,18 @@ func Until(ctx context.Context, timeout time.Duration, what string, cond func(ct
 // JoinAndAccept joins members with the real musterctl, starts their agents, accepts them,
 // and waits until each is Joined and Available and the hub holds its whole node inventory.
 func (m *Muster) JoinAndAccept(ctx context.Context, members []*Cluster, agentArgs ...string) error {
+	// musterctl join writes only to its own member (and reads the hub): the members join at once.
+	var joins errgroup.Group
 	for _, member := range members {
-		if _, err := m.Join(ctx, member, member.Name); err != nil {
+		joins.Go(func() error {
+			_, err := m.Join(ctx, member, member.Name)
 			return err
-		}
+		})
+	}
+	if err := joins.Wait(); err != nil {
+		return err
+	}
+	for _, member := range members {
 		if err := m.StartAgent(member, agentArgs...); err != nil {
 			return err
 		}

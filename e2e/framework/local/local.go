@@ -32,14 +32,15 @@ var stages []byte
 type Provider struct {
 	tc *toolchain.Toolchain
 	// dir holds kwokctl's working directory, the stage config and logs.
-	dir string
+	dir   string
+	ports *portPool
 }
 
 var _ provider.ClusterProvider = (*Provider)(nil)
 
 // New returns a provider that keeps its clusters under dir.
 func New(tc *toolchain.Toolchain, dir string) *Provider {
-	return &Provider{tc: tc, dir: dir}
+	return &Provider{tc: tc, dir: dir, ports: newPortPool()}
 }
 
 func (p *Provider) Name() string { return ProviderName }
@@ -56,12 +57,21 @@ func (p *Provider) CreateCluster(ctx context.Context, spec provider.ClusterSpec,
 	if err := os.MkdirAll(p.dir, 0o755); err != nil {
 		return err
 	}
-	stagesPath := filepath.Join(p.dir, "stages.yaml")
-	if err := os.WriteFile(stagesPath, stages, 0o644); err != nil {
+	ports, err := p.ports.take(len(portFlags) + 1)
+	if err != nil {
+		return fmt.Errorf("ports for cluster %s: %w", spec.Name, err)
+	}
+	// The stages, and etcd's peer port, which kwokctl takes only from a configuration file.
+	configPath := filepath.Join(p.dir, spec.Name+"-config.yaml")
+	config := fmt.Appendf(bytes.Clone(stages), "---\napiVersion: config.kwok.x-k8s.io/v1alpha1\nkind: KwokctlConfiguration\noptions:\n  etcdPeerPort: %d\n", ports[len(portFlags)])
+	if err := os.WriteFile(configPath, config, 0o644); err != nil {
 		return err
 	}
-	args := append([]string{"create", "cluster", "--name", spec.Name, "--config", stagesPath, "--kubeconfig", kubeconfigPath},
+	args := append([]string{"create", "cluster", "--name", spec.Name, "--config", configPath, "--kubeconfig", kubeconfigPath},
 		p.createArgs(spec)...)
+	for i, flag := range portFlags {
+		args = append(args, flag, strconv.Itoa(ports[i]))
+	}
 	if err := p.kwokctl(ctx, args...); err != nil {
 		// Leave nothing half-started behind.
 		_ = p.DeleteCluster(context.WithoutCancel(ctx), spec.Name, kubeconfigPath)
@@ -72,6 +82,16 @@ func (p *Provider) CreateCluster(ctx context.Context, spec provider.ClusterSpec,
 	}
 	return nil
 }
+
+// portFlags are kwokctl's flags for the ports of a cluster's processes, each given one the
+// provider picked (see portPool).
+var portFlags = []string{
+	"--kube-apiserver-port", "--etcd-port", "--kube-controller-manager-port", "--kube-scheduler-port", "--controller-port",
+}
+
+// CreatesConcurrently reports that clusters of one provider may be created at once: they
+// get distinct ports and directories.
+func (p *Provider) CreatesConcurrently() bool { return true }
 
 // createArgs are kwokctl's flags for one cluster: every binary from the toolchain (so
 // kwokctl downloads nothing), no client QPS limits, RBAC on, and for the hub the
