@@ -77,6 +77,17 @@ func withSubsetTolerations(n int) func(*testing.T, *unstructured.Unstructured) {
 	return setTo("spec.subsets[0].tolerations", list(n, toleration))
 }
 
+// broadcastTemplate replaces the sample FleetCronJob's job template with the sample
+// BroadcastJob's spec, changed by change.
+func broadcastTemplate(change func(*testing.T, *unstructured.Unstructured)) func(*testing.T, *unstructured.Unstructured) {
+	return func(t *testing.T, u *unstructured.Unstructured) {
+		bcj := sample(t, "broadcastjob")
+		change(t, bcj)
+		set(t, u, "spec.jobTemplate", nil)
+		set(t, u, "spec.broadcastJobTemplate", map[string]any{"spec": get(bcj, "spec")})
+	}
+}
+
 // pairs of the bounds the types' markers set, in the order of the kinds in the docs.
 func boundaries() []boundary {
 	var b []boundary
@@ -92,6 +103,8 @@ func boundaries() []boundary {
 	add("cluster taints keyed by key and effect", "membercluster",
 		setTo("spec.taints", []any{taint(0), map[string]any{"key": "k0", "effect": "NoExecute"}}),
 		setTo("spec.taints", []any{taint(0), taint(0)}), "spec.taints[1]: Duplicate value")
+	add("cluster taint effect required", "membercluster", setTo("spec.taints", []any{taint(0)}),
+		setTo("spec.taints", []any{map[string]any{"key": "k0"}}), "spec.taints[0].effect: Required value")
 	add("cluster name of digits and dashes", "membercluster", renameTo("0-eu-west-1"), renameTo("EU-west-1"),
 		"cluster name must be a DNS label")
 	add("cluster name ends with a letter or digit", "membercluster", renameTo("eu-west-1"), renameTo("eu-west-"),
@@ -265,6 +278,13 @@ func scheduleBoundaries() []boundary {
 		setTo("spec.jobTemplate.spec.template.spec.template.spec.restartPolicy", "Never"),
 		setTo("spec.jobTemplate.spec.template.spec.template.spec.restartPolicy", "Always"),
 		"spec.jobTemplate.spec: Invalid value: template.spec.template.spec.restartPolicy must be Never or OnFailure")
+	add("cronjob broadcast template parallelism", "fleetcronjob", broadcastTemplate(setTo("spec.parallelism", "100%")),
+		broadcastTemplate(setTo("spec.parallelism", "150%")),
+		"spec.broadcastJobTemplate.spec.parallelism: Invalid value: \"150%\": parallelism must be a non-negative integer or an integer percent from 0% to 100%")
+	add("cronjob broadcast template deadline only with completionPolicy Always", "fleetcronjob",
+		broadcastTemplate(setTo("spec.completionPolicy", map[string]any{"type": "Never"})),
+		broadcastTemplate(setTo("spec.completionPolicy", map[string]any{"type": "Never", "activeDeadlineSeconds": int64(60)})),
+		"spec.broadcastJobTemplate.spec.completionPolicy: Invalid value: activeDeadlineSeconds and ttlSecondsAfterFinished are only allowed with completionPolicy type Always")
 	add("cronjob job template division only with Divided", "fleetcronjob",
 		all(setTo("spec.jobTemplate.spec.placement.mode", "Divided"), setTo("spec.jobTemplate.spec.placement.division", map[string]any{})),
 		setTo("spec.jobTemplate.spec.placement.division", map[string]any{}), "division is only allowed with mode Divided")
