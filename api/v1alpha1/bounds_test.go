@@ -151,6 +151,8 @@ func boundaries() []boundary {
 		"spec.manifests[0].kind: Required value")
 	add("work manifest with an apiVersion", "work", setTo("spec.manifests[0].apiVersion", "v1"), setTo("spec.manifests[0].apiVersion", nil),
 		"spec.manifests[0].apiVersion: Required value")
+	add("work manifest an object", "work", setTo("spec.manifests[0]", configMap(0)), setTo("spec.manifests[0]", "kind: ConfigMap"),
+		`spec.manifests[0]: Invalid value: "string": spec.manifests[0] in body must be of type object`)
 	add("work feedback rule names a kind", "work", setTo("spec.feedbackRules[0].resource.kind", "Secret"),
 		setTo("spec.feedbackRules[0].resource.kind", nil), "spec.feedbackRules[0].resource.kind: Required value")
 
@@ -292,6 +294,12 @@ func scheduleBoundaries() []boundary {
 	// WorkloadSpread
 	at, past = times("spec.subsets", 16, spreadSubset)
 	add("spread subsets", "workloadspread", all(fixed, at), all(fixed, past), "spec.subsets: Too many: 17: "+tooMany(16))
+	adaptive := func(seconds int64) func(*testing.T, *unstructured.Unstructured) {
+		return setTo("spec.scheduleStrategy", map[string]any{"type": "Adaptive", "adaptive": map[string]any{"rescheduleCriticalSeconds": seconds}})
+	}
+	at, past = times("spec.subsets", 16, spreadSubset)
+	add("spread rescheduleCriticalSeconds with the most subsets (295 / 15)", "workloadspread", all(at, adaptive(19)), all(at, adaptive(20)),
+		"with several subsets rescheduleCriticalSeconds must be at most 295 / (subsets - 1)")
 	at, past = longer("spec.subsets[0].name", 63, chars)
 	add("spread subset name length", "workloadspread", at, past, "spec.subsets[0].name: Too long: "+tooLong(63))
 	add("spread subset name a DNS label", "workloadspread", setTo("spec.subsets[0].name", "zone-1a"), setTo("spec.subsets[0].name", "Zone-1a"),
