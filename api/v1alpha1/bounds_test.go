@@ -297,8 +297,8 @@ func scheduleBoundaries() []boundary {
 	adaptive := func(seconds int64) func(*testing.T, *unstructured.Unstructured) {
 		return setTo("spec.scheduleStrategy", map[string]any{"type": "Adaptive", "adaptive": map[string]any{"rescheduleCriticalSeconds": seconds}})
 	}
-	at, past = times("spec.subsets", 16, spreadSubset)
-	add("spread rescheduleCriticalSeconds with the most subsets (295 / 15)", "workloadspread", all(at, adaptive(19)), all(at, adaptive(20)),
+	most := setTo("spec.subsets", list(16, spreadSubset))
+	add("spread rescheduleCriticalSeconds with the most subsets (295 / 15)", "workloadspread", all(most, adaptive(19)), all(most, adaptive(20)),
 		"with several subsets rescheduleCriticalSeconds must be at most 295 / (subsets - 1)")
 	at, past = longer("spec.subsets[0].name", 63, chars)
 	add("spread subset name length", "workloadspread", at, past, "spec.subsets[0].name: Too long: "+tooLong(63))
