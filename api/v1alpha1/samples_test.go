@@ -135,10 +135,31 @@ func set(t *testing.T, u *unstructured.Unstructured, path string, value any) {
 	}
 }
 
-// get reads the value at a dotted path without list indexes.
+// get reads the value at a dotted path such as spec.subsets[1].maxReplicas; nil when
+// there is none.
 func get(u *unstructured.Unstructured, path string) any {
-	v, _, _ := unstructured.NestedFieldNoCopy(u.Object, strings.Split(path, ".")...)
-	return v
+	var cur any = u.Object
+	for _, part := range strings.Split(path, ".") {
+		key, idx := part, -1
+		if m := indexed.FindStringSubmatch(part); m != nil {
+			key = m[1]
+			idx, _ = strconv.Atoi(m[2])
+		}
+		obj, ok := cur.(map[string]any)
+		if !ok {
+			return nil
+		}
+		cur = obj[key]
+		if idx < 0 {
+			continue
+		}
+		items, ok := cur.([]any)
+		if !ok || idx >= len(items) {
+			return nil
+		}
+		cur = items[idx]
+	}
+	return cur
 }
 
 // TestSamplesAreAccepted creates every object of every file in deploy/samples, in file
@@ -193,6 +214,31 @@ func TestDefaults(t *testing.T) {
 			sample: "workloadspread",
 			strip:  []string{"spec.scheduleStrategy"},
 			want:   map[string]any{"spec.scheduleStrategy.type": "Fixed"},
+		},
+		{
+			sample: "workloadspread",
+			strip:  []string{"spec.scheduleStrategy.adaptive.rescheduleCriticalSeconds"},
+			want:   map[string]any{"spec.scheduleStrategy.adaptive.rescheduleCriticalSeconds": int64(30)},
+		},
+		{
+			sample: "fleetjob",
+			strip:  []string{"spec.placement.mode", "spec.shardFailurePolicy"},
+			want:   map[string]any{"spec.placement.mode": "Single", "spec.shardFailurePolicy": "FailFast"},
+		},
+		{
+			sample: "broadcastjob",
+			strip:  []string{"spec.paused"},
+			want:   map[string]any{"spec.paused": false},
+		},
+		{
+			sample: "work",
+			strip:  []string{"spec.deleteOption.propagationPolicy", "spec.feedbackRules[0].mode"},
+			want:   map[string]any{"spec.deleteOption.propagationPolicy": "Delete", "spec.feedbackRules[0].mode": "Status"},
+		},
+		{
+			sample: "membercluster",
+			strip:  []string{"spec.accepted"},
+			want:   map[string]any{"spec.accepted": false},
 		},
 	}
 	for _, tc := range cases {

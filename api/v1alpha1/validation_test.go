@@ -2,6 +2,7 @@ package v1alpha1_test
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -384,4 +385,53 @@ func TestAdmittedWhereOpenKruiseRefuses(t *testing.T) {
 		{"broadcastjob template with OpenKruise's job labels", "broadcastjob", setTo("spec.template.metadata.labels",
 			map[string]any{"broadcastjob-name": "prefetch", "broadcastjob-controller-uid": "0b5e"})},
 	})
+}
+
+// causesOf are the fields and messages of an Invalid error's causes, sorted.
+func causesOf(t *testing.T, err error) []string {
+	t.Helper()
+	var status apierrors.APIStatus
+	if !apierrors.IsInvalid(err) || !errors.As(err, &status) || status.Status().Details == nil {
+		t.Fatalf("error = %v, want an Invalid error", err)
+	}
+	var out []string
+	for _, c := range status.Status().Details.Causes {
+		out = append(out, c.Field+": "+c.Message)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestBrokenRulesAreReportedInTwoRounds: a refusal lists every schema error (types,
+// enums, lengths) at once, and says the CEL rules were not checked; once those are fixed,
+// the next refusal lists every broken CEL rule at once. A user fixes an object in at
+// most two rounds.
+func TestBrokenRulesAreReportedInTwoRounds(t *testing.T) {
+	ctx := t.Context()
+	u := sample(t, "fleetjob")
+	isolate(t, ctx, u)
+	u.SetName(strings.Repeat("f", 64))
+	set(t, u, "spec.template.spec.template.spec.restartPolicy", "Always")
+	set(t, u, "spec.shardFailurePolicy", "Retry")
+	set(t, u, "spec.placement.clusterNames", []any{"member1", strings.Repeat("m", 50)})
+	got := causesOf(t, env.Client.Create(ctx, u))
+	want := []string{
+		"<nil>: Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation",
+		"spec.placement.clusterNames[1]: Too long: may not be more than 49 bytes",
+		`spec.shardFailurePolicy: Unsupported value: "Retry": supported values: "FailFast", "Continue"`,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("first refusal:\n got %q\nwant %q", got, want)
+	}
+	set(t, u, "spec.shardFailurePolicy", "Continue")
+	set(t, u, "spec.placement.clusterNames", []any{"member1"})
+	got = causesOf(t, env.Client.Create(ctx, u))
+	want = []string{
+		"spec: Invalid value: template.spec.template.spec.restartPolicy must be Never or OnFailure",
+		"<nil>: Invalid value: FleetJob name must be at most 63 characters: it becomes the shard Jobs' name and a label value on their pods",
+	}
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("second refusal:\n got %q\nwant %q", got, want)
+	}
 }

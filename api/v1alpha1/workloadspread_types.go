@@ -54,9 +54,10 @@ type WorkloadSpreadSubset struct {
 	PreferredNodeSelectorTerms []corev1.PreferredSchedulingTerm `json:"preferredNodeSelectorTerms,omitempty"`
 
 	// tolerations are added to the subset's pods' tolerations, e.g. to let them onto
-	// tainted spot or GPU nodes.
+	// tainted spot or GPU nodes; at most 32, as a placement's.
 	// +optional
 	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=32
 	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
 
 	// patch is a strategic merge patch applied to the pod template of the subset's pods,
