@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -105,4 +107,26 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.JobBatchQuiet, "job-batch-quiet", o.JobBatchQuiet, "pause in a Job's changes after which they are handled without waiting out the batch period; 0 always waits it")
 	fs.DurationVar(&o.BroadcastJobBatchPeriod, "broadcastjob-batch-period", o.BroadcastJobBatchPeriod, "longest wait of a change of a BroadcastJob's pods for the round that handles it")
 	fs.DurationVar(&o.BroadcastJobBatchQuiet, "broadcastjob-batch-quiet", o.BroadcastJobBatchQuiet, "pause in a BroadcastJob's pod changes after which they are handled without waiting out the batch period; 0 always waits it")
+}
+
+// minCertLifetime is the shortest certificate a CertificateSigningRequest may ask for
+// (the API server refuses a shorter spec.expirationSeconds).
+const minCertLifetime = 10 * time.Minute
+
+// Validate reports the flags the agent cannot run with, before it reads any Secret or
+// sends a request: a certificate lifetime the hub's API server would refuse only once the
+// agent registers, and a heartbeat interval under a second, which renews the hub lease in
+// a busy loop and records a lease duration of 0 seconds.
+func (o *Options) Validate() error {
+	var errs []error
+	if _, err := worksync.ParseExecutor(o.WorkExecutor); err != nil {
+		errs = append(errs, fmt.Errorf("--work-executor: %w", err))
+	}
+	if o.CertLifetime < minCertLifetime {
+		errs = append(errs, fmt.Errorf("--cert-lifetime %s: must be at least %s", o.CertLifetime, minCertLifetime))
+	}
+	if o.HeartbeatInterval < time.Second {
+		errs = append(errs, fmt.Errorf("--heartbeat-interval %s: must be at least 1s", o.HeartbeatInterval))
+	}
+	return errors.Join(errs...)
 }

@@ -45,6 +45,9 @@ const HubClusterName = "hub"
 // Run registers with the hub (waiting for acceptance on first start), then runs the
 // agent until ctx ends.
 func Run(ctx context.Context, opts *Options) error {
+	if err := opts.Validate(); err != nil {
+		return err
+	}
 	executorSA, err := worksync.ParseExecutor(opts.WorkExecutor)
 	if err != nil {
 		return fmt.Errorf("--work-executor: %w", err)

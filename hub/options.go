@@ -1,6 +1,8 @@
 package hub
 
 import (
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -98,4 +100,28 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.AutoAcceptClusters, "auto-accept-clusters", o.AutoAcceptClusters, "accept every cluster that registers, without musterctl accept")
 	fs.DurationVar(&o.MaxAgentCertificateLifetime, "max-agent-certificate-lifetime", o.MaxAgentCertificateLifetime,
 		"longest agent client certificate the hub approves; requests for longer ones, or with no expirationSeconds, are denied")
+}
+
+// minCertificateLifetime is the shortest certificate a CertificateSigningRequest may ask
+// for: a shorter --max-agent-certificate-lifetime would deny every agent's request.
+const minCertificateLifetime = 10 * time.Minute
+
+// Validate reports the flags the hub cannot run with, before it connects to anything:
+// each would otherwise show only later, as every cluster denied or unreachable.
+func (o *Options) Validate() error {
+	var errs []error
+	if _, err := podsecurity.ParseDefaultLevel(o.DefaultPodSecurityLevel); err != nil {
+		errs = append(errs, fmt.Errorf("--default-pod-security-level: %w", err))
+	}
+	if o.MaxAgentCertificateLifetime < minCertificateLifetime {
+		errs = append(errs, fmt.Errorf("--max-agent-certificate-lifetime %s: must be at least %s, or every agent's certificate request is denied",
+			o.MaxAgentCertificateLifetime, minCertificateLifetime))
+	}
+	if o.ClusterGracePeriod <= 0 {
+		errs = append(errs, fmt.Errorf("--cluster-grace-period %s: must be positive, or every cluster is unreachable", o.ClusterGracePeriod))
+	}
+	if o.WebhookPort < 0 || o.WebhookPort > 65535 {
+		errs = append(errs, fmt.Errorf("--webhook-port %d: must be 0 (off) or a TCP port", o.WebhookPort))
+	}
+	return errors.Join(errs...)
 }

@@ -26,6 +26,9 @@ import (
 
 // Run starts the hub and blocks until ctx ends.
 func Run(ctx context.Context, opts *Options) error {
+	if err := opts.Validate(); err != nil {
+		return err
+	}
 	cfg, err := restConfig(opts.Kubeconfig)
 	if err != nil {
 		return err

@@ -111,8 +111,8 @@ func (r *Reporter) writeSlices(ctx context.Context, want []musterv1.NodeSlice) e
 			if err := r.Hub.Create(ctx, w); err != nil {
 				return fmt.Errorf("creating NodeSlice %s: %w", w.Name, err)
 			}
-		case !equality.Semantic.DeepEqual(got.Nodes, w.Nodes) || got.ClusterName != w.ClusterName:
-			got.Nodes, got.ClusterName, got.Labels = w.Nodes, w.ClusterName, w.Labels
+		case !equality.Semantic.DeepEqual(got.Nodes, w.Nodes) || got.ClusterName != w.ClusterName || got.NodeCount != w.NodeCount:
+			got.Nodes, got.NodeCount, got.ClusterName, got.Labels = w.Nodes, w.NodeCount, w.ClusterName, w.Labels
 			if err := r.Hub.Update(ctx, got); err != nil {
 				return fmt.Errorf("updating NodeSlice %s: %w", w.Name, err)
 			}

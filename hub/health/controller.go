@@ -107,7 +107,11 @@ func (r *Reconciler) lease(ctx context.Context, cluster string) (*coordinationv1
 
 func (r *Reconciler) recordCondition(ctx context.Context, mc *musterv1.MemberCluster, v Availability) error {
 	before := meta.FindStatusCondition(mc.Status.Conditions, musterv1.MemberClusterAvailable)
-	if before != nil && before.Status == v.Status && before.Reason == v.Reason {
+	// A spec change (the unreachable taint, an administrator's) leaves the verdict as it
+	// was but makes it one of an older generation: it is written again for this one, so
+	// that a reader comparing observedGeneration does not take it for stale.
+	transition := before == nil || before.Status != v.Status || before.Reason != v.Reason
+	if !transition && before.ObservedGeneration == mc.Generation {
 		return nil
 	}
 	h := patch.NewHelper(r.Client, mc, patch.SharedStatus(), patch.Paced(&r.refusals, r.Recorder))
@@ -116,6 +120,9 @@ func (r *Reconciler) recordCondition(ctx context.Context, mc *musterv1.MemberClu
 	})
 	if err := h.Patch(ctx, mc); err != nil {
 		return fmt.Errorf("recording Available=%s on %s: %w", v.Status, mc.Name, err)
+	}
+	if !transition {
+		return nil
 	}
 	// The first verdict on a cluster that never had one is not a transition worth a warning.
 	switch {

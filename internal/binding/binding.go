@@ -23,6 +23,9 @@ func Bind(ctx context.Context, c client.Client, mc *musterv1.MemberCluster, csr 
 	if err != nil {
 		return err
 	}
+	if req.Cluster != mc.Name {
+		return fmt.Errorf("binding cluster %s to the agent certificate of cluster %s", mc.Name, req.Cluster)
+	}
 	h := patch.NewHelper(c, mc)
 	if !identity.Bind(mc, req) {
 		return nil

@@ -1,0 +1,15 @@
+package binding_test
+
+import (
+	"os"
+	"testing"
+
+	"github.com/musterhq/muster/internal/testing/envtest"
+)
+
+var env *envtest.Environment
+
+// TestMain starts a real API server; the tests bind MemberClusters in it directly.
+func TestMain(m *testing.M) {
+	os.Exit(envtest.MainWith(m, &env, nil))
+}
