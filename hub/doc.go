@@ -3,7 +3,8 @@
 // the member clusters, and aggregates what the agents report back. Each concept lives in
 // its own sub-package: registration (joining clusters and their agents' certificates),
 // health (member availability from the agents' Leases), inventory (what each member can
-// run), fleetjob (FleetJobs, placed by a WorkloadSpread when one targets them), broadcastjob
-// (hub BroadcastJobs), cronjob (FleetCronJobs), shards (the Works that carry every kind's
+// run), fleetjob (FleetJobs, placed by a WorkloadSpread when one targets them),
+// workloadspread (the spreads' status: what their subsets run, and which are
+// Schedulable), broadcastjob (hub BroadcastJobs), cronjob (FleetCronJobs), shards (the Works that carry every kind's
 // shards), webhook (admission) and metrics. This package root only wires them together.
 package hub

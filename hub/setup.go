@@ -18,6 +18,7 @@ import (
 	hubmetrics "github.com/musterhq/muster/hub/metrics"
 	"github.com/musterhq/muster/hub/nodeslice"
 	"github.com/musterhq/muster/hub/registration"
+	"github.com/musterhq/muster/hub/workloadspread"
 )
 
 // Controllers are the hub's running parts that other controllers and tests reach into.
@@ -55,6 +56,10 @@ func Setup(_ context.Context, mgr ctrl.Manager, opts *Options) (*Controllers, er
 		{"fleetjob", (&fleetjob.Reconciler{
 			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("muster-fleetjob"), Clock: clock.RealClock{}, Inventory: inv,
 			UnschedulableWindow: opts.SpreadUnschedulableWindow, PodSecurityLevel: level,
+		}).SetupWithManager},
+		{"workloadspread", (&workloadspread.Reconciler{
+			Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("muster-workloadspread"), Clock: clock.RealClock{},
+			UnschedulableWindow: opts.SpreadUnschedulableWindow,
 		}).SetupWithManager},
 		{"fleetcronjob", (&cronjob.Reconciler{
 			Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("muster-fleetcronjob"), Clock: clock.RealClock{}, Workers: opts.CronJobWorkers,

@@ -48,7 +48,8 @@ type Reconciler struct {
 	Clock     clock.PassiveClock
 	Inventory *inventory.Inventory
 	// UnschedulableWindow is how long an Adaptive WorkloadSpread keeps new pods off a
-	// subset whose pods could not be scheduled; zero means DefaultUnschedulableWindow.
+	// subset its status marks unschedulable; zero means DefaultUnschedulableWindow. The
+	// WorkloadSpread controller must be given the same.
 	UnschedulableWindow time.Duration
 	// NewQueue builds the controller's work queue; nil means fairqueue.New, where hub
 	// namespaces take turns so one tenant's burst does not delay another's FleetJobs.
@@ -56,15 +57,16 @@ type Reconciler struct {
 	// PodSecurityLevel is the enforce level of a hub namespace whose labels name none
 	// (empty: podsecurity.DefaultLevel); the shards' Works carry their namespace's levels.
 	PodSecurityLevel psaapi.Level
+	// Observed, set by tests only (this package's and hub/workloadspread's, which runs
+	// this controller beside its own), is told of each FleetJob a round is done with, so a
+	// test that checks nothing changed knows the controller has looked.
+	Observed func(*musterv1.FleetJob)
 
 	// writes are the FleetJob status writes the cache may not show yet.
 	writes patch.Writes
-	// refusals paces the status writes of FleetJobs and WorkloadSpreads after the API
-	// server refused one as invalid.
+	// refusals paces the status writes of FleetJobs after the API server refused one as
+	// invalid.
 	refusals patch.Refusals
-	// observed, set by tests only, is told of each FleetJob a round is done with, so a
-	// test that checks nothing changed knows the controller has looked.
-	observed func(*musterv1.FleetJob)
 }
 
 func (r *Reconciler) unschedulableWindow() time.Duration {
@@ -124,8 +126,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		if out.status != nil {
 			res, err = r.record(ctx, fj, out)
 		}
-		if r.observed != nil {
-			r.observed(fj)
+		if r.Observed != nil {
+			r.Observed(fj)
 		}
 	}()
 	if snap.firstPlacement() {

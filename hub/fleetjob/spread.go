@@ -27,7 +27,6 @@ import (
 )
 
 // +kubebuilder:rbac:groups=muster.dev,resources=workloadspreads,verbs=get;list;watch
-// +kubebuilder:rbac:groups=muster.dev,resources=workloadspreads/status,verbs=get;update;patch
 
 // terminatingRetry paces the wait for a removed shard's Work to go before a shard of the
 // same name is made again.
@@ -83,7 +82,8 @@ type spreadResult struct {
 }
 
 // placeBySpread brings the FleetJob's shards in line with its WorkloadSpread: it creates,
-// resizes and removes shards as the spread decides and reports the subsets on the spread.
+// resizes and removes shards as the spread decides. It follows the spread's status and
+// never writes it: the WorkloadSpread controller reports the shards placed here.
 func (r *Reconciler) placeBySpread(ctx context.Context, snap *snapshot) (spreadResult, error) {
 	fj, ws, works, current := snap.fj, snap.spread, snap.works, snap.shards
 	d := decideSpread(fj, ws, snap.subsets, current, r.unschedulableWindow(), r.Clock.Now())
@@ -108,9 +108,6 @@ func (r *Reconciler) placeBySpread(ctx context.Context, snap *snapshot) (spreadR
 		return res, err
 	}
 	r.announceSpreadChange(fj, ws, current, d.shards)
-	if err := r.updateSpreadStatus(ctx, ws, d.status); err != nil {
-		return res, err
-	}
 	res.scheduled = spreadScheduled(fj, ws, res.shards, len(d.shards) > 0)
 	return res, nil
 }
@@ -299,33 +296,6 @@ func (r *Reconciler) spreadSubsets(ctx context.Context, fj *musterv1.FleetJob, w
 		out = append(out, sub)
 	}
 	return out, nil
-}
-
-// updateSpreadStatus stores the subsets' status and records each Schedulable change.
-func (r *Reconciler) updateSpreadStatus(ctx context.Context, ws *musterv1.WorkloadSpread, status musterv1.WorkloadSpreadStatus) error {
-	before := ws.Status.DeepCopy()
-	// Written from the reconciles of the FleetJobs the spread places, not of the spread
-	// itself: the lock keeps a write from a stale copy from undoing another one.
-	h := patch.NewHelper(r.Client, ws, patch.SharedStatus(), patch.Paced(&r.refusals, r.Recorder))
-	ws.Status = status
-	if err := h.Patch(ctx, ws); err != nil {
-		return fmt.Errorf("updating WorkloadSpread %s status: %w", ws.Name, err)
-	}
-	for _, st := range status.Subsets {
-		now := meta.FindStatusCondition(st.Conditions, musterv1.SubsetSchedulable)
-		var was *metav1.Condition
-		if prev := subsetStatus(before, st.Name); prev != nil {
-			was = meta.FindStatusCondition(prev.Conditions, musterv1.SubsetSchedulable)
-		}
-		switch {
-		case now == nil || (was != nil && was.Status == now.Status):
-		case now.Status == metav1.ConditionFalse:
-			r.Recorder.Eventf(ws, nil, corev1.EventTypeWarning, now.Reason, "Reschedule", "subset %s: %s", st.Name, now.Message)
-		case was != nil:
-			r.Recorder.Eventf(ws, nil, corev1.EventTypeNormal, now.Reason, "Reschedule", "subset %s is tried again", st.Name)
-		}
-	}
-	return nil
 }
 
 // readShards decodes the shards of works that are not being removed, in key order.

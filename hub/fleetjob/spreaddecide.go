@@ -35,22 +35,22 @@ type spreadSubset struct {
 	fit      map[string]int
 }
 
-// spreadDecision is the shards a spread wants and how it reports them.
+// spreadDecision is the shards a spread wants.
 type spreadDecision struct {
 	// shards to keep or create, with their replicas; remove names the shards to delete.
 	shards []shard
 	remove []string
-	status musterv1.WorkloadSpreadStatus
-	// requeue is when a waiting pod crosses rescheduleCriticalSeconds or an
-	// unschedulable window ends; zero when nothing waits.
+	// requeue is when the window of a subset the spread's status marks unschedulable
+	// ends; zero when none is.
 	requeue time.Duration
 }
 
 // decideSpread places fj's replicas (its parallelism) by the spread ws: subsets fill in
 // order up to maxReplicas, a subset spanning clusters is divided by the nodes that fit,
 // and changes move as few replicas as they can (placement/subsets.Rebalance). With an
-// Adaptive strategy a subset whose pods waited for a node longer than
-// rescheduleCriticalSeconds keeps only its running pods for the window.
+// Adaptive strategy a subset the spread's stored status marks unschedulable (the
+// WorkloadSpread controller's decision, followed here: workloadspread.Skipped) keeps only
+// its running pods until its window ends.
 //
 // A shard's completions are fixed when its Job is made, so a FleetJob with completions is
 // divided once, on its first placement, and keeps its shards afterwards; so does any
@@ -64,7 +64,7 @@ func decideSpread(fj *musterv1.FleetJob, ws *musterv1.WorkloadSpread, subs []spr
 		d.requeue = soonest(d.requeue, plans[i].judge(ws, strategy, total, now))
 	}
 	if spreadFrozen(fj, current) {
-		d.shards = keepShards(plans, current)
+		d.shards = keepShards(current)
 	} else {
 		d.shards, d.remove = rebalanceShards(plans, total)
 		d.remove = append(gone, d.remove...)
@@ -72,20 +72,18 @@ func decideSpread(fj *musterv1.FleetJob, ws *musterv1.WorkloadSpread, subs []spr
 			d.shards = shareCompletions(&fj.Spec.Template.Spec, d.shards, parallelisms(d.shards))
 		}
 	}
-	d.status = spreadStatus(ws, plans, d.shards, total)
 	return d
 }
 
 // subsetPlan is one subset's part of a spread decision, filled in step by step: its
-// shards now, its Schedulable condition, what each of its clusters keeps, what the fill
-// order needs of it, and the replicas it ends with.
+// shards now, what each of its clusters keeps, what the fill order needs of it, and the
+// replicas it ends with.
 type subsetPlan struct {
 	spreadSubset
-	current   []shardState
-	condition metav1.Condition
-	kept      map[string]int32
-	input     subsets.Subset
-	replicas  int32
+	current  []shardState
+	kept     map[string]int32
+	input    subsets.Subset
+	replicas int32
 }
 
 // groupBySubset gives each subset its current shards; the keys of shards whose subset
@@ -109,16 +107,14 @@ func groupBySubset(subs []spreadSubset, current []shardState) ([]subsetPlan, []s
 	return plans, gone
 }
 
-// judge decides the subset's Schedulable condition and what the fill order needs of it,
-// and returns when the condition may change (zero for never).
+// judge reads whether the spread's status has the subset skipped, decides what the fill
+// order needs of it, and returns when the skip ends (zero for none).
 func (p *subsetPlan) judge(ws *musterv1.WorkloadSpread, strategy workloadspread.Strategy, total int32, now time.Time) time.Duration {
-	var prev *metav1.Condition
+	var stored *metav1.Condition
 	if st := subsetStatus(&ws.Status, p.spec.Name); st != nil {
-		prev = meta.FindStatusCondition(st.Conditions, musterv1.SubsetSchedulable)
+		stored = meta.FindStatusCondition(st.Conditions, musterv1.SubsetSchedulable)
 	}
-	var wake time.Duration
-	p.condition, wake = schedulable(prev, p.current, strategy, now)
-	unschedulable := strategy.Adaptive && p.condition.Status == metav1.ConditionFalse
+	unschedulable, wake := workloadspread.Skipped(stored, strategy, now)
 	p.kept = map[string]int32{}
 	p.input = subsets.Subset{Max: p.spec.MaxReplicas, Unschedulable: unschedulable}
 	for _, s := range p.current {
@@ -156,11 +152,8 @@ func spreadFrozen(fj *musterv1.FleetJob, current []shardState) bool {
 	return len(current) > 0 && (fj.Spec.Template.Spec.Completions != nil || slices.ContainsFunc(current, shardFinished))
 }
 
-// keepShards keeps every current shard and reports each subset's replicas as they are.
-func keepShards(plans []subsetPlan, current []shardState) []shard {
-	for i := range plans {
-		plans[i].replicas = plans[i].input.Current
-	}
+// keepShards keeps every current shard.
+func keepShards(current []shardState) []shard {
 	out := make([]shard, 0, len(current))
 	for _, s := range current {
 		out = append(out, s.shard)
@@ -221,38 +214,6 @@ func parallelisms(shards []shard) []int32 {
 		out[i] = ptr.Deref(s.parallelism, 0)
 	}
 	return out
-}
-
-// spreadStatus reports each subset's replicas, room and clusters on the spread.
-func spreadStatus(ws *musterv1.WorkloadSpread, plans []subsetPlan, want []shard, total int32) musterv1.WorkloadSpreadStatus {
-	status := musterv1.WorkloadSpreadStatus{ObservedGeneration: ws.Generation}
-	caps := make([]int32, len(plans))
-	for i, p := range plans {
-		st := musterv1.WorkloadSpreadSubsetStatus{Name: p.spec.Name, Replicas: p.replicas, MissingReplicas: -1}
-		caps[i] = subsets.Cap(p.spec.MaxReplicas, total)
-		if caps[i] >= 0 {
-			st.MissingReplicas = max(caps[i]-p.replicas, 0)
-		}
-		meta.SetStatusCondition(&st.Conditions, p.condition)
-		for _, s := range want {
-			if s.subset == p.spec.Name {
-				st.Clusters = append(st.Clusters, musterv1.SubsetClusterStatus{ClusterName: s.cluster, Replicas: ptr.Deref(s.parallelism, 0)})
-			}
-		}
-		status.Subsets = append(status.Subsets, st)
-		status.Replicas += st.Replicas
-	}
-	status.SubsetReplicas = workloadspread.SubsetSummary(status.Subsets, caps)
-	return status
-}
-
-// schedulable decides the subset's Schedulable condition (workloadspread.Schedulable).
-func schedulable(prev *metav1.Condition, current []shardState, strategy workloadspread.Strategy, now time.Time) (metav1.Condition, time.Duration) {
-	in := make([]workloadspread.Shard, len(current))
-	for i, s := range current {
-		in[i] = workloadspread.Shard{Describe: s.describe(), Status: s.status}
-	}
-	return workloadspread.Schedulable(prev, in, strategy, now)
 }
 
 func podsWaiting(status *batchv1.JobStatus) bool {

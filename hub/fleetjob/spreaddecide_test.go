@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/api/workloadspread"
 )
 
 // spreadOver is a spread with subsets named after their cluster lists: "a:m1" is subset a
@@ -90,6 +91,32 @@ func layout(shards []shard) string {
 	}
 	slices.Sort(parts)
 	return strings.Join(parts, " ")
+}
+
+// storeSchedulable plays the WorkloadSpread controller, which the decision follows: it
+// stores on ws each subset's Schedulable condition, decided by the rule that controller
+// uses (workloadspread.Schedulable) from the condition stored before and the subset's
+// shards, and returns when that controller would look again.
+func storeSchedulable(ws *musterv1.WorkloadSpread, subs []spreadSubset, current []shardState, now time.Time) time.Duration {
+	strategy := workloadspread.StrategyOf(ws, DefaultUnschedulableWindow)
+	var wake time.Duration
+	for _, sub := range subs {
+		var in []workloadspread.Shard
+		for _, s := range current {
+			if s.subset == sub.spec.Name {
+				in = append(in, workloadspread.Shard{Describe: s.describe(), Status: s.status})
+			}
+		}
+		st := subsetStatus(&ws.Status, sub.spec.Name)
+		if st == nil {
+			ws.Status.Subsets = append(ws.Status.Subsets, musterv1.WorkloadSpreadSubsetStatus{Name: sub.spec.Name})
+			st = &ws.Status.Subsets[len(ws.Status.Subsets)-1]
+		}
+		c, w := workloadspread.Schedulable(meta.FindStatusCondition(st.Conditions, musterv1.SubsetSchedulable), in, strategy, now)
+		meta.SetStatusCondition(&st.Conditions, c)
+		wake = soonest(wake, w)
+	}
+	return wake
 }
 
 func TestDecideSpread(t *testing.T) {
@@ -204,6 +231,7 @@ func TestDecideSpread(t *testing.T) {
 				c.Type = musterv1.SubsetSchedulable
 				ws.Status.Subsets = append(ws.Status.Subsets, musterv1.WorkloadSpreadSubsetStatus{Name: subs[i].spec.Name, Conditions: []metav1.Condition{c}})
 			}
+			wake := storeSchedulable(ws, subs, tc.current, now)
 			d := decideSpread(tc.fj, ws, subs, tc.current, DefaultUnschedulableWindow, now)
 			if got := layout(d.shards); got != tc.want {
 				t.Errorf("shards %q, want %q", got, tc.want)
@@ -211,32 +239,10 @@ func TestDecideSpread(t *testing.T) {
 			if !slices.Equal(d.remove, tc.remove) {
 				t.Errorf("remove %v, want %v", d.remove, tc.remove)
 			}
-			if d.requeue != tc.requeue {
-				t.Errorf("requeue %v, want %v", d.requeue, tc.requeue)
+			if requeue := soonest(wake, d.requeue); requeue != tc.requeue {
+				t.Errorf("requeue %v, want %v", requeue, tc.requeue)
 			}
 		})
-	}
-}
-
-func TestSpreadStatus(t *testing.T) {
-	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
-	fj := fleetJob(musterv1.PlacementSingle, 5, 0)
-	fj.Spec.Template.Spec.Completions = nil
-	ws, subs := spreadOver(musterv1.ScheduleAdaptive, maxes(3, nil), "a:m1", "b:m1,m2")
-	d := decideSpread(fj, ws, subs, []shardState{waiting("a", "m1", 3, 0, now.Add(-time.Minute))}, DefaultUnschedulableWindow, now)
-
-	a, b := d.status.Subsets[0], d.status.Subsets[1]
-	if a.Name != "a" || a.Replicas != 0 || a.MissingReplicas != 3 || len(a.Clusters) != 0 {
-		t.Errorf("subset a: %+v, want 0 replicas, 3 missing, no cluster", a)
-	}
-	if c := meta.FindStatusCondition(a.Conditions, musterv1.SubsetSchedulable); c == nil || c.Status != metav1.ConditionFalse || c.Reason != musterv1.WorkloadSpreadReasonPodUnschedulable || !c.LastTransitionTime.Time.Equal(now) {
-		t.Errorf("subset a Schedulable %+v, want False/PodUnschedulable since now", c)
-	}
-	if b.Replicas != 5 || b.MissingReplicas != -1 || len(b.Clusters) != 2 || b.Clusters[0].Replicas+b.Clusters[1].Replicas != 5 {
-		t.Errorf("subset b: %+v, want 5 replicas over m1 and m2, unbounded", b)
-	}
-	if c := meta.FindStatusCondition(b.Conditions, musterv1.SubsetSchedulable); c == nil || c.Status != metav1.ConditionTrue {
-		t.Errorf("subset b Schedulable %+v, want True", c)
 	}
 }
 
@@ -244,18 +250,5 @@ func TestSpreadChanges(t *testing.T) {
 	got := spreadChanges([]shardState{running("a", "m1", 3), running("b", "m2", 2)}, []shard{{cluster: "m2", subset: "b", parallelism: ptr.To[int32](5)}})
 	if want := "subset a in cluster m1 3→0; subset b in cluster m2 2→5"; got != want {
 		t.Errorf("spreadChanges = %q, want %q", got, want)
-	}
-}
-
-// TestSpreadStatusShowsReplicasPastTheLastCap: the replicas no cap admits run in the last
-// subset, and its status says so instead of hiding them.
-func TestSpreadStatusShowsReplicasPastTheLastCap(t *testing.T) {
-	fj := fleetJob(musterv1.PlacementSingle, 6, 0)
-	fj.Spec.Template.Spec.Completions = nil
-	ws, subs := spreadOver(musterv1.ScheduleFixed, maxes(2), "a:m1")
-	d := decideSpread(fj, ws, subs, nil, DefaultUnschedulableWindow, time.Now())
-	a := d.status.Subsets[0]
-	if a.Replicas != 6 || a.MissingReplicas != 0 || d.status.Replicas != 6 || d.status.SubsetReplicas != "a 6/2" {
-		t.Errorf("status %+v, want subset a with 6 replicas, none missing, summary \"a 6/2\"", d.status)
 	}
 }

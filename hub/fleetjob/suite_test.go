@@ -5,10 +5,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,7 +14,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
@@ -34,10 +30,6 @@ var (
 	clock = clocktesting.NewFakeClock(time.Now())
 	// recorder counts the controller's events as it records them.
 	recorder *envtest.CountingRecorder
-	// touches numbers the tests' touches of their FleetJobs; seen holds, by FleetJob, the
-	// last touch a round of the controller was done with.
-	touches atomic.Int64
-	seen    sync.Map
 )
 
 // TestMain runs the FleetJob controller, on a clock the tests move, against a real API
@@ -46,15 +38,9 @@ func TestMain(m *testing.M) {
 	os.Exit(envtest.Main(m, &env, func(mgr ctrl.Manager) error {
 		recorder = envtest.NewCountingRecorder(mgr.GetEventRecorder("test"))
 		r := &fleetjob.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder, Clock: clock}
-		r.SetObserved(func(fj *musterv1.FleetJob) {
-			seen.Store(client.ObjectKeyFromObject(fj), fj.Annotations[touchedAnnotation])
-		})
 		return r.SetupWithManager(mgr)
 	}))
 }
-
-// touchedAnnotation numbers a test's last touch of its FleetJob.
-const touchedAnnotation = "test/touched"
 
 type fixture struct {
 	t  *testing.T
@@ -169,118 +155,18 @@ func (f *fixture) waitShards(want string) {
 	})
 }
 
-// work returns the Work of the subset's shard in cluster.
-func (f *fixture) work(subset, cluster string) *musterv1.Work {
-	f.t.Helper()
-	var list musterv1.WorkList
-	if err := env.Client.List(f.t.Context(), &list, client.InNamespace(musterv1.MemberNamespace(cluster)),
-		client.MatchingLabels{musterv1.FleetJobNamespaceLabel: f.ns, musterv1.SubsetLabel: subset}); err != nil || len(list.Items) != 1 {
-		f.t.Fatalf("the Work of subset %s in %s: %d found, %v", subset, cluster, len(list.Items), err)
-	}
-	return &list.Items[0]
-}
-
-// report plays the agent: it feeds back the status of the subset's Job in cluster.
-func (f *fixture) report(subset, cluster string, status batchv1.JobStatus) {
-	f.t.Helper()
-	w := f.work(subset, cluster)
-	raw, err := json.Marshal(status)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	w.Status.Manifests = []musterv1.ManifestStatus{{
-		Ordinal: 0, Resource: musterv1.ResourceIdentifier{Group: "batch", Version: "v1", Kind: "Job", Namespace: f.ns, Name: "workers-" + subset},
-		Status: &runtime.RawExtension{Raw: raw},
-	}}
-	if err := env.Client.Status().Update(f.t.Context(), w); err != nil {
-		f.t.Fatal(err)
-	}
-}
-
-// waitReported waits until the FleetJob's status shows the counts of status, which the
-// agent of cluster reported for the shard of subset: the controller has read the report.
-func (f *fixture) waitReported(subset, cluster string, status batchv1.JobStatus) {
-	f.t.Helper()
-	envtest.Eventually(f.t, "the report of "+subset+"@"+cluster+" in the status", func() (bool, string) {
-		cur := &musterv1.FleetJob{}
-		if err := env.Client.Get(f.t.Context(), client.ObjectKey{Namespace: f.ns, Name: "workers"}, cur); err != nil {
-			return false, err.Error()
-		}
-		for _, c := range cur.Status.Clusters {
-			if c.Subset == subset && c.ClusterName == cluster {
-				return c.Active == status.Active && c.Ready == ptr.Deref(status.Ready, 0) && c.Succeeded == status.Succeeded && c.Failed == status.Failed, fmt.Sprintf("%+v", c)
-			}
-		}
-		return false, fmt.Sprintf("%+v", cur.Status.Clusters)
-	})
-}
-
-// update changes the FleetJob; with no change it only touches it, so that the controller
-// looks again after the test moved the clock.
-func (f *fixture) update(mutate func(*musterv1.FleetJob)) {
+// scale sets the FleetJob's parallelism.
+func (f *fixture) scale(parallelism int32) {
 	f.t.Helper()
 	cur := &musterv1.FleetJob{}
 	if err := env.Client.Get(f.t.Context(), client.ObjectKey{Namespace: f.ns, Name: "workers"}, cur); err != nil {
 		f.t.Fatal(err)
 	}
 	patch := client.MergeFrom(cur.DeepCopy())
-	mutate(cur)
-	if cur.Annotations == nil {
-		cur.Annotations = map[string]string{}
-	}
-	cur.Annotations[touchedAnnotation] = strconv.FormatInt(touches.Add(1), 10)
+	cur.Spec.Template.Spec.Parallelism = ptr.To(parallelism)
 	if err := env.Client.Patch(f.t.Context(), cur, patch); err != nil {
 		f.t.Fatal(err)
 	}
-}
-
-// waitObserved waits until a round of the controller is done with the FleetJob as the
-// test last changed it (update), on the clock's current time: what it decided is written.
-func (f *fixture) waitObserved() {
-	f.t.Helper()
-	key := client.ObjectKey{Namespace: f.ns, Name: "workers"}
-	cur := &musterv1.FleetJob{}
-	if err := env.Client.Get(f.t.Context(), key, cur); err != nil {
-		f.t.Fatal(err)
-	}
-	want := cur.Annotations[touchedAnnotation]
-	envtest.Eventually(f.t, "the controller to observe touch "+want, func() (bool, string) {
-		got, _ := seen.Load(key)
-		return got == want, fmt.Sprintf("last observed touch %v", got)
-	})
-}
-
-func (f *fixture) scale(parallelism int32) {
-	f.update(func(fj *musterv1.FleetJob) { fj.Spec.Template.Spec.Parallelism = ptr.To(parallelism) })
-}
-
-func (f *fixture) getSpread() *musterv1.WorkloadSpread {
-	f.t.Helper()
-	ws := &musterv1.WorkloadSpread{}
-	if err := env.Client.Get(f.t.Context(), client.ObjectKey{Namespace: f.ns, Name: "spread"}, ws); err != nil {
-		f.t.Fatal(err)
-	}
-	return ws
-}
-
-// schedulable is the subset's Schedulable condition as the spread reports it.
-func (f *fixture) schedulable(subset string) *metav1.Condition {
-	for _, s := range f.getSpread().Status.Subsets {
-		if s.Name == subset {
-			return meta.FindStatusCondition(s.Conditions, musterv1.SubsetSchedulable)
-		}
-	}
-	return nil
-}
-
-func (f *fixture) waitSchedulable(subset string, status metav1.ConditionStatus) *metav1.Condition {
-	f.t.Helper()
-	var c *metav1.Condition
-	envtest.Eventually(f.t, fmt.Sprintf("subset %s Schedulable=%s", subset, status), func() (bool, string) {
-		c = f.schedulable(subset)
-		return c != nil && c.Status == status, fmt.Sprintf("%+v", c)
-	})
-	return c
 }
 
 // waiting is a Job status with active pods, ready of them running and the others waiting
@@ -291,5 +177,3 @@ func waiting(active, ready int32, since time.Time) batchv1.JobStatus {
 		Message: fmt.Sprintf("%d pods cannot be scheduled: 0/4 nodes are available: 4 Insufficient cpu.", active-ready), LastTransitionTime: metav1.NewTime(since),
 	}}}
 }
-
-func num(n int32) *intstr.IntOrString { return ptr.To(intstr.FromInt32(n)) }

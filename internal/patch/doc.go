@@ -15,8 +15,8 @@
 //     taints a controller decides from what it read must not land on an object that
 //     changed since.
 //
-//   - Status of a kind with one writer (FleetJob, the hub's BroadcastJob, FleetCronJob:
-//     only the leading hub's controller writes it) is patched without a resourceVersion.
+//   - Status of a kind with one writer (FleetJob, the hub's BroadcastJob, FleetCronJob,
+//     WorkloadSpread: only the leading hub's controller of that kind writes it) is patched without a resourceVersion.
 //     The patch holds only the fields that changed since the snapshot, so nobody else's
 //     write can be clobbered, and an edit of the object's labels, annotations or spec by
 //     a user no longer makes the status write conflict. The one writer can still race

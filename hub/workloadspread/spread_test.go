@@ -1,4 +1,4 @@
-package fleetjob_test
+package workloadspread_test
 
 import (
 	"fmt"
@@ -56,7 +56,8 @@ func TestSpreadPlacesOneShardPerSubsetAndCluster(t *testing.T) {
 		t.Errorf("FleetJob progress %q over %d clusters, want 0/2 over 2", fj.Status.Progress, fj.Status.ClusterCount)
 	}
 	env.ExpectEvent(t, f.ns, "workers", musterv1.FleetJobReasonPlacedBySpread)
-	ws := f.getSpread()
+	// The WorkloadSpread controller reports the shards once it has seen them.
+	ws := f.waitSpreadReplicas(5)
 	if len(ws.Status.Subsets) != 2 || ws.Status.Subsets[0].Replicas != 3 || ws.Status.Subsets[0].MissingReplicas != 0 ||
 		ws.Status.Subsets[1].Replicas != 2 || ws.Status.Subsets[1].MissingReplicas != -1 {
 		t.Errorf("spread status %+v, want a 3 (none missing), b 2 (unbounded)", ws.Status.Subsets)
@@ -134,7 +135,9 @@ func TestFixedSpreadReportsWaitingPodsButMovesNothing(t *testing.T) {
 	if c := f.waitSchedulable("a", metav1.ConditionFalse); c.Reason != musterv1.WorkloadSpreadReasonPodUnschedulable {
 		t.Errorf("subset a %+v, want PodUnschedulable", c)
 	}
-	// The round that wrote the condition decided the shards first.
+	// A round of the FleetJob controller that follows the condition keeps the shards.
+	f.update(func(*musterv1.FleetJob) {})
+	f.waitObserved()
 	if got := f.shards(); got != "a@"+f.c1+"=3 b@"+f.c2+"=2" {
 		t.Errorf("a Fixed spread moved pods: %s", got)
 	}
