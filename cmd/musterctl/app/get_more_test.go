@@ -173,3 +173,40 @@ func TestWatchAnEmptyNamespace(t *testing.T) {
 		t.Errorf("watch row %q, want the new job", rows[0])
 	}
 }
+
+// The table flags kubectl users know work on the server's tables too.
+func TestGetTableFlags(t *testing.T) {
+	ns := env.Namespace(t)
+	fleetJob(t, ns, "labelled", map[string]string{"team": "ml", "tier": "gold"})
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--no-headers", "-o", "wide"}, []string{"labelled Divided"}},
+		{[]string{"--show-labels"}, []string{"NAME MODE COMPLETIONS ACTIVE SUCCEEDED FAILED CLUSTERS PHASE AGE LABELS", "labelled Divided"}},
+		{[]string{"-L", "team,tier", "--no-headers"}, []string{"labelled Divided"}},
+	} {
+		r := musterctl(append([]string{"get", "fj", "-n", ns}, c.args...)...)
+		got := fields(r.out)
+		if r.code != 0 || len(got) != len(c.want) {
+			t.Errorf("get fj %v: want %d lines:\n%s", c.args, len(c.want), r)
+			continue
+		}
+		for i, w := range c.want {
+			if !strings.HasPrefix(got[i], w) {
+				t.Errorf("get fj %v: line %q, want it to start with %q", c.args, got[i], w)
+			}
+		}
+	}
+	if r := musterctl("get", "fj", "-n", ns, "--show-labels"); !strings.HasSuffix(fields(r.out)[1], " team=ml,tier=gold") {
+		t.Errorf("--show-labels shows no labels:\n%s", r)
+	}
+	if r := musterctl("get", "fj", "-n", ns, "-L", "team,tier", "--no-headers"); !strings.HasSuffix(fields(r.out)[0], " ml gold") {
+		t.Errorf("-L team,tier shows no label columns:\n%s", r)
+	}
+	// One object as json is the object itself, not a List of one.
+	r := musterctl("get", "fj", "labelled", "-n", ns, "-o", "json")
+	if r.code != 0 || !strings.Contains(r.out, `"kind": "FleetJob"`) || strings.Contains(r.out, `"kind": "List"`) {
+		t.Errorf("get fj labelled -o json:\n%s", r)
+	}
+}
