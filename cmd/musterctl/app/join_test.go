@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
@@ -14,6 +15,23 @@ import (
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/cmd/musterctl/app/bootstrap"
 )
+
+// allowAnonymousClusterInfo lets anyone read kube-public/cluster-info, as the Role and
+// RoleBinding muster:cluster-info-reader that init installs do (deploy/hub/install.yaml;
+// running init here would cost seconds of client-side throttling).
+func allowAnonymousClusterInfo(t *testing.T) {
+	t.Helper()
+	meta := metav1.ObjectMeta{Namespace: metav1.NamespacePublic, Name: "muster:cluster-info-reader"}
+	for _, obj := range []client.Object{
+		&rbacv1.Role{ObjectMeta: meta, Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{"cluster-info"}, Verbs: []string{"get"}}}},
+		&rbacv1.RoleBinding{ObjectMeta: meta, RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: meta.Name},
+			Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: "system:anonymous"}}},
+	} {
+		if err := env.Client.Create(t.Context(), obj); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+	}
+}
 
 // signClusterInfo signs the hub's cluster-info with token, as the control plane's
 // bootstrap signer does for every token (the test API server runs no signer).
@@ -33,13 +51,11 @@ func signClusterInfo(t *testing.T, token bootstrap.Token) {
 	}
 }
 
-// join against a real hub: discovery reads cluster-info anonymously (through the Role init
-// installs), checks the pin and the token's signature; each failure names the input at
+// join against a real hub: discovery reads cluster-info anonymously, checks the pin and the token's signature; each failure names the input at
 // fault, and nothing is installed in the member.
 func TestJoinVerifiesTheHubBeforeInstalling(t *testing.T) {
-	if r := musterctl("init", "--no-deploy"); r.code != 0 {
-		t.Fatalf("init:\n%s", r)
-	}
+	allowAnonymousClusterInfo(t)
+	publishClusterInfo(t)
 	certs, err := bootstrap.ParseCA(env.Config.CAData)
 	if err != nil {
 		t.Fatal(err)
