@@ -84,6 +84,11 @@ func accept(ctx context.Context, out io.Writer, hub *clients, name string, timeo
 		return approved > 0 || (!pending && joined(ctx, hub, name)), nil
 	})
 	if err != nil && approved == 0 && !joined(ctx, hub, name) {
+		if !wait.Interrupted(err) {
+			// The agent did ask, and its requests could not be decided (several keys,
+			// say): that error says what to do, the timeout's advice would mislead.
+			return err
+		}
 		return fmt.Errorf("cluster %s is accepted, but its agent has not asked for a certificate within %s: is muster-agent running in it? "+
 			"After musterctl deny, its agent must join again: musterctl token create --cluster %s, then the join line in the member (%w)", name, timeout, name, err)
 	}

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 )
@@ -116,5 +117,42 @@ func TestDescribeOtherKindsAndErrors(t *testing.T) {
 		if r := musterctl(e.args...); r.code != 1 || !strings.Contains(r.err, e.stderr) {
 			t.Errorf("%v: want exit 1 and %q:\n%s", e.args, e.stderr, r)
 		}
+	}
+}
+
+// Events about a shard's Work, written in the member's hub namespace, are shown with the
+// job's own, oldest first: a refusal by a member is often only there.
+func TestDescribeShowsEventsAboutTheShardsWorks(t *testing.T) {
+	ns := env.Namespace(t)
+	fj := fleetJob(t, ns, "evented", nil)
+	cluster := uniqueName("evt")
+	shardWork(t, fj, cluster, batchv1.JobStatus{Active: 1})
+	var works musterv1.WorkList
+	if err := env.Client.List(t.Context(), &works, client.MatchingLabels{musterv1.FleetJobUIDLabel: string(fj.UID)}); err != nil || len(works.Items) != 1 {
+		t.Fatalf("the shard's Work: %v, %d found", err, len(works.Items))
+	}
+	work := &works.Items[0]
+	event := func(name, namespace string, obj corev1.ObjectReference, reason, msg string, at time.Time) {
+		create(t, &corev1.Event{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace}, InvolvedObject: obj,
+			Type: corev1.EventTypeNormal, Reason: reason, Message: msg, Count: 1,
+			FirstTimestamp: metav1.NewTime(at), LastTimestamp: metav1.NewTime(at), Source: corev1.EventSource{Component: "muster-hub"},
+		})
+	}
+	now := time.Now()
+	event("evented.1", ns, corev1.ObjectReference{Kind: "FleetJob", Namespace: ns, Name: fj.Name, UID: fj.UID}, "Placed", "placed on 1 cluster", now.Add(-2*time.Minute))
+	event("evented.2", work.Namespace, corev1.ObjectReference{Kind: "Work", Namespace: work.Namespace, Name: work.Name, UID: work.UID}, "Applied", "applied by the agent", now.Add(-time.Minute))
+	event("unrelated", ns, corev1.ObjectReference{Kind: "FleetJob", Namespace: ns, Name: "other", UID: "not-this-one"}, "Placed", "someone else's", now)
+
+	r := musterctl("describe", "fj", "evented", "-n", ns)
+	if r.code != 0 || !hasLine(r.out, "Events:") {
+		t.Fatalf("describe:\n%s", r)
+	}
+	placed, applied := strings.Index(r.out, "placed on 1 cluster"), strings.Index(r.out, "applied by the agent")
+	if placed < 0 || applied < 0 || placed > applied {
+		t.Errorf("want the job's event, then its Work's:\n%s", r.out)
+	}
+	if strings.Contains(r.out, "someone else's") {
+		t.Errorf("describe shows another object's event:\n%s", r.out)
 	}
 }

@@ -46,6 +46,10 @@ musterctl join command that members run.`,
 }
 
 func (o *initOptions) run(ctx context.Context, cmd *cobra.Command) error {
+	// An expired token would print a join command that can only fail.
+	if o.tokenTTL <= 0 {
+		return fmt.Errorf("--token-ttl %s: a token must live for some time", o.tokenTTL)
+	}
 	hub, err := newClients(o.flags)
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -31,18 +32,26 @@ the member.`,
 			if err != nil {
 				return fmt.Errorf("member cluster: %w", err)
 			}
-			if err := setAccepted(ctx, hub, name, false); err != nil {
+			// A cluster the hub no longer has (an earlier unjoin that failed in the member)
+			// still has its agent uninstalled: unjoin can be run again until it succeeds.
+			err = setAccepted(ctx, hub, name, false)
+			registered := !errors.Is(err, errNotRegistered)
+			if err != nil && registered {
 				return err
 			}
 			if err := denyPending(ctx, hub, name); err != nil {
 				return err
 			}
-			mc := &musterv1.MemberCluster{}
-			mc.Name = name
-			if err := hub.client.Delete(ctx, mc); err != nil && !apierrors.IsNotFound(err) {
-				return fmt.Errorf("deleting MemberCluster %s: %w", name, err)
+			if registered {
+				mc := &musterv1.MemberCluster{}
+				mc.Name = name
+				if err := hub.client.Delete(ctx, mc); err != nil && !apierrors.IsNotFound(err) {
+					return fmt.Errorf("deleting MemberCluster %s: %w", name, err)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "✓ cluster %s removed from the hub\n", name)
+			} else {
+				fmt.Fprintf(cmd.OutOrStdout(), "✓ cluster %s is not on the hub\n", name)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "✓ cluster %s removed from the hub\n", name)
 			if err := uninstallAgent(ctx, member); err != nil {
 				return err
 			}
