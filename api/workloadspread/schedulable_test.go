@@ -122,7 +122,7 @@ func TestSkipped(t *testing.T) {
 	}{
 		{"no condition yet", nil, adaptive, false, 0},
 		{"schedulable", marked(metav1.ConditionTrue, musterv1.ReasonSchedulable, time.Hour), adaptive, false, 0},
-		{"marked 100s ago: skipped until the window ends", marked(metav1.ConditionFalse, musterv1.WorkloadSpreadReasonPodUnschedulable, 100 * time.Second), adaptive, true, 200 * time.Second},
+		{"marked 100s ago: skipped until the window ends", marked(metav1.ConditionFalse, musterv1.WorkloadSpreadReasonPodUnschedulable, 100*time.Second), adaptive, true, 200 * time.Second},
 		{"marked just now", marked(metav1.ConditionFalse, musterv1.WorkloadSpreadReasonPodUnschedulable, 0), adaptive, true, DefaultUnschedulableWindow},
 		{"the window ended", marked(metav1.ConditionFalse, musterv1.WorkloadSpreadReasonPodUnschedulable, DefaultUnschedulableWindow), adaptive, false, 0},
 		{"fixed reports waiting pods but skips nothing", marked(metav1.ConditionFalse, musterv1.WorkloadSpreadReasonPodUnschedulable, 0), fixed, false, 0},
