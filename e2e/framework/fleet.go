@@ -98,7 +98,8 @@ func Up(ctx context.Context, opts FleetOptions) (*Fleet, error) {
 // returns them in specs' order once each serves and has its nodes Ready.
 func createClusters(ctx context.Context, p provider.ClusterProvider, dir string, specs []provider.ClusterSpec) ([]*Cluster, error) {
 	clusters := make([]*Cluster, len(specs))
-	var g errgroup.Group
+	// The first failure cancels the others: nothing waits minutes for a fleet already lost.
+	g, ctx := errgroup.WithContext(ctx)
 	if c, ok := p.(provider.ConcurrentCreator); !ok || !c.CreatesConcurrently() {
 		g.SetLimit(1)
 	}

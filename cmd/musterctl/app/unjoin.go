@@ -1,13 +1,16 @@
 package app
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
+	"github.com/musterhq/muster/api/identity"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 )
 
@@ -31,6 +34,13 @@ the member.`,
 			member, err := newClients(memberFlags)
 			if err != nil {
 				return fmt.Errorf("member cluster: %w", err)
+			}
+			// A member whose agent joined under another name is refused before anything
+			// changes: a mistyped CLUSTER would otherwise revoke one cluster on the hub, or
+			// none, and uninstall another's agent. An unreachable member is not: the hub
+			// part still runs, and unjoin fails at the member saying so.
+			if joined, err := joinedAs(ctx, member); err == nil && joined != "" && joined != name {
+				return fmt.Errorf("the member's agent joined as %q, not %q: nothing changed (unjoin %s with that cluster's kubeconfig)", joined, name, name)
 			}
 			// A cluster the hub no longer has (an earlier unjoin that failed in the member)
 			// still has its agent uninstalled: unjoin can be run again until it succeeds.
@@ -63,4 +73,17 @@ the member.`,
 	cmd.Flags().StringVar(&memberContext, "member-context", "", "context in --member-kubeconfig")
 	_ = cmd.MarkFlagRequired("member-kubeconfig")
 	return cmd
+}
+
+// joinedAs is the cluster name in the member's join line (the bootstrap Secret `musterctl
+// join` wrote), or "" when the member has none.
+func joinedAs(ctx context.Context, member *clients) (string, error) {
+	sec, err := member.clientset.CoreV1().Secrets(musterv1.AgentNamespace).Get(ctx, identity.BootstrapSecret, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("reading the member's bootstrap Secret: %w", err)
+	}
+	return string(sec.Data[identity.KeyClusterName]), nil
 }

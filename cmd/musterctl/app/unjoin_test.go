@@ -1,12 +1,16 @@
 package app_test
 
 import (
+	"context"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	certificatesv1 "k8s.io/api/certificates/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -74,5 +78,59 @@ func TestUnjoinChecksTheMemberKubeconfigFirst(t *testing.T) {
 	}
 	if !getMemberCluster(t, cluster).Spec.Accepted {
 		t.Error("a failed unjoin denied the cluster")
+	}
+}
+
+// A member whose agent joined under another name is refused before anything changes on
+// the hub or in the member: a mistyped CLUSTER must not revoke one cluster and uninstall
+// another's agent.
+func TestUnjoinRefusesAMemberJoinedUnderAnotherName(t *testing.T) {
+	cluster := uniqueName("unjoin-typo")
+	memberCluster(t, cluster, true, nil)
+	// The suite's API server plays the member, joined as another cluster. Without a
+	// namespace controller its namespace is finalized by hand, so that the join tests,
+	// which expect no agent namespace, still find none.
+	create(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: musterv1.AgentNamespace}})
+	t.Cleanup(func() { removeNamespace(t, musterv1.AgentNamespace) })
+	joinLine := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: musterv1.AgentNamespace, Name: identity.BootstrapSecret},
+		Data:       map[string][]byte{identity.KeyClusterName: []byte("someone-else")},
+	}
+	create(t, joinLine)
+
+	r := musterctl("unjoin", cluster, "--member-kubeconfig", kubeconfig)
+	if r.code != 1 || r.out != "" || !strings.Contains(r.err, `the member's agent joined as "someone-else", not "`+cluster+`"`) {
+		t.Fatalf("unjoin of a member joined as another cluster:\n%s", r)
+	}
+	if !getMemberCluster(t, cluster).Spec.Accepted {
+		t.Error("the refused unjoin denied the cluster on the hub")
+	}
+	if err := env.Client.Get(t.Context(), client.ObjectKeyFromObject(joinLine), &corev1.Secret{}); err != nil {
+		t.Errorf("the member's join line after the refused unjoin: %v", err)
+	}
+}
+
+// removeNamespace deletes a namespace and finalizes it, as the namespace controller that
+// envtest lacks would once the namespace is empty.
+func removeNamespace(t *testing.T, name string) {
+	t.Helper()
+	ctx := context.Background()
+	cs, err := kubernetes.NewForConfig(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cs.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		t.Fatal(err)
+	}
+	ns, err := cs.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns.Spec.Finalizers = nil
+	if _, err := cs.CoreV1().Namespaces().Finalize(ctx, ns, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
 	}
 }
