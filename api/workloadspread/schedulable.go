@@ -85,22 +85,6 @@ func Schedulable(prev *metav1.Condition, shards []Shard, strategy Strategy, now 
 	}, strategy.Window
 }
 
-// Skipped is how the FleetJob controller follows a subset's Schedulable condition as the
-// WorkloadSpread controller stored it (stored, nil if none): under an Adaptive strategy a
-// subset marked PodUnschedulable gets no new replicas, and keeps only its running pods,
-// until its window ends, which is returned to look again then (zero when not skipped).
-// The end is measured here rather than left to the next write of the spread, so a
-// placement at the window's end does not wait for that write.
-func Skipped(stored *metav1.Condition, strategy Strategy, now time.Time) (bool, time.Duration) {
-	if !strategy.Adaptive || stored == nil || stored.Status != metav1.ConditionFalse || stored.Reason != musterv1.WorkloadSpreadReasonPodUnschedulable {
-		return false, 0
-	}
-	if end := stored.LastTransitionTime.Add(strategy.Window); now.Before(end) {
-		return true, end.Sub(now)
-	}
-	return false, 0
-}
-
 // WaitingCondition is the Job's True PodsUnschedulable condition, if any.
 func WaitingCondition(status *batchv1.JobStatus) *batchv1.JobCondition {
 	if status == nil {

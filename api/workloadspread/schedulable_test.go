@@ -105,33 +105,3 @@ func TestSubsetSummary(t *testing.T) {
 		t.Errorf("summary %q, want %q", got, want)
 	}
 }
-
-func TestSkipped(t *testing.T) {
-	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
-	marked := func(status metav1.ConditionStatus, reason string, since time.Duration) *metav1.Condition {
-		return &metav1.Condition{Type: musterv1.SubsetSchedulable, Status: status, Reason: reason, LastTransitionTime: metav1.NewTime(now.Add(-since))}
-	}
-	fixed := Strategy{Critical: 30 * time.Second, Window: DefaultUnschedulableWindow}
-	adaptive := Strategy{Adaptive: true, Critical: 30 * time.Second, Window: DefaultUnschedulableWindow}
-	cases := []struct {
-		name     string
-		stored   *metav1.Condition
-		strategy Strategy
-		skipped  bool
-		wake     time.Duration
-	}{
-		{"no condition yet", nil, adaptive, false, 0},
-		{"schedulable", marked(metav1.ConditionTrue, musterv1.ReasonSchedulable, time.Hour), adaptive, false, 0},
-		{"marked 100s ago: skipped until the window ends", marked(metav1.ConditionFalse, musterv1.WorkloadSpreadReasonPodUnschedulable, 100*time.Second), adaptive, true, 200 * time.Second},
-		{"marked just now", marked(metav1.ConditionFalse, musterv1.WorkloadSpreadReasonPodUnschedulable, 0), adaptive, true, DefaultUnschedulableWindow},
-		{"the window ended", marked(metav1.ConditionFalse, musterv1.WorkloadSpreadReasonPodUnschedulable, DefaultUnschedulableWindow), adaptive, false, 0},
-		{"fixed reports waiting pods but skips nothing", marked(metav1.ConditionFalse, musterv1.WorkloadSpreadReasonPodUnschedulable, 0), fixed, false, 0},
-		{"another reason is not a mark", marked(metav1.ConditionFalse, "Other", 0), adaptive, false, 0},
-	}
-	for _, tc := range cases {
-		skipped, wake := Skipped(tc.stored, tc.strategy, now)
-		if skipped != tc.skipped || wake != tc.wake {
-			t.Errorf("%s: Skipped = %v, %v; want %v, %v", tc.name, skipped, wake, tc.skipped, tc.wake)
-		}
-	}
-}

@@ -40,17 +40,17 @@ type spreadDecision struct {
 	// shards to keep or create, with their replicas; remove names the shards to delete.
 	shards []shard
 	remove []string
-	// requeue is when the window of a subset the spread's status marks unschedulable
-	// ends; zero when none is.
+	// requeue is when a waiting pod crosses rescheduleCriticalSeconds or an
+	// unschedulable window ends; zero when nothing waits.
 	requeue time.Duration
 }
 
 // decideSpread places fj's replicas (its parallelism) by the spread ws: subsets fill in
 // order up to maxReplicas, a subset spanning clusters is divided by the nodes that fit,
 // and changes move as few replicas as they can (placement/subsets.Rebalance). With an
-// Adaptive strategy a subset the spread's stored status marks unschedulable (the
-// WorkloadSpread controller's decision, followed here: workloadspread.Skipped) keeps only
-// its running pods until its window ends.
+// Adaptive strategy a subset whose pods waited for a node longer than
+// rescheduleCriticalSeconds keeps only its running pods for the window: the Schedulable
+// decision the WorkloadSpread controller stores, taken here read-only from what it stored.
 //
 // A shard's completions are fixed when its Job is made, so a FleetJob with completions is
 // divided once, on its first placement, and keeps its shards afterwards; so does any
@@ -107,14 +107,19 @@ func groupBySubset(subs []spreadSubset, current []shardState) ([]subsetPlan, []s
 	return plans, gone
 }
 
-// judge reads whether the spread's status has the subset skipped, decides what the fill
-// order needs of it, and returns when the skip ends (zero for none).
+// judge decides whether the subset is skipped (workloadspread.Schedulable) and what the fill
+// order needs of it, and returns when that may change (zero for never).
 func (p *subsetPlan) judge(ws *musterv1.WorkloadSpread, strategy workloadspread.Strategy, total int32, now time.Time) time.Duration {
 	var stored *metav1.Condition
 	if st := subsetStatus(&ws.Status, p.spec.Name); st != nil {
 		stored = meta.FindStatusCondition(st.Conditions, musterv1.SubsetSchedulable)
 	}
-	unschedulable, wake := workloadspread.Skipped(stored, strategy, now)
+	// The WorkloadSpread controller's own decision, taken read-only from the condition it
+	// stored and the shards as this round sees them: a subset whose pods waited too long
+	// is left in the round that sees it, not one write of the spread later, and one whose
+	// pods still wait when its window ends is marked anew rather than tried for a round.
+	condition, wake := workloadspread.Schedulable(stored, p.waiting(), strategy, now)
+	unschedulable := strategy.Adaptive && condition.Status == metav1.ConditionFalse
 	p.kept = map[string]int32{}
 	p.input = subsets.Subset{Max: p.spec.MaxReplicas, Unschedulable: unschedulable}
 	for _, s := range p.current {
@@ -132,6 +137,16 @@ func (p *subsetPlan) judge(ws *musterv1.WorkloadSpread, strategy workloadspread.
 		p.input.Max = ptr.To(intstr.FromInt32(p.held(total)))
 	}
 	return wake
+}
+
+// waiting is what the Schedulable decision reads of the subset's current shards: how
+// each is named and the status its agent reported.
+func (p *subsetPlan) waiting() []workloadspread.Shard {
+	in := make([]workloadspread.Shard, len(p.current))
+	for i, s := range p.current {
+		in[i] = workloadspread.Shard{Describe: s.describe(), Status: s.status}
+	}
+	return in
 }
 
 // held is what the subset's holding clusters keep, within its cap.

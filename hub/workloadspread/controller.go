@@ -2,8 +2,8 @@
 // spread's status: for the FleetJob a spread places, it reports each subset's replicas,
 // room and clusters from the shards the FleetJob controller wrote, and decides each
 // subset's Schedulable condition (api/workloadspread.Schedulable) from the pods the
-// shards' agents report waiting for a node. The FleetJob controller places the shards and
-// follows the stored condition (api/workloadspread.Skipped); it never writes the spread.
+// shards' agents report waiting for a node. The FleetJob controller places the shards,
+// taking the same decision read-only from the stored condition; it never writes the spread.
 package workloadspread
 
 import (
