@@ -99,17 +99,18 @@ toolchain: ## Build (once) and cache kube-apiserver, kube-controller-manager, ku
 # The fleets wait on clocks, leases and processes far more than they compute: the fleetjob
 # suite, measured, used 134 CPU-seconds of two cores in 222 s (30 %). So `make test` runs
 # the unit tests and fuzzing beside the e2e and kind suites, at the lowest CPU priority
-# (nice 19): they take only the CPU the fleets leave idle, so a fleet's leases and heartbeats
-# keep their timing. Their output waits in CHECKS_LOG and is printed after the suites; a
-# failure on either side fails the target.
+# (nice 19, and the lowest best-effort disk priority): they take only the CPU the fleets
+# leave idle, so a fleet's leases and heartbeats keep their timing. Their output waits in
+# CHECKS_LOG and is printed after the suites; a failure on either side fails the target.
 CHECKS_LOG      ?= $(CURDIR)/_output/checks.log
 
 .PHONY: test
-test: verify toolchain chromium e2e-bin ## Everything CI runs: verify, then the e2e suites and the kind suites with the unit and integration tests and fuzzing beside them.
+test: verify toolchain chromium ## Everything CI runs: verify, then the e2e suites and the kind suites with the unit and integration tests and fuzzing beside them.
 	@mkdir -p $(dir $(CHECKS_LOG)); \
 	echo "$$(date +%T) make test-unit fuzz starts beside the suites (nice 19); its output follows them"; \
-	{ start=$$(date +%s); rc=0; nice -n 19 $(MAKE) --no-print-directory test-unit fuzz || rc=$$?; \
+	{ start=$$(date +%s); rc=0; nice -n 19 ionice -c 2 -n 7 $(MAKE) --no-print-directory test-unit fuzz || rc=$$?; \
 	  echo "make test-unit fuzz took $$(( $$(date +%s) - start ))s"; exit $$rc; } >$(CHECKS_LOG) 2>&1 & checks=$$!; \
+	trap 'kill $$checks 2>/dev/null' EXIT; \
 	suites=0; $(MAKE) --no-print-directory e2e e2e-kind || suites=$$?; \
 	echo "$$(date +%T) suites done; waiting for make test-unit fuzz"; \
 	checksrc=0; wait $$checks || checksrc=$$?; \
