@@ -59,7 +59,7 @@ func TestBadConfigurationExitsOne(t *testing.T) {
 		want string
 	}{
 		{[]string{"--kubeconfig", filepath.Join(t.TempDir(), "absent")}, "muster-hub: stat "},
-		{[]string{"--kubeconfig", offlineKubeconfig(t), "--default-pod-security-level", "lax"}, `muster-hub: default pod security level "lax": must be one of privileged, baseline, restricted`},
+		{[]string{"--kubeconfig", offlineKubeconfig(t), "--default-pod-security-level", "lax"}, `muster-hub: --default-pod-security-level: default pod security level "lax": must be one of privileged, baseline, restricted`},
 	} {
 		out, code := runHub(t, c.args...)
 		if code != 1 || !strings.Contains(out, c.want) {

@@ -91,6 +91,10 @@ func Start(opts ...Option) (*Environment, error) {
 		CRDDirectoryPaths:     []string{filepath.Join(root, "deploy", "crd")},
 		ErrorIfCRDPathMissing: true,
 		Scheme:                scheme.Scheme,
+		// make test runs these suites at nice 19 beside the e2e fleets, which take the
+		// CPU first: an API server may need far longer than envtest's default 20 s to
+		// start while a fleet starts.
+		ControlPlaneStartTimeout: 2 * time.Minute,
 	}
 	for _, opt := range opts {
 		if err := opt(env); err != nil {
