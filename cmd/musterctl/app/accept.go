@@ -234,7 +234,12 @@ func clusterCSRs(ctx context.Context, hub *clients, cluster string) ([]certifica
 	if err := hub.client.List(ctx, &csrs, client.MatchingLabels{musterv1.ClusterNameLabel: cluster}); err != nil {
 		return nil, fmt.Errorf("listing certificate requests of %s: %w", cluster, err)
 	}
-	return csrs.Items, nil
+	// The label is the requester's to set: a request whose subject names another cluster
+	// is not this one's, whatever it is labelled, and must not block or join its decisions.
+	return slices.DeleteFunc(csrs.Items, func(csr certificatesv1.CertificateSigningRequest) bool {
+		req, err := identity.ParseAgentCSR(&csr)
+		return err == nil && req.Cluster != cluster
+	}), nil
 }
 
 func newDenyCommand(flags *genericclioptions.ConfigFlags) *cobra.Command {

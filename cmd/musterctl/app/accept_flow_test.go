@@ -22,6 +22,13 @@ import (
 // key; it returns the request's name and the key's fingerprint.
 func joinRequest(t *testing.T, cluster string, key *ecdsa.PrivateKey) (name, fingerprint string) {
 	t.Helper()
+	return labelledJoinRequest(t, cluster, cluster, key)
+}
+
+// labelledJoinRequest is joinRequest with the cluster label chosen apart from the cluster
+// the request names, as a bootstrap token holder may.
+func labelledJoinRequest(t *testing.T, label, cluster string, key *ecdsa.PrivateKey) (name, fingerprint string) {
+	t.Helper()
 	id := make([]byte, 16)
 	if _, err := rand.Read(id); err != nil {
 		t.Fatal(err)
@@ -38,7 +45,7 @@ func joinRequest(t *testing.T, cluster string, key *ecdsa.PrivateKey) (name, fin
 	if err != nil {
 		t.Fatal(err)
 	}
-	csr := builders.MakeCSR("join-").Label(musterv1.ClusterNameLabel, cluster).Request(request).Obj()
+	csr := builders.MakeCSR("join-").Label(musterv1.ClusterNameLabel, label).Request(request).Obj()
 	got, err := cs.CertificatesV1().CertificateSigningRequests().Create(t.Context(), csr, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -171,5 +178,26 @@ func TestAcceptAndDenySeveralClusters(t *testing.T) {
 		if getMemberCluster(t, name).Spec.Accepted {
 			t.Errorf("%s still accepted", name)
 		}
+	}
+}
+
+// A request labelled with the cluster whose subject names another is not the cluster's
+// (the label is the requester's to set): accept passes over it, neither counting its key
+// among the cluster's joins nor approving it, and approves the cluster's own join.
+func TestAcceptPassesOverARequestNamingAnotherCluster(t *testing.T) {
+	cluster := uniqueName("mislabelled")
+	memberCluster(t, cluster, false, nil)
+	forged, _ := labelledJoinRequest(t, cluster, uniqueName("other"), builders.NewKey())
+	csr, key := joinRequest(t, cluster, builders.NewKey())
+
+	r := musterctl("accept", cluster, "--wait", "10s")
+	if r.code != 0 || !strings.Contains(r.out, "  approved "+csr+" ") {
+		t.Fatalf("accept with a mislabelled request pending:\n%s", r)
+	}
+	if typ, _ := decision(t, forged); typ != "" {
+		t.Errorf("the request naming another cluster was %s by accept %s", typ, cluster)
+	}
+	if got := getMemberCluster(t, cluster).Annotations[identity.AgentKeyAnnotation]; got != key {
+		t.Errorf("cluster bound to key %q, want its own join's %s", got, key)
 	}
 }
