@@ -110,7 +110,7 @@ test: verify toolchain chromium ## Everything CI runs: verify, then the e2e suit
 	echo "$$(date +%T) make test-unit fuzz starts beside the suites (nice 19); its output follows them"; \
 	{ start=$$(date +%s); rc=0; nice -n 19 ionice -c 2 -n 7 $(MAKE) --no-print-directory test-unit fuzz || rc=$$?; \
 	  echo "make test-unit fuzz took $$(( $$(date +%s) - start ))s"; exit $$rc; } >$(CHECKS_LOG) 2>&1 & checks=$$!; \
-	trap 'kill $$checks 2>/dev/null' EXIT; \
+	trap 'kill $$checks 2>/dev/null || true' EXIT; \
 	suites=0; $(MAKE) --no-print-directory e2e e2e-kind || suites=$$?; \
 	echo "$$(date +%T) suites done; waiting for make test-unit fuzz"; \
 	checksrc=0; wait $$checks || checksrc=$$?; \
