@@ -1,55 +1,22 @@
 package main
 
 import (
-	"errors"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/musterhq/muster/internal/testing/mainexec"
 )
 
 // The test binary runs main itself when asked to: the tests see the flags, messages and
 // exit codes an operator of the built muster-agent sees.
-func TestMain(m *testing.M) {
-	if os.Getenv("MUSTER_AGENT_RUN_MAIN") == "1" {
-		main()
-		return
-	}
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { mainexec.Main(m, main) }
 
-func runAgent(t *testing.T, args ...string) (stderr string, code int) {
+// runAgent runs muster-agent with args and returns what it printed, stdout and stderr together.
+func runAgent(t *testing.T, args ...string) (string, int) {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(exe, args...)
-	cmd.Env = append(os.Environ(), "MUSTER_AGENT_RUN_MAIN=1")
-	var errOut strings.Builder
-	cmd.Stdout, cmd.Stderr = &errOut, &errOut
-	err = cmd.Run()
-	var exit *exec.ExitError
-	switch {
-	case errors.As(err, &exit):
-		code = exit.ExitCode()
-	case err != nil:
-		t.Fatal(err)
-	}
-	return errOut.String(), code
-}
-
-// A kubeconfig that loads but names a cluster that is not there: muster-agent reads it
-// without connecting, so the checks after it run.
-func offlineKubeconfig(t *testing.T) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	kc := "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:1\ncontexts:\n- name: c\n  context:\n    cluster: c\n    user: u\nusers:\n- name: u\n  user:\n    token: x\ncurrent-context: c\n"
-	if err := os.WriteFile(path, []byte(kc), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	r := mainexec.Run(t, "", nil, args...)
+	return r.Stdout + r.Stderr, r.Code
 }
 
 // Bad configuration ends the agent at once with exit 1 and a message naming the binary.
@@ -59,7 +26,7 @@ func TestBadConfigurationExitsOne(t *testing.T) {
 		want string
 	}{
 		{[]string{"--kubeconfig", filepath.Join(t.TempDir(), "absent")}, "muster-agent: stat "},
-		{[]string{"--kubeconfig", offlineKubeconfig(t), "--work-executor", "no-slash"}, `muster-agent: --work-executor: work executor "no-slash": want NAMESPACE/NAME of a ServiceAccount`},
+		{[]string{"--kubeconfig", mainexec.OfflineKubeconfig(t), "--work-executor", "no-slash"}, `muster-agent: --work-executor: work executor "no-slash": want NAMESPACE/NAME of a ServiceAccount`},
 	} {
 		out, code := runAgent(t, c.args...)
 		if code != 1 || !strings.Contains(out, c.want) {

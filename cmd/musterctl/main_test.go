@@ -1,48 +1,22 @@
 package main
 
 import (
-	"errors"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/musterhq/muster/internal/testing/mainexec"
 )
 
 // The test binary runs main itself when asked to, so the tests see what a user of the
 // built command sees: its name, its output and its exit code.
-func TestMain(m *testing.M) {
-	if os.Getenv("MUSTERCTL_RUN_MAIN") == "1" {
-		main()
-		return
-	}
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { mainexec.Main(m, main) }
 
 // run runs the command as program (a link to the test binary) with args.
 func run(t *testing.T, program string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	link := filepath.Join(t.TempDir(), program)
-	if err := os.Symlink(exe, link); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(link, args...)
-	cmd.Env = append(os.Environ(), "MUSTERCTL_RUN_MAIN=1", "KUBECONFIG="+filepath.Join(t.TempDir(), "none"))
-	var out, errOut strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err = cmd.Run()
-	var exit *exec.ExitError
-	switch {
-	case errors.As(err, &exit):
-		code = exit.ExitCode()
-	case err != nil:
-		t.Fatal(err)
-	}
-	return out.String(), errOut.String(), code
+	r := mainexec.Run(t, program, []string{"KUBECONFIG=" + filepath.Join(t.TempDir(), "none")}, args...)
+	return r.Stdout, r.Stderr, r.Code
 }
 
 func TestExitCodes(t *testing.T) {
