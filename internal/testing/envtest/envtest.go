@@ -93,8 +93,10 @@ func Start(opts ...Option) (*Environment, error) {
 		Scheme:                scheme.Scheme,
 		// make test runs these suites at nice 19 beside the e2e fleets, which take the
 		// CPU first: an API server may need far longer than envtest's default 20 s to
-		// start while a fleet starts.
+		// start while a fleet starts, and its discovery may take longer than envtest's
+		// default 10 s to serve the CRDs just installed.
 		ControlPlaneStartTimeout: 2 * time.Minute,
+		CRDInstallOptions:        crenvtest.CRDInstallOptions{MaxTime: 2 * time.Minute},
 	}
 	for _, opt := range opts {
 		if err := opt(env); err != nil {
