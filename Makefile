@@ -66,7 +66,10 @@ generate: ## Regenerate deepcopy, CRDs (deploy/crd) and RBAC (deploy/*/rbac) fro
 	$(CONTROLLER_GEN) rbac:roleName=muster-agent paths=./agent/... output:rbac:artifacts:config=deploy/agent/rbac
 
 .PHONY: verify
-verify: generate lint ## Check formatting, lint (go vet's checks included), go.mod tidiness and that generated files are up to date.
+verify: verify-generated lint ## Check formatting, lint (go vet's checks included), go.mod tidiness and that generated files are up to date.
+
+.PHONY: verify-generated
+verify-generated: generate ## verify without lint: formatting, go.mod tidiness, generated files up to date.
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet -C hack/crdgen ./...
 	$(GO) test -count=1 -run TestCheckedInManifest ./hack/krew/
@@ -98,25 +101,40 @@ toolchain: ## Build (once) and cache kube-apiserver, kube-controller-manager, ku
 
 # The fleets wait on clocks, leases and processes far more than they compute: the fleetjob
 # suite, measured, used 134 CPU-seconds of two cores in 222 s (30 %). So `make test` runs
-# the unit tests and fuzzing beside the e2e and kind suites, at the lowest CPU priority
-# (nice 19, and the lowest best-effort disk priority): they take only the CPU the fleets
-# leave idle, so a fleet's leases and heartbeats keep their timing. Their output waits in
-# CHECKS_LOG and is printed after the suites; a failure on either side fails the target.
+# lint, the unit tests and fuzzing, and the build of the kind node image, beside the local
+# e2e suites, at the lowest CPU priority (nice 19, and the lowest best-effort disk
+# priority): they take only the CPU the fleets leave idle, so a fleet's leases and
+# heartbeats keep their timing. The kind suites start once the local ones and the node
+# image are done. Output of the jobs beside waits in CHECKS_LOG and NODE_IMAGE_LOG and is
+# printed after the suites; a failure anywhere fails the target. What can disturb the
+# suites runs first, in the foreground: make generate rewrites deploy/crd, which the
+# fleets read, and a dockerd started at nice 19 would pass its priority to every kind node.
 CHECKS_LOG      ?= $(CURDIR)/_output/checks.log
+NODE_IMAGE_LOG  ?= $(CURDIR)/_output/node-image.log
+BESIDE          := nice -n 19 ionice -c 2 -n 7 $(MAKE) --no-print-directory
 
 .PHONY: test
-test: verify toolchain chromium ## Everything CI runs: verify, then the e2e suites and the kind suites with the unit and integration tests and fuzzing beside them.
-	@mkdir -p $(dir $(CHECKS_LOG)); \
-	echo "$$(date +%T) make test-unit fuzz starts beside the suites (nice 19); its output follows them"; \
-	{ start=$$(date +%s); rc=0; nice -n 19 ionice -c 2 -n 7 $(MAKE) --no-print-directory test-unit fuzz || rc=$$?; \
-	  echo "make test-unit fuzz took $$(( $$(date +%s) - start ))s"; exit $$rc; } >$(CHECKS_LOG) 2>&1 & checks=$$!; \
-	trap 'kill $$checks 2>/dev/null || true' EXIT; \
-	suites=0; $(MAKE) --no-print-directory e2e e2e-kind || suites=$$?; \
-	echo "$$(date +%T) suites done; waiting for make test-unit fuzz"; \
+test: verify-generated toolchain chromium engine ## Everything CI runs: verify, the e2e suites, then the kind suites; lint, unit and integration tests, fuzzing and the node image build beside them.
+	@mkdir -p $(dir $(CHECKS_LOG)) $(dir $(NODE_IMAGE_LOG)); \
+	echo "$$(date +%T) make lint test-unit fuzz and make kind-node-image start beside the suites (nice 19); their output follows them"; \
+	{ start=$$(date +%s); rc=0; $(BESIDE) -k lint test-unit fuzz || rc=$$?; \
+	  echo "make lint test-unit fuzz took $$(( $$(date +%s) - start ))s"; exit $$rc; } >$(CHECKS_LOG) 2>&1 & checks=$$!; \
+	{ start=$$(date +%s); rc=0; $(BESIDE) kind-node-image || rc=$$?; \
+	  echo "make kind-node-image took $$(( $$(date +%s) - start ))s"; exit $$rc; } >$(NODE_IMAGE_LOG) 2>&1 & image=$$!; \
+	trap 'kill $$checks $$image 2>/dev/null || true' EXIT; \
+	suites=0; $(MAKE) --no-print-directory e2e || suites=$$?; \
+	imagerc=0; wait $$image || imagerc=$$?; \
+	echo "----- make kind-node-image (ran beside the suites) -----"; cat $(NODE_IMAGE_LOG); \
+	if [ $$suites = 0 ] && [ $$imagerc = 0 ]; then $(MAKE) --no-print-directory e2e-kind || suites=$$?; fi; \
+	echo "$$(date +%T) suites done; waiting for make lint test-unit fuzz"; \
 	checksrc=0; wait $$checks || checksrc=$$?; \
-	echo "----- make test-unit fuzz (ran beside the suites) -----"; cat $(CHECKS_LOG); \
-	echo "$$(date +%T) suites exit $$suites, unit and fuzz exit $$checksrc"; \
-	[ $$suites = 0 ] && [ $$checksrc = 0 ]
+	echo "----- make lint test-unit fuzz (ran beside the suites) -----"; cat $(CHECKS_LOG); \
+	echo "$$(date +%T) suites exit $$suites, node image exit $$imagerc, lint, unit and fuzz exit $$checksrc"; \
+	[ $$suites = 0 ] && [ $$imagerc = 0 ] && [ $$checksrc = 0 ]
+
+.PHONY: engine
+engine: ## Ready the container engine for the kind suites (installs Debian's docker.io and starts dockerd when none answers).
+	$(GO) run ./e2e/cmd/engine
 
 .PHONY: chromium
 chromium: ## Install Debian's Chromium (as root, once) for the dashboard's browser test.
