@@ -33,7 +33,16 @@ var (
 	workload string
 )
 
+// parallelTests is how many tests run at once at the end of the suite: the two that run
+// side by side there, one of them with two parallel rows. They wait for a minute's slot and
+// for a re-join, not for the CPU.
+const parallelTests = 3
+
 func TestMain(m *testing.M) {
+	if err := framework.AtLeastParallel(parallelTests); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	os.Exit(run(m))
 }
 

@@ -124,7 +124,12 @@ func expectMemberEnforces(t *testing.T, ns, level string) {
 // TestNamesCannotBeTakenOnRealMembers runs the name rows of issue 28's attack table on
 // kind: namesakes across namespaces both complete, and a cron whose next run's name was
 // squatted runs under its alternate name.
+//
+// Its rows place on member1 only and mostly wait for a minute's slot, so it runs at the
+// end beside TestOldCertificateIsRefusedAfterDenyAndRejoinInCluster, which touches member2
+// only.
 func TestNamesCannotBeTakenOnRealMembers(t *testing.T) {
+	t.Parallel()
 	muster(t)
 	for _, check := range attacks.NameRows(attacks.Names{
 		Hub: fleet.Hub.Client, FleetJob: memberJob, Cluster: fleet.Members[0].Name,
@@ -158,8 +163,10 @@ func TestJoinTokenAndCertificateAttacksOnRealHub(t *testing.T) {
 // the README says (a join line bound to its name, the join in the member, musterctl
 // accept): the in-cluster agent stops for the new join line, its Deployment restarts it,
 // and it joins again; the certificate from before the deny stays refused although the
-// cluster and its name are the same. It runs last: member2 is back when it ends.
+// cluster and its name are the same. It runs last, beside TestNamesCannotBeTakenOnRealMembers
+// (on member1): member2 is back when it ends.
 func TestOldCertificateIsRefusedAfterDenyAndRejoinInCluster(t *testing.T) {
+	t.Parallel()
 	m := muster(t)
 	ctx := t.Context()
 	member := fleet.Members[1]

@@ -8,8 +8,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"time"
 
 	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
@@ -46,9 +48,21 @@ type Options struct {
 type Provider struct {
 	kind *cluster.Provider
 	opts Options
+
+	// networkMu is held by a creation that may make kind's container network: kind makes
+	// it when it is missing, and two creations that both find it missing make two.
+	networkMu sync.Mutex
+	networked bool
 }
 
-var _ provider.ClusterProvider = (*Provider)(nil)
+var (
+	_ provider.ClusterProvider   = (*Provider)(nil)
+	_ provider.ConcurrentCreator = (*Provider)(nil)
+)
+
+// CreatesConcurrently says a fleet's clusters may be created at once: each is its own set
+// of containers, and creations wait for the first one while kind's network is missing.
+func (p *Provider) CreatesConcurrently() bool { return true }
 
 // New detects the container engine (docker, podman or nerdctl) the way the kind CLI does.
 func New(opts Options) *Provider {
@@ -58,7 +72,7 @@ func New(opts Options) *Provider {
 func (p *Provider) Name() string { return ProviderName }
 
 // CreateCluster creates a kind cluster with one control-plane node and spec.Nodes workers.
-func (p *Provider) CreateCluster(ctx context.Context, spec provider.ClusterSpec, kubeconfigPath string) error {
+func (p *Provider) CreateCluster(ctx context.Context, spec provider.ClusterSpec, kubeconfigPath string) (err error) {
 	if p.opts.BridgeNetwork && spec.Nodes > 0 {
 		return fmt.Errorf("cluster %s: the node image's bridge network connects pods within one node only; ask for 0 worker nodes (the control plane runs workloads)", spec.Name)
 	}
@@ -77,6 +91,11 @@ func (p *Provider) CreateCluster(ctx context.Context, spec provider.ClusterSpec,
 	if p.opts.NodeImage != "" {
 		createOpts = append(createOpts, cluster.CreateWithNodeImage(p.opts.NodeImage))
 	}
+	if !p.awaitNetwork(ctx) {
+		// This creation makes the network; the others wait until it has.
+		defer p.networkMu.Unlock()
+		defer func() { p.networked = err == nil }()
+	}
 	done := make(chan error, 1)
 	go func() { done <- p.kind.Create(NamePrefix+spec.Name, createOpts...) }()
 	select {
@@ -92,6 +111,27 @@ func (p *Provider) CreateCluster(ctx context.Context, spec provider.ClusterSpec,
 		_ = p.kind.Delete(NamePrefix+spec.Name, kubeconfigPath)
 		return ctx.Err()
 	}
+}
+
+// awaitNetwork returns true once kind's container network exists. Otherwise it returns
+// false holding networkMu: the caller's creation makes the network, and unlocks.
+func (p *Provider) awaitNetwork(ctx context.Context) bool {
+	p.networkMu.Lock()
+	if p.networked || networkExists(ctx) {
+		p.networked = true
+		p.networkMu.Unlock()
+		return true
+	}
+	return false
+}
+
+// networkExists asks the container engine for the network kind puts its nodes on.
+func networkExists(ctx context.Context) bool {
+	name := os.Getenv("KIND_EXPERIMENTAL_DOCKER_NETWORK")
+	if name == "" {
+		name = "kind"
+	}
+	return exec.CommandContext(ctx, "docker", "network", "inspect", name).Run() == nil
 }
 
 // clusterConfig lays out the kind nodes: a control plane, plus workers for members.
