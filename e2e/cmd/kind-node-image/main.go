@@ -1,9 +1,13 @@
 // Command kind-node-image readies a container engine and builds (once) the kind node image
 // of package nodeimage, then prints its reference: kind create cluster --image $(...).
+// With -engine-only it readies the engine and stops: make test does that first, in the
+// foreground, so that a dockerd it starts (and every kind node under it) keeps the normal
+// CPU priority, and builds the image later at nice 19 beside the local suites.
 package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"os/signal"
@@ -16,15 +20,17 @@ import (
 )
 
 func main() {
+	engineOnly := flag.Bool("engine-only", false, "ready the container engine, build no image")
+	flag.Parse()
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
-	if err := run(ctx); err != nil {
+	if err := run(ctx, *engineOnly); err != nil {
 		fmt.Fprintln(os.Stderr, "kind-node-image:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context) error {
+func run(ctx context.Context, engineOnly bool) error {
 	cacheDir, err := toolchain.CacheDir()
 	if err != nil {
 		return err
@@ -32,6 +38,9 @@ func run(ctx context.Context) error {
 	start := time.Now()
 	if err := engine.Ensure(ctx, cacheDir, os.Stderr); err != nil {
 		return err
+	}
+	if engineOnly {
+		return nil
 	}
 	image, err := nodeimage.Ensure(ctx, cacheDir, os.Stderr)
 	if err != nil {
