@@ -10,11 +10,14 @@ import (
 )
 
 // ChildName is the name the child for a slot gets: the cron's name and the slot in Unix
-// minutes. Two hub replicas firing the same slot across a failover create the same
-// object, and the API server refuses the second.
+// minutes (SlotResolution). Two hub replicas firing the same slot across a failover
+// create the same object, and the API server refuses the second.
 func ChildName(cj *musterv1.FleetCronJob, slot time.Time) string {
-	return fmt.Sprintf("%s-%d", cj.Name, slot.Unix()/60)
+	return fmt.Sprintf("%s-%d", cj.Name, slotNumber(slot))
 }
+
+// slotNumber is the slot in Unix time, counted in SlotResolution units.
+func slotNumber(slot time.Time) int64 { return slot.Unix() / int64(SlotResolution/time.Second) }
 
 // AlternateChildName is the name the child for a slot gets when an object the cron does
 // not control holds ChildName (anyone who may create FleetJobs in the namespace can
@@ -23,7 +26,7 @@ func ChildName(cj *musterv1.FleetCronJob, slot time.Time) string {
 // agree on one child per slot. The child's name becomes its member Jobs', so it leaves
 // room for any completion index in the host names of an Indexed run's pods.
 func AlternateChildName(cj *musterv1.FleetCronJob, slot time.Time) string {
-	minutes := strconv.FormatInt(slot.Unix()/60, 10)
+	minutes := strconv.FormatInt(slotNumber(slot), 10)
 	return names.Name(names.JobMaxLength, cj.Name, minutes, "fleetcronjob-run", string(cj.UID), minutes)
 }
 

@@ -55,7 +55,7 @@ func Parse(spec string, tz string) (cron.Schedule, error) {
 	if err != nil {
 		return nil, invalid("timeZone", err)
 	}
-	sched, err := cron.ParseStandard(s)
+	sched, err := parseSpec(s)
 	if err != nil {
 		return nil, invalid("schedule", fmt.Errorf("invalid schedule %q: %w", spec, err))
 	}
@@ -136,11 +136,11 @@ func mostRecent(sched cron.Schedule, earliest, now time.Time) (*time.Time, int) 
 
 // latestBefore returns the latest slot in [from, now], given that from is a slot. It
 // bisects the time between: a slot lies in (x, now] exactly when Next(x) is not after
-// now, and slots are at least a minute apart, so once the interval is a minute wide Next
+// now, and slots are at least SlotResolution apart, so once the interval is that wide Next
 // of its low end is the answer. Each halving costs one Next call: about 40 for a century.
 func latestBefore(sched cron.Schedule, from, now time.Time) *time.Time {
 	lo, hi := from, now
-	for hi.Sub(lo) > time.Minute {
+	for hi.Sub(lo) > SlotResolution {
 		mid := lo.Add(hi.Sub(lo) / 2)
 		if n := sched.Next(mid); !n.IsZero() && !n.After(now) {
 			lo = mid

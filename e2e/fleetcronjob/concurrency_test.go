@@ -25,8 +25,9 @@ import (
 )
 
 // lastingCron is a cron whose runs put one pod in each member that lasts d.
-func lastingCron(name string, policy musterv1.ConcurrencyPolicy, d time.Duration) *musterv1.FleetCronJob {
-	cj := newCron(name, "*/1 * * * *")
+// lastingCron is a cron every period whose runs last d.
+func lastingCron(name string, period time.Duration, policy musterv1.ConcurrencyPolicy, d time.Duration) *musterv1.FleetCronJob {
+	cj := newCron(name, every(period))
 	cj.Spec.ConcurrencyPolicy = policy
 	job := &cj.Spec.JobTemplate.Spec.Template.Spec
 	job.Completions, job.Parallelism = ptr.To[int32](2), ptr.To[int32](2)
@@ -150,20 +151,29 @@ func hubEvent(t *testing.T, regarding, reason string) bool {
 // TestForbidSkipsTheNextSlotFleetWide: a run that outlasts a minute in the members keeps
 // the next slot from starting; with a 20s starting deadline that slot is dropped, and the
 // one after runs.
+// The Forbid cron's timing: its first run lasts past the next slot, which is skipped,
+// and ends well before the slot after. The starting deadline is shorter than the time
+// from the skipped slot to the run's end, so the skipped slot is not run late either.
+const (
+	forbidPeriod   = 30 * time.Second
+	forbidRun      = 40 * time.Second
+	forbidDeadline = 5
+)
+
 func TestForbidSkipsTheNextSlotFleetWide(t *testing.T) {
 	t.Parallel()
-	cj := lastingCron("forbid", musterv1.ConcurrencyForbid, 95*time.Second)
-	cj.Spec.StartingDeadlineSeconds = ptr.To[int64](20)
+	cj := lastingCron("forbid", forbidPeriod, musterv1.ConcurrencyForbid, forbidRun)
+	cj.Spec.StartingDeadlineSeconds = ptr.To[int64](forbidDeadline)
 	createCron(t, cj)
-	first := waitRuns(t, cj.Name, 75*time.Second, "the first run", func(rs runSet) bool { return len(rs) == 1 })
+	first := waitRuns(t, cj.Name, forbidPeriod+15*time.Second, "the first run", func(rs runSet) bool { return len(rs) == 1 })
 	var s0 time.Time
 	for slot := range first {
 		s0 = time.Unix(slot, 0)
 	}
-	got := waitRuns(t, cj.Name, time.Until(s0.Add(150*time.Second)), "the run two slots later", func(rs runSet) bool {
-		return rs.at(s0.Add(2*time.Minute)) != nil
+	got := waitRuns(t, cj.Name, time.Until(s0.Add(2*forbidPeriod+30*time.Second)), "the run two slots later", func(rs runSet) bool {
+		return rs.at(s0.Add(2*forbidPeriod)) != nil
 	})
-	if got.at(s0.Add(time.Minute)) != nil || len(got) != 2 {
+	if got.at(s0.Add(forbidPeriod)) != nil || len(got) != 2 {
 		t.Errorf("runs %s: want the first and the third slot only", slots(got))
 	}
 	if fj := got.at(s0); !meta.IsStatusConditionTrue(fj.Status.Conditions, musterv1.FleetJobComplete) || len(fj.Status.Clusters) != 2 {
@@ -176,17 +186,22 @@ func TestForbidSkipsTheNextSlotFleetWide(t *testing.T) {
 
 // TestReplaceStopsTheOldRunInEveryMember: at the next slot the running run is deleted on
 // the hub and its Jobs and pods leave both members, while the new run starts in both.
+// replacePeriod is the Replace cron's period: long enough for the first run's pods to
+// start in both members before the next slot replaces it, and for the replacement to take
+// over in both before the slot after that.
+const replacePeriod = 30 * time.Second
+
 func TestReplaceStopsTheOldRunInEveryMember(t *testing.T) {
 	t.Parallel()
-	cj := lastingCron("replace", musterv1.ConcurrencyReplace, 10*time.Minute)
+	cj := lastingCron("replace", replacePeriod, musterv1.ConcurrencyReplace, 10*time.Minute)
 	createCron(t, cj)
-	first := waitRuns(t, cj.Name, 75*time.Second, "the first run", func(rs runSet) bool { return len(rs) == 1 })
+	first := waitRuns(t, cj.Name, replacePeriod+15*time.Second, "the first run", func(rs runSet) bool { return len(rs) == 1 })
 	var s0 time.Time
 	var old string
 	for slot, fj := range first {
 		s0, old = time.Unix(slot, 0), fj.Name
 	}
-	err := framework.Until(t.Context(), 45*time.Second, "the first run's pod running in both members", func(context.Context) (bool, string, error) {
+	err := framework.Until(t.Context(), time.Until(s0.Add(replacePeriod)), "the first run's pod running in both members", func(context.Context) (bool, string, error) {
 		var state []string
 		ok := true
 		for _, m := range fleet.Members {
@@ -199,11 +214,11 @@ func TestReplaceStopsTheOldRunInEveryMember(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := waitRuns(t, cj.Name, time.Until(s0.Add(90*time.Second)), "the old run replaced", func(rs runSet) bool {
-		return len(rs) == 1 && rs.at(s0.Add(time.Minute)) != nil
+	got := waitRuns(t, cj.Name, time.Until(s0.Add(replacePeriod+30*time.Second)), "the old run replaced", func(rs runSet) bool {
+		return len(rs) == 1 && rs.at(s0.Add(replacePeriod)) != nil
 	})
-	replacement := got.at(s0.Add(time.Minute)).Name
-	err = framework.Until(t.Context(), 45*time.Second, "the old run gone from both members and the new one running there", func(context.Context) (bool, string, error) {
+	replacement := got.at(s0.Add(replacePeriod)).Name
+	err = framework.Until(t.Context(), time.Until(s0.Add(2*replacePeriod)), "the old run gone from both members and the new one running there", func(context.Context) (bool, string, error) {
 		var state []string
 		ok := true
 		for _, m := range fleet.Members {

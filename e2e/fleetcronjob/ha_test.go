@@ -16,15 +16,15 @@ import (
 	"github.com/musterhq/muster/e2e/framework"
 )
 
-// nextSlot is the first whole minute at least lead from now.
-func nextSlot(lead time.Duration) time.Time {
-	return time.Now().Add(lead).Truncate(time.Minute).Add(time.Minute)
+// nextSlot is the first slot of every(period) at least lead from now.
+func nextSlot(period, lead time.Duration) time.Time {
+	return time.Now().Add(lead).Truncate(period).Add(period)
 }
 
-// dailyAt is a cron whose only slot today is at t (UTC).
+// dailyAt is a cron whose only slot today is at t (UTC), to the second.
 func dailyAt(name string, t time.Time) *musterv1.FleetCronJob {
 	t = t.UTC()
-	return newCron(name, fmt.Sprintf("%d %d * * *", t.Minute(), t.Hour()))
+	return newCron(name, fmt.Sprintf("%d %d %d * * *", t.Second(), t.Minute(), t.Hour()))
 }
 
 func sleepUntil(t *testing.T, at time.Time) {
@@ -53,13 +53,13 @@ func waitNextSchedule(t *testing.T, cj *musterv1.FleetCronJob, next time.Time) {
 
 // downWindow is how long before a slot the hub stops and how long after it the hub comes
 // back. The hub has no timer that spans the window (it requeues for the slot itself), so
-// 15s either side is as much "down across the slot" as 45s was, at a minute less per run.
-const downWindow = 15 * time.Second
+// 10s either side is as much "down across the slot" as 45s was.
+const downWindow = 10 * time.Second
 
-// TestHubDownAcrossASlotRunsItOnceWhenItReturns: the hub stops 15s before a slot and comes
-// back 15s after it; within startingDeadlineSeconds the missed slot runs, once.
+// TestHubDownAcrossASlotRunsItOnceWhenItReturns: the hub stops 10s before a slot and comes
+// back 10s after it; within startingDeadlineSeconds the missed slot runs, once.
 func TestHubDownAcrossASlotRunsItOnceWhenItReturns(t *testing.T) {
-	slot := nextSlot(downWindow + 10*time.Second)
+	slot := nextSlot(time.Second, downWindow+10*time.Second)
 	cj := dailyAt("downtime", slot)
 	cj.Spec.StartingDeadlineSeconds = ptr.To[int64](300)
 	createCron(t, cj)
@@ -119,8 +119,10 @@ func TestLeaderKilledAtATickFiresTheSlotOnce(t *testing.T) {
 	}
 	waitForWebhook(t)
 
-	slot := nextSlot(25 * time.Second)
-	cj := newCron("failover", "*/1 * * * *")
+	// The slot is the cron's only one today: the survivor, leading some 20 s after the
+	// kill, must run this slot, not a later one that superseded it.
+	slot := nextSlot(time.Second, 10*time.Second)
+	cj := dailyAt("failover", slot)
 	createCron(t, cj)
 	waitNextSchedule(t, cj, slot)
 	sleepUntil(t, slot.Add(20*time.Millisecond))

@@ -32,6 +32,13 @@ var (
 // three binaries again in every suite's process took 20 to 50 seconds of a loaded machine.
 const BinDirEnv = "MUSTER_E2E_BIN_DIR"
 
+// BuildTags are the build tags of the local fleet's binaries (the Makefile's
+// E2E_BUILD_TAGS), the tag the local suites are built with: with it a FleetCronJob
+// schedule may begin with a seconds field, so the suites wait seconds for a slot rather
+// than minutes (package api/cronjob). The kind suites' images are built without it, as a
+// release is.
+const BuildTags = "e2e"
+
 // BuildBinaries compiles muster-hub, muster-agent and musterctl from this checkout once
 // per test process, or uses those in $MUSTER_E2E_BIN_DIR when it is set.
 func BuildBinaries(ctx context.Context, dir string) (Binaries, error) {
@@ -45,7 +52,7 @@ func BuildBinaries(ctx context.Context, dir string) (Binaries, error) {
 			buildErr = err
 			return
 		}
-		cmd := exec.CommandContext(ctx, "go", "build", "-o", dir+string(os.PathSeparator), "./cmd/muster-hub", "./cmd/muster-agent", "./cmd/musterctl")
+		cmd := exec.CommandContext(ctx, "go", "build", "-tags", BuildTags, "-o", dir+string(os.PathSeparator), "./cmd/muster-hub", "./cmd/muster-agent", "./cmd/musterctl")
 		cmd.Dir = root
 		// Static, as in the images (package images), so both share one compile cache.
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
