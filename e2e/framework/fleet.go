@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -176,14 +177,28 @@ func Down(ctx context.Context, dir string) error {
 	}
 	// Muster's processes first: they talk to the clusters.
 	errs := []error{stopDetached(dir)}
-	// Members first: they depend on the hub, not the other way round.
-	for i := len(state.Clusters) - 1; i >= 0; i-- {
-		c := state.Clusters[i]
-		if err := p.DeleteCluster(ctx, c.Name, c.Kubeconfig); err != nil {
-			errs = append(errs, err)
-			continue
+	var mu sync.Mutex
+	deleteCluster := func(c clusterRecord) {
+		err := p.DeleteCluster(ctx, c.Name, c.Kubeconfig)
+		if err == nil {
+			_ = os.Remove(c.Kubeconfig)
 		}
-		_ = os.Remove(c.Kubeconfig)
+		mu.Lock()
+		defer mu.Unlock()
+		errs = append(errs, err)
+	}
+	// Members first, all at once: they depend on the hub, not on each other.
+	var members sync.WaitGroup
+	for _, c := range state.Clusters {
+		if c.Role != provider.RoleHub {
+			members.Go(func() { deleteCluster(c) })
+		}
+	}
+	members.Wait()
+	for _, c := range state.Clusters {
+		if c.Role == provider.RoleHub {
+			deleteCluster(c)
+		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return err

@@ -46,8 +46,10 @@ func TestMemberNodeStoppedForAMinuteComesBackAndItsWorkCompletes(t *testing.T) {
 	member := fleet.Members[1]
 	waitAgentCertificateLeft(t, member, outage+restartAllowance+jobStartAllowance)
 
+	// Every index at once (two per member): member2's two pods are cut off together and
+	// run again together once it is back, rather than one after the other.
 	const completions = 4
-	fj := indexed(dividedJob("outage", completions, 2, "sleep", "30s"))
+	fj := indexed(dividedJob("outage", completions, completions, "sleep", "30s"))
 	createOnHub(t, fj)
 	waitJobPodRunning(t, member, fj.Name)
 	left := agentCertificateLeft(t, member)
