@@ -24,6 +24,7 @@ import (
 // any metric a PromQL expression of the PrometheusRule or the dashboards selects that
 // none of them exports: a renamed metric must not leave an alert or a panel silent.
 func TestMonitoringQueriesNameExportedMetrics(t *testing.T) {
+	t.Parallel()
 	// Counters by kind appear once a job has moved them.
 	fj := create(t, newFleetJob("monitored", musterv1.PlacementDuplicate, 1, 1))
 	waitForPhase(t, fj, musterv1.JobComplete, 2*time.Minute)

@@ -63,6 +63,7 @@ func suspended(fj *musterv1.FleetJob) {
 // unreachable MemberCluster. With MUSTER_CAPTURE_ARGOCD_TESTDATA=dir every object is
 // also written under dir, to refresh deploy/argocd/muster.dev/*/testdata.
 func TestArgoCDHealthOfRealObjects(t *testing.T) {
+	t.Parallel()
 	t.Run("FleetJob", testFleetJobHealth)
 	t.Run("BroadcastJob", testBroadcastJobHealth)
 	t.Run("MemberCluster and Work", testMemberClusterAndWorkHealth)

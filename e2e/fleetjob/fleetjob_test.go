@@ -146,6 +146,7 @@ func checkEveryIndexOnce(t *testing.T, fj *musterv1.FleetJob, completions int) {
 }
 
 func TestDividedIndexedRunsEveryFleetIndexOnce(t *testing.T) {
+	t.Parallel()
 	fj := create(t, newFleetJob("divided", musterv1.PlacementDivided, 4, 20, indexedMode))
 	done := waitForPhase(t, fj, musterv1.JobComplete, 2*time.Minute)
 	checkEveryIndexOnce(t, fj, 20)
@@ -180,6 +181,7 @@ func TestDividedIndexedRunsEveryFleetIndexOnce(t *testing.T) {
 }
 
 func TestDuplicateCompletesInEveryCluster(t *testing.T) {
+	t.Parallel()
 	fj := create(t, newFleetJob("duplicate", musterv1.PlacementDuplicate, 2, 3))
 	done := waitForPhase(t, fj, musterv1.JobComplete, 2*time.Minute)
 	if done.Status.Succeeded != 6 {
@@ -215,6 +217,7 @@ func TestDuplicateCompletesInEveryCluster(t *testing.T) {
 }
 
 func TestPodFailurePolicyFailsTheFleetAndStopsTheOtherShard(t *testing.T) {
+	t.Parallel()
 	fj := create(t, newFleetJob("fail-on-42", musterv1.PlacementDuplicate, 5, 5, lasting(5*time.Minute), func(fj *musterv1.FleetJob) {
 		spec := &fj.Spec.Template.Spec
 		spec.PodFailurePolicy = &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{{

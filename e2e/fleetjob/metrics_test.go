@@ -25,6 +25,7 @@ type expectation struct {
 // hub's and each agent's /metrics over HTTP, as Prometheus does, for the Muster metrics
 // that job moved.
 func TestMetricsEndpointsServeMusterMetrics(t *testing.T) {
+	t.Parallel()
 	fj := create(t, newFleetJob("scraped", musterv1.PlacementDuplicate, 1, 1))
 	waitForPhase(t, fj, musterv1.JobComplete, 2*time.Minute)
 

@@ -18,6 +18,7 @@ import (
 // it and exits 0 when it completes, get prints it in kubectl's formats, and describe shows
 // each member's shard with its Work's conditions and the member Job's fed-back status.
 func TestMusterctlFollowsAndDescribesARealFleetJob(t *testing.T) {
+	t.Parallel()
 	fj := create(t, newFleetJob("cli", musterv1.PlacementDivided, 2, 4, indexedMode, lasting(3*time.Second)))
 	watchCtx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
@@ -90,6 +91,7 @@ func squashed(out string) string {
 // TestMusterctlVerbsAndFormatsOnTheFleet runs each read verb and output format of the
 // built musterctl against the fleet's hub, as a user following the README would.
 func TestMusterctlVerbsAndFormatsOnTheFleet(t *testing.T) {
+	t.Parallel()
 	fj := create(t, newFleetJob("formats", musterv1.PlacementDuplicate, 1, 1, func(fj *musterv1.FleetJob) {
 		fj.Labels = map[string]string{"team": "render"}
 	}))

@@ -30,7 +30,17 @@ const (
 	failingNode = "e2e-failing-node"
 )
 
+// parallelTests is how many tests run at once. The two that stop or kill an agent
+// (TestMemberUnreachableFiresForAStoppedAgent, TestAgentKilledMidRunLosesNoCompletionAndAddsNoPod)
+// run first, alone; the others each follow their own FleetJob, chosen by name or label,
+// and run together after them. They wait on the fleet far more than they compute.
+const parallelTests = 4
+
 func TestMain(m *testing.M) {
+	if err := framework.AtLeastParallel(parallelTests); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	os.Exit(framework.RunSuite(m, framework.SuiteConfig{Name: "fleetjob", Fleet: framework.FleetOptions{Members: 2}, Prepare: addNodes}, &fleet, &muster))
 }
 
