@@ -37,6 +37,7 @@ FUZZ_TARGETS    := \
 	./placement/division:FuzzSplit ./placement/parallelism:FuzzDivide ./placement/subsets:FuzzRebalance
 E2E_TIMEOUT     ?= 30m
 E2E_BIN_DIR     ?= $(CURDIR)/_output/e2e-bin
+E2E_TEST_BIN_DIR ?= $(CURDIR)/_output/e2e-test-bin
 # The local fleet's binaries (e2e suites, make demo) are built with the e2e tag, as the
 # suites are: there a FleetCronJob schedule may begin with a seconds field, so the suites
 # wait seconds for a slot (api/cronjob). framework.BuildTags says the same; the kind
@@ -106,8 +107,10 @@ toolchain: ## Build (once) and cache kube-apiserver, kube-controller-manager, ku
 
 # The fleets wait on clocks, leases and processes far more than they compute: the fleetjob
 # suite, measured, used 134 CPU-seconds of two cores in 222 s (30 %). So `make test` runs
-# lint, the unit tests and fuzzing, and the build of the kind node image, beside the local
-# e2e suites, at the lowest CPU priority (nice 19, and the lowest best-effort disk
+# the compile of every suite's test binary (go test -p 1 otherwise links each, some 15 s,
+# just before running it: the later suites now start from the build cache), lint, the
+# unit tests and fuzzing, and the build of the kind node image, beside the local e2e
+# suites, at the lowest CPU priority (nice 19, and the lowest best-effort disk
 # priority): they take only the CPU the fleets leave idle, so a fleet's leases and
 # heartbeats keep their timing. The kind suites start once the local ones and the node
 # image are done. Output of the jobs beside waits in CHECKS_LOG and NODE_IMAGE_LOG and is
@@ -121,9 +124,9 @@ BESIDE          := nice -n 19 ionice -c 2 -n 7 $(MAKE) --no-print-directory
 .PHONY: test
 test: verify-generated toolchain chromium engine ## Everything CI runs: verify, the e2e suites, then the kind suites; lint, unit and integration tests, fuzzing and the node image build beside them.
 	@mkdir -p $(dir $(CHECKS_LOG)) $(dir $(NODE_IMAGE_LOG)); \
-	echo "$$(date +%T) make lint test-unit fuzz and make kind-node-image start beside the suites (nice 19); their output follows them"; \
-	{ start=$$(date +%s); rc=0; $(BESIDE) -k lint test-unit fuzz || rc=$$?; \
-	  echo "make lint test-unit fuzz took $$(( $$(date +%s) - start ))s"; exit $$rc; } >$(CHECKS_LOG) 2>&1 & checks=$$!; \
+	echo "$$(date +%T) make e2e-test-binaries lint test-unit fuzz and make kind-node-image start beside the suites (nice 19); their output follows them"; \
+	{ start=$$(date +%s); rc=0; $(BESIDE) -k e2e-test-binaries lint test-unit fuzz || rc=$$?; \
+	  echo "make e2e-test-binaries lint test-unit fuzz took $$(( $$(date +%s) - start ))s"; exit $$rc; } >$(CHECKS_LOG) 2>&1 & checks=$$!; \
 	{ start=$$(date +%s); rc=0; $(BESIDE) kind-node-image || rc=$$?; \
 	  echo "make kind-node-image took $$(( $$(date +%s) - start ))s"; exit $$rc; } >$(NODE_IMAGE_LOG) 2>&1 & image=$$!; \
 	trap 'kill $$checks $$image 2>/dev/null || true' EXIT; \
@@ -131,9 +134,9 @@ test: verify-generated toolchain chromium engine ## Everything CI runs: verify, 
 	imagerc=0; wait $$image || imagerc=$$?; \
 	echo "----- make kind-node-image (ran beside the suites) -----"; cat $(NODE_IMAGE_LOG); \
 	if [ $$suites = 0 ] && [ $$imagerc = 0 ]; then $(MAKE) --no-print-directory e2e-kind || suites=$$?; fi; \
-	echo "$$(date +%T) suites done; waiting for make lint test-unit fuzz"; \
+	echo "$$(date +%T) suites done; waiting for make e2e-test-binaries lint test-unit fuzz"; \
 	checksrc=0; wait $$checks || checksrc=$$?; \
-	echo "----- make lint test-unit fuzz (ran beside the suites) -----"; cat $(CHECKS_LOG); \
+	echo "----- make e2e-test-binaries lint test-unit fuzz (ran beside the suites) -----"; cat $(CHECKS_LOG); \
 	echo "$$(date +%T) suites exit $$suites, node image exit $$imagerc, lint, unit and fuzz exit $$checksrc"; \
 	[ $$suites = 0 ] && [ $$imagerc = 0 ] && [ $$checksrc = 0 ]
 
@@ -170,6 +173,11 @@ e2e-bin: ## muster-hub, muster-agent and musterctl in E2E_BIN_DIR, built once fo
 e2e: toolchain chromium e2e-bin ## End-to-end suites on a fleet (MUSTER_E2E_PROVIDER=local|kind).
 	@# -vet=off: make verify's golangci-lint already ran go vet's checks with the e2e tags.
 	MUSTER_E2E_BIN_DIR=$(E2E_BIN_DIR) $(GO) test -count=1 -p 1 -vet=off -tags e2e -timeout $(E2E_TIMEOUT) -v ./e2e/...
+
+.PHONY: e2e-test-binaries
+e2e-test-binaries: ## Compile, without running, the test binary of every e2e and kind suite (into E2E_TEST_BIN_DIR), so that go test finds them in the build cache.
+	$(GO) test -c -o $(E2E_TEST_BIN_DIR)/local/ -tags e2e ./e2e/...
+	$(GO) test -c -o $(E2E_TEST_BIN_DIR)/kind/ -tags e2ekind ./e2e/kindfleet/
 
 .PHONY: e2e-kind
 e2e-kind: toolchain e2e-bin ## Kind suites: a Docker engine (started here if none runs), the node image built here, real clusters and pods.
