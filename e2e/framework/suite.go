@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
 )
 
 // SuiteConfig shapes an e2e suite that runs Muster in process mode on its own fleet.
@@ -36,6 +38,13 @@ func RunSuite(m *testing.M, cfg SuiteConfig, fleet **Fleet, muster **Muster) int
 	defer os.RemoveAll(dir)
 	opts := cfg.Fleet
 	opts.Dir = dir
+	// Where a suite's setup goes, printed once it is ready: make test runs a dozen suites.
+	start := time.Now()
+	var phases []string
+	phase := func(name string) {
+		phases = append(phases, fmt.Sprintf("%s %s", name, time.Since(start).Round(100*time.Millisecond)))
+		start = time.Now()
+	}
 	f, err := Up(ctx, opts)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bringing the fleet up:", err)
@@ -51,21 +60,25 @@ func RunSuite(m *testing.M, cfg SuiteConfig, fleet **Fleet, muster **Muster) int
 			fmt.Fprintln(os.Stderr, "tearing the fleet down:", err)
 		}
 	}()
+	phase("fleet up")
 	if cfg.Prepare != nil {
 		if err := cfg.Prepare(ctx, f); err != nil {
 			fmt.Fprintln(os.Stderr, "preparing the fleet:", err)
 			return 1
 		}
+		phase("prepared")
 	}
 	if mu, err = InstallHub(ctx, f); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	*muster = mu
+	phase("hub installed")
 	if err := mu.StartHubProcess(append([]string{"--leader-elect=false"}, cfg.HubArgs...)...); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	phase("hub serving")
 	members := f.Members
 	if cfg.Join != nil {
 		members = cfg.Join(f)
@@ -75,6 +88,8 @@ func RunSuite(m *testing.M, cfg SuiteConfig, fleet **Fleet, muster **Muster) int
 		mu.DumpLogs()
 		return 1
 	}
+	phase(fmt.Sprintf("%d members joined", len(members)))
+	fmt.Printf("%s suite ready: %s\n", cfg.Name, strings.Join(phases, ", "))
 	code := m.Run()
 	if code != 0 {
 		mu.DumpLogs()
