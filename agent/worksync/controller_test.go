@@ -23,6 +23,7 @@ import (
 
 	"github.com/musterhq/muster/agent/worksync"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/internal/testing/envtest"
 )
 
 var seq atomic.Int32
@@ -60,7 +61,7 @@ func createWork(t *testing.T, name string, mutate func(*musterv1.Work), manifest
 func waitForWork(t *testing.T, key types.NamespacedName, cond func(*musterv1.Work) bool) *musterv1.Work {
 	t.Helper()
 	var w musterv1.Work
-	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 15*time.Second, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, envtest.EventuallyTimeout, true, func(ctx context.Context) (bool, error) {
 		if err := env.Client.Get(ctx, key, &w); err != nil {
 			return false, client.IgnoreNotFound(err)
 		}
@@ -108,7 +109,7 @@ func TestUpdatedManifestIsReappliedAndDroppedOneDeleted(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitForWork(t, key, reported)
-	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 15*time.Second, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, envtest.EventuallyTimeout, true, func(ctx context.Context) (bool, error) {
 		var keep corev1.ConfigMap
 		if err := env.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: keepName}, &keep); err != nil {
 			return false, err
@@ -176,7 +177,7 @@ func TestDeletionWaitsForMemberObjects(t *testing.T) {
 	if err := env.Client.Delete(ctx, w); err != nil {
 		t.Fatal(err)
 	}
-	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 15*time.Second, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, envtest.EventuallyTimeout, true, func(ctx context.Context) (bool, error) {
 		cmErr := env.Client.Get(ctx, types.NamespacedName{Namespace: "default", Name: going}, &corev1.ConfigMap{})
 		wErr := env.Client.Get(ctx, key, &musterv1.Work{})
 		return apierrors.IsNotFound(cmErr) && apierrors.IsNotFound(wErr), nil

@@ -120,7 +120,7 @@ func withoutWebhook(t *testing.T, create func() error) {
 		t.Fatal(err)
 	}
 	// The API server drops the configuration from its cache soon after the delete.
-	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 15*time.Second, true, func(context.Context) (bool, error) {
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, envtest.EventuallyTimeout, true, func(context.Context) (bool, error) {
 		return create() == nil, nil
 	}); err != nil {
 		t.Fatalf("could not create without the webhook: %v", err)
@@ -140,7 +140,7 @@ func waitForWebhook(t *testing.T) {
 	cm := runtime.RawExtension{Raw: []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"probe","namespace":"default"}}`)}
 	probe := &musterv1.Work{ObjectMeta: metav1.ObjectMeta{GenerateName: "probe-", Namespace: "default"},
 		Spec: musterv1.WorkSpec{Manifests: []musterv1.Manifest{{RawExtension: cm}, {RawExtension: cm}}}}
-	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 15*time.Second, true, func(context.Context) (bool, error) {
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, envtest.EventuallyTimeout, true, func(context.Context) (bool, error) {
 		err := env.Client.Create(ctx, probe.DeepCopy())
 		return apierrors.IsInvalid(err) && strings.Contains(err.Error(), "spec.manifests[1]"), nil
 	}); err != nil {
@@ -179,7 +179,7 @@ func withHubDown(t *testing.T, fn func()) {
 	}()
 	// Wait until the API server calls the address that does not answer.
 	probe := &musterv1.Work{ObjectMeta: metav1.ObjectMeta{GenerateName: "probe-", Namespace: "default"}}
-	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 15*time.Second, true, func(context.Context) (bool, error) {
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, envtest.EventuallyTimeout, true, func(context.Context) (bool, error) {
 		err := env.Client.Create(ctx, probe.DeepCopy())
 		return err != nil && strings.Contains(err.Error(), "failed calling webhook"), nil
 	}); err != nil {
