@@ -110,13 +110,13 @@ toolchain: ## Build (once) and cache kube-apiserver, kube-controller-manager, ku
 # the compile of every suite's test binary (go test -p 1 otherwise links each, some 15 s,
 # just before running it: the later suites now start from the build cache), lint, the
 # unit tests and fuzzing, and the build of the kind node image, beside the local e2e
-# suites, at the lowest CPU priority (nice 19, and the lowest best-effort disk
-# priority): they take only the CPU the fleets leave idle, so a fleet's leases and
-# heartbeats keep their timing. The kind suites start once the local ones and the node
+# suites, at low CPU priority (BESIDE, below, and the lowest best-effort disk priority):
+# they take mostly the CPU the fleets leave idle, so a fleet's leases and heartbeats keep
+# their timing. The kind suites start once the local ones and the node
 # image are done. Output of the jobs beside waits in CHECKS_LOG and NODE_IMAGE_LOG and is
 # printed after the suites; a failure anywhere fails the target. What can disturb the
 # suites runs first, in the foreground: make generate rewrites deploy/crd, which the
-# fleets read, and a dockerd started at nice 19 would pass its priority to every kind node.
+# fleets read, and a dockerd started at low priority would pass it to every kind node.
 CHECKS_LOG      ?= $(CURDIR)/_output/checks.log
 NODE_IMAGE_LOG  ?= $(CURDIR)/_output/node-image.log
 # The jobs beside the suites get a session of their own whose autogroup runs at nice 10:
@@ -132,7 +132,7 @@ BESIDE          := setsid -w sh -c 'echo 10 >/proc/self/autogroup 2>/dev/null; e
 .PHONY: test
 test: verify-generated toolchain chromium engine ## Everything CI runs: verify, the e2e suites, then the kind suites; lint, unit and integration tests, fuzzing and the node image build beside them.
 	@mkdir -p $(dir $(CHECKS_LOG)) $(dir $(NODE_IMAGE_LOG)); \
-	echo "$$(date +%T) make e2e-test-binaries lint test-unit fuzz and make kind-node-image start beside the suites (nice 19); their output follows them"; \
+	echo "$$(date +%T) make e2e-test-binaries lint test-unit fuzz and make kind-node-image start beside the suites at low priority; their output follows them"; \
 	{ start=$$(date +%s); rc=0; $(BESIDE) -k e2e-test-binaries lint test-unit fuzz || rc=$$?; \
 	  echo "make e2e-test-binaries lint test-unit fuzz took $$(( $$(date +%s) - start ))s"; exit $$rc; } >$(CHECKS_LOG) 2>&1 & checks=$$!; \
 	{ start=$$(date +%s); rc=0; $(BESIDE) kind-node-image || rc=$$?; \
@@ -180,11 +180,11 @@ e2e-bin: ## muster-hub, muster-agent and musterctl in E2E_BIN_DIR, built once fo
 .PHONY: e2e
 e2e: toolchain chromium e2e-bin ## End-to-end suites on a fleet (MUSTER_E2E_PROVIDER=local|kind).
 	@# -vet=off: make verify's golangci-lint already ran go vet's checks with the e2e tags.
-	MUSTER_E2E_BIN_DIR=$(E2E_BIN_DIR) $(GO) test -count=1 -p 1 -vet=off -tags e2e -timeout $(E2E_TIMEOUT) -v ./e2e/...
+	MUSTER_E2E_BIN_DIR=$(E2E_BIN_DIR) $(GO) test -count=1 -p 1 -vet=off -tags $(E2E_BUILD_TAGS) -timeout $(E2E_TIMEOUT) -v ./e2e/...
 
 .PHONY: e2e-test-binaries
 e2e-test-binaries: ## Compile, without running, the test binary of every e2e and kind suite (into E2E_TEST_BIN_DIR), so that go test finds them in the build cache.
-	$(GO) test -c -o $(E2E_TEST_BIN_DIR)/local/ -tags e2e ./e2e/...
+	$(GO) test -c -o $(E2E_TEST_BIN_DIR)/local/ -tags $(E2E_BUILD_TAGS) ./e2e/...
 	$(GO) test -c -o $(E2E_TEST_BIN_DIR)/kind/ -tags e2ekind ./e2e/kindfleet/
 
 .PHONY: e2e-kind
