@@ -119,6 +119,7 @@ toolchain: ## Build (once) and cache kube-apiserver, kube-controller-manager, ku
 # fleets read, and a dockerd started at low priority would pass it to every kind node.
 CHECKS_LOG      ?= $(CURDIR)/_output/checks.log
 NODE_IMAGE_LOG  ?= $(CURDIR)/_output/node-image.log
+TOOLCHAIN_LOG   ?= $(CURDIR)/_output/toolchain.log
 # The jobs beside the suites get a session of their own whose autogroup runs at nice 10:
 # with the kernel's autogroups on (Debian's default), a process's own nice ranks it only
 # within its session, and kwokctl starts each control-plane process in a session of its
@@ -129,23 +130,37 @@ NODE_IMAGE_LOG  ?= $(CURDIR)/_output/node-image.log
 # without autogroups ignores the write.
 BESIDE          := setsid -w sh -c 'echo 10 >/proc/self/autogroup 2>/dev/null; exec nice -n 19 ionice -c 2 -n 7 "$$0" "$$@"' $(MAKE) --no-print-directory
 
+# On a cold machine the toolchain's compile (some 17 minutes on two cores) comes before
+# any suite can start. So it starts first, at normal priority, and everything that does
+# not need it goes on meanwhile: verify-generated, then the engine and Chromium from
+# Debian (network and disk, not CPU), then the jobs beside the suites, whose lint and
+# compiles take what CPU the toolchain's module downloads and links leave, and whose
+# node image build fetches its Debian rootfs before it waits for the toolchain's lock.
+# Warm, the toolchain is found cached in a second and nothing changes.
 .PHONY: test
-test: verify-generated toolchain chromium engine ## Everything CI runs: verify, the e2e suites, then the kind suites; lint, unit and integration tests, fuzzing and the node image build beside them.
-	@mkdir -p $(dir $(CHECKS_LOG)) $(dir $(NODE_IMAGE_LOG)); \
+test: ## Everything CI runs: verify, the e2e suites, then the kind suites; lint, unit and integration tests, fuzzing and the node image build beside them.
+	@mkdir -p $(dir $(CHECKS_LOG)) $(dir $(NODE_IMAGE_LOG)) $(dir $(TOOLCHAIN_LOG)); \
+	{ start=$$(date +%s); rc=0; $(MAKE) --no-print-directory toolchain || rc=$$?; \
+	  echo "make toolchain took $$(( $$(date +%s) - start ))s"; exit $$rc; } >$(TOOLCHAIN_LOG) 2>&1 & toolchain=$$!; \
+	checks=; image=; trap 'kill $$toolchain $$checks $$image 2>/dev/null || true' EXIT; \
+	echo "$$(date +%T) make toolchain starts; its output follows make verify-generated engine chromium"; \
+	prep=0; $(MAKE) --no-print-directory verify-generated engine chromium || prep=$$?; \
 	echo "$$(date +%T) make e2e-test-binaries lint test-unit fuzz and make kind-node-image start beside the suites at low priority; their output follows them"; \
 	{ start=$$(date +%s); rc=0; $(BESIDE) -k e2e-test-binaries lint test-unit fuzz || rc=$$?; \
 	  echo "make e2e-test-binaries lint test-unit fuzz took $$(( $$(date +%s) - start ))s"; exit $$rc; } >$(CHECKS_LOG) 2>&1 & checks=$$!; \
 	{ start=$$(date +%s); rc=0; $(BESIDE) kind-node-image || rc=$$?; \
 	  echo "make kind-node-image took $$(( $$(date +%s) - start ))s"; exit $$rc; } >$(NODE_IMAGE_LOG) 2>&1 & image=$$!; \
-	trap 'kill $$checks $$image 2>/dev/null || true' EXIT; \
-	suites=0; $(MAKE) --no-print-directory e2e || suites=$$?; \
+	tcrc=0; wait $$toolchain || tcrc=$$?; \
+	echo "----- make toolchain -----"; cat $(TOOLCHAIN_LOG); \
+	suites=$$prep; [ $$tcrc = 0 ] || suites=$$tcrc; \
+	if [ $$suites = 0 ]; then $(MAKE) --no-print-directory e2e || suites=$$?; fi; \
 	imagerc=0; wait $$image || imagerc=$$?; \
 	echo "----- make kind-node-image (ran beside the suites) -----"; cat $(NODE_IMAGE_LOG); \
 	if [ $$suites = 0 ] && [ $$imagerc = 0 ]; then $(MAKE) --no-print-directory e2e-kind || suites=$$?; fi; \
 	echo "$$(date +%T) suites done; waiting for make e2e-test-binaries lint test-unit fuzz"; \
 	checksrc=0; wait $$checks || checksrc=$$?; \
 	echo "----- make e2e-test-binaries lint test-unit fuzz (ran beside the suites) -----"; cat $(CHECKS_LOG); \
-	echo "$$(date +%T) suites exit $$suites, node image exit $$imagerc, lint, unit and fuzz exit $$checksrc"; \
+	echo "$$(date +%T) verify, toolchain and suites exit $$suites, node image exit $$imagerc, lint, unit and fuzz exit $$checksrc"; \
 	[ $$suites = 0 ] && [ $$imagerc = 0 ] && [ $$checksrc = 0 ]
 
 .PHONY: engine
@@ -192,7 +207,7 @@ e2e-kind: toolchain e2e-bin ## Kind suites: a Docker engine (started here if non
 	MUSTER_E2E_BIN_DIR=$(E2E_BIN_DIR) $(GO) test -count=1 -p 1 -vet=off -tags e2ekind -timeout $(E2E_KIND_TIMEOUT) -v ./e2e/kindfleet/
 
 .PHONY: kind-node-image
-kind-node-image: toolchain ## Build (once) the kind node image from the module proxy and Debian packages; prints its name.
+kind-node-image: ## Build (once) the kind node image from the module proxy and Debian packages; prints its name.
 	$(GO) run ./e2e/cmd/kind-node-image
 
 .PHONY: bench

@@ -70,6 +70,22 @@ func Ensure(ctx context.Context, cacheDir string, log io.Writer) (string, error)
 	if image := os.Getenv(ImageEnv); image != "" {
 		return image, nil
 	}
+	// Two runs on one machine (two clones, say) build one image, not two half images.
+	lockDir := filepath.Join(cacheDir, "nodeimage")
+	if err := os.MkdirAll(lockDir, 0o755); err != nil {
+		return "", err
+	}
+	unlock, err := toolchain.LockDir(lockDir)
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	// The rootfs first: debootstrap waits on the network and the disk, so on a cold machine
+	// it runs while another process still holds the toolchain's lock for its compiles.
+	rootfsImage, err := ensureRootfs(ctx, cacheDir, log)
+	if err != nil {
+		return "", err
+	}
 	bins, err := toolchain.EnsureNode(ctx, cacheDir, log)
 	if err != nil {
 		return "", err
@@ -81,20 +97,6 @@ func Ensure(ctx context.Context, cacheDir string, log io.Writer) (string, error)
 	defer os.RemoveAll(work)
 	pause := filepath.Join(work, "pause")
 	if err := goBuild(ctx, pause, "github.com/musterhq/muster/e2e/cmd/pause"); err != nil {
-		return "", err
-	}
-	// Two runs on one machine (two clones, say) build one image, not two half images.
-	lockDir := filepath.Join(cacheDir, "nodeimage")
-	if err := os.MkdirAll(lockDir, 0o755); err != nil {
-		return "", err
-	}
-	unlock, err := toolchain.LockDir(lockDir)
-	if err != nil {
-		return "", err
-	}
-	defer unlock()
-	rootfsImage, err := ensureRootfs(ctx, cacheDir, log)
-	if err != nil {
 		return "", err
 	}
 	images := componentImages(bins, pause, rootfsImage)
