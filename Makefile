@@ -5,6 +5,12 @@ SHELL := /usr/bin/env bash -o pipefail
 .DEFAULT_GOAL := help
 
 GO              ?= go
+# Every build here is static, as the images need (muster-hub, muster-agent, the toolchain):
+# one setting for the binaries, the test binaries and the tools, so that they share one
+# build cache. With cgo on wherever a C compiler is found, the suites' hub and agent and
+# the tests' copies of the same packages were compiled twice (on a cold machine, minutes).
+CGO_ENABLED     ?= 0
+export CGO_ENABLED
 CONTROLLER_GEN  ?= $(GO) run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0
 GOLANGCI_LINT   ?= $(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.6.2
 # crdgen is controller-gen's CRD generator with documented template metadata (hack/crdgen);
@@ -84,6 +90,16 @@ verify-generated: generate ## verify without lint: formatting, go.mod tidiness, 
 		echo "generated files or go.mod drifted; run 'make generate' and 'go mod tidy' and commit:"; \
 		git status --porcelain -- api deploy go.mod go.sum; git diff --stat -- api deploy go.mod go.sum; exit 1; fi
 
+# verify-generated-copy runs verify-generated on a copy of the working tree (with its .git,
+# so that the drift check sees what git sees here), for make test to run it beside fleets
+# that read deploy/crd while make generate rewrites it.
+VERIFY_TREE ?= $(CURDIR)/_output/verify-tree
+.PHONY: verify-generated-copy
+verify-generated-copy: ## verify-generated on a copy of the working tree in VERIFY_TREE: the tree itself is never written.
+	rm -rf $(VERIFY_TREE) && mkdir -p $(VERIFY_TREE)
+	tar -C $(CURDIR) --exclude=./_output --exclude=./bin -cf - . | tar -C $(VERIFY_TREE) -xf -
+	$(MAKE) --no-print-directory -C $(VERIFY_TREE) verify-generated
+
 .PHONY: lint
 lint: ## golangci-lint with .golangci.yml (the default set with go vet's checks, errorlint, funlen 80, gocyclo, unparam) on every package and build tag.
 	$(GOLANGCI_LINT) run --allow-serial-runners ./...
@@ -128,26 +144,30 @@ TOOLCHAIN_LOG   ?= $(CURDIR)/_output/toolchain.log
 # process, yet its envtest API servers still get a share while a fleet starts, where nice
 # 19 would leave them next to none. setsid -w keeps the job's exit status; a kernel
 # without autogroups ignores the write.
+# What make test runs beside the suites, in this order (make -k: one failing does not stop
+# the next).
+CHECKS          := verify-generated-copy e2e-test-binaries lint test-unit fuzz
 BESIDE          := setsid -w sh -c 'echo 10 >/proc/self/autogroup 2>/dev/null; exec nice -n 19 ionice -c 2 -n 7 "$$0" "$$@"' $(MAKE) --no-print-directory
 
 # On a cold machine the toolchain's compile (some 17 minutes on two cores) comes before
-# any suite can start. So it starts first, at normal priority, and everything that does
-# not need it goes on meanwhile: verify-generated, then the engine and Chromium from
-# Debian (network and disk, not CPU), then the jobs beside the suites, whose lint and
-# compiles take what CPU the toolchain's module downloads and links leave, and whose
-# node image build fetches its Debian rootfs before it waits for the toolchain's lock.
-# Warm, the toolchain is found cached in a second and nothing changes.
+# any suite can start. So it starts first, at normal priority, and what does not need it
+# goes on meanwhile: the engine and Chromium from Debian (network and disk, not CPU),
+# then the jobs beside the suites, whose checks and compiles take what CPU the
+# toolchain's module downloads and links leave, and whose node image build fetches its
+# Debian rootfs before it waits for the toolchain's lock. verify-generated runs beside
+# too, on a copy of the tree (verify-generated-copy), so that make generate's rewrites
+# never reach the files the fleets read. Warm, the toolchain is found cached in a second.
 .PHONY: test
 test: ## Everything CI runs: verify, the e2e suites, then the kind suites; lint, unit and integration tests, fuzzing and the node image build beside them.
 	@mkdir -p $(dir $(CHECKS_LOG)) $(dir $(NODE_IMAGE_LOG)) $(dir $(TOOLCHAIN_LOG)); \
 	{ start=$$(date +%s); rc=0; $(MAKE) --no-print-directory toolchain || rc=$$?; \
 	  echo "make toolchain took $$(( $$(date +%s) - start ))s"; exit $$rc; } >$(TOOLCHAIN_LOG) 2>&1 & toolchain=$$!; \
 	checks=; image=; trap 'kill $$toolchain $$checks $$image 2>/dev/null || true' EXIT; \
-	echo "$$(date +%T) make toolchain starts; its output follows make verify-generated engine chromium"; \
-	prep=0; $(MAKE) --no-print-directory verify-generated engine chromium || prep=$$?; \
-	echo "$$(date +%T) make e2e-test-binaries lint test-unit fuzz and make kind-node-image start beside the suites at low priority; their output follows them"; \
-	{ start=$$(date +%s); rc=0; $(BESIDE) -k e2e-test-binaries lint test-unit fuzz || rc=$$?; \
-	  echo "make e2e-test-binaries lint test-unit fuzz took $$(( $$(date +%s) - start ))s"; exit $$rc; } >$(CHECKS_LOG) 2>&1 & checks=$$!; \
+	echo "$$(date +%T) make toolchain starts; its output follows make engine chromium"; \
+	prep=0; $(MAKE) --no-print-directory engine chromium || prep=$$?; \
+	echo "$$(date +%T) make $(CHECKS) and make kind-node-image start beside the suites at low priority; their output follows them"; \
+	{ start=$$(date +%s); rc=0; $(BESIDE) -k $(CHECKS) || rc=$$?; \
+	  echo "make $(CHECKS) took $$(( $$(date +%s) - start ))s"; exit $$rc; } >$(CHECKS_LOG) 2>&1 & checks=$$!; \
 	{ start=$$(date +%s); rc=0; $(BESIDE) kind-node-image || rc=$$?; \
 	  echo "make kind-node-image took $$(( $$(date +%s) - start ))s"; exit $$rc; } >$(NODE_IMAGE_LOG) 2>&1 & image=$$!; \
 	tcrc=0; wait $$toolchain || tcrc=$$?; \
@@ -157,10 +177,10 @@ test: ## Everything CI runs: verify, the e2e suites, then the kind suites; lint,
 	imagerc=0; wait $$image || imagerc=$$?; \
 	echo "----- make kind-node-image (ran beside the suites) -----"; cat $(NODE_IMAGE_LOG); \
 	if [ $$suites = 0 ] && [ $$imagerc = 0 ]; then $(MAKE) --no-print-directory e2e-kind || suites=$$?; fi; \
-	echo "$$(date +%T) suites done; waiting for make e2e-test-binaries lint test-unit fuzz"; \
+	echo "$$(date +%T) suites done; waiting for make $(CHECKS)"; \
 	checksrc=0; wait $$checks || checksrc=$$?; \
-	echo "----- make e2e-test-binaries lint test-unit fuzz (ran beside the suites) -----"; cat $(CHECKS_LOG); \
-	echo "$$(date +%T) verify, toolchain and suites exit $$suites, node image exit $$imagerc, lint, unit and fuzz exit $$checksrc"; \
+	echo "----- make $(CHECKS) (ran beside the suites) -----"; cat $(CHECKS_LOG); \
+	echo "$$(date +%T) engine, toolchain and suites exit $$suites, node image exit $$imagerc, $(CHECKS) exit $$checksrc"; \
 	[ $$suites = 0 ] && [ $$imagerc = 0 ] && [ $$checksrc = 0 ]
 
 .PHONY: engine

@@ -52,6 +52,10 @@ var components = []component{
 	},
 }
 
+// noDWARF skips the compiler's debug information, which the linker's -s -w throws away
+// from every binary built here: on a cold machine the compile is the toolchain's cost.
+const noDWARF = "-gcflags=all=-dwarf=false"
+
 // goTool runs the go command with the environment every toolchain build shares.
 type goTool struct {
 	log io.Writer
@@ -62,7 +66,7 @@ func (g *goTool) run(ctx context.Context, dir string, extraEnv []string, args ..
 	cmd.Dir = dir
 	// Static binaries that do not depend on the machine's C toolchain; the helper modules
 	// are not part of any workspace and may add what they need to their go.mod.
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOWORK=off", "GOFLAGS=-mod=mod")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOWORK=off", "GOFLAGS=-mod=mod "+noDWARF)
 	cmd.Env = append(cmd.Env, extraEnv...)
 	var stdout bytes.Buffer
 	cmd.Stdout = &stdout
@@ -210,7 +214,7 @@ func goInstall(ctx context.Context, g *goTool, src, outDir, version string, pkgs
 		return err
 	}
 	for _, p := range pkgs {
-		if _, err := g.run(ctx, src, []string{"GOBIN=" + outDir, "GOFLAGS="}, "install", "-ldflags", "-s -w", p+"@"+version); err != nil {
+		if _, err := g.run(ctx, src, []string{"GOBIN=" + outDir, "GOFLAGS=" + noDWARF}, "install", "-ldflags", "-s -w", p+"@"+version); err != nil {
 			return err
 		}
 	}
