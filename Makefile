@@ -160,16 +160,16 @@ BESIDE          := setsid -w sh -c 'echo 10 >/proc/self/autogroup 2>/dev/null; e
 .PHONY: test
 test: ## Everything CI runs: verify, the e2e suites, then the kind suites; lint, unit and integration tests, fuzzing and the node image build beside them.
 	@mkdir -p $(dir $(CHECKS_LOG)) $(dir $(NODE_IMAGE_LOG)) $(dir $(TOOLCHAIN_LOG)); \
-	{ start=$$(date +%s); rc=0; $(MAKE) --no-print-directory toolchain || rc=$$?; \
-	  echo "make toolchain took $$(( $$(date +%s) - start ))s"; exit $$rc; } >$(TOOLCHAIN_LOG) 2>&1 & toolchain=$$!; \
+	cpu() { t=$$(mktemp); times >$$t; read -r u s <<<"$$(tail -1 $$t)"; rm -f $$t; cpu="CPU $$u user, $$s system"; }; \
+	job() { label=$$1 log=$$2; shift 2; start=$$(date +%s); rc=0; "$$@" >$$log 2>&1 || rc=$$?; \
+	  cpu; echo "make $$label took $$(( $$(date +%s) - start ))s, $$cpu" >>$$log; return $$rc; }; \
+	job toolchain $(TOOLCHAIN_LOG) $(MAKE) --no-print-directory toolchain & toolchain=$$!; \
 	checks=; image=; trap 'kill $$toolchain $$checks $$image 2>/dev/null || true' EXIT; \
 	echo "$$(date +%T) make toolchain starts; its output follows make engine chromium"; \
 	prep=0; $(MAKE) --no-print-directory engine chromium || prep=$$?; \
 	echo "$$(date +%T) make $(CHECKS) and make kind-node-image start beside the suites at low priority; their output follows them"; \
-	{ start=$$(date +%s); rc=0; $(BESIDE) -k $(CHECKS) || rc=$$?; \
-	  echo "make $(CHECKS) took $$(( $$(date +%s) - start ))s"; exit $$rc; } >$(CHECKS_LOG) 2>&1 & checks=$$!; \
-	{ start=$$(date +%s); rc=0; $(BESIDE) kind-node-image || rc=$$?; \
-	  echo "make kind-node-image took $$(( $$(date +%s) - start ))s"; exit $$rc; } >$(NODE_IMAGE_LOG) 2>&1 & image=$$!; \
+	job "$(CHECKS)" $(CHECKS_LOG) $(BESIDE) -k $(CHECKS) & checks=$$!; \
+	job kind-node-image $(NODE_IMAGE_LOG) $(BESIDE) kind-node-image & image=$$!; \
 	tcrc=0; wait $$toolchain || tcrc=$$?; \
 	echo "----- make toolchain -----"; cat $(TOOLCHAIN_LOG); \
 	suites=$$prep; [ $$tcrc = 0 ] || suites=$$tcrc; \
@@ -181,6 +181,7 @@ test: ## Everything CI runs: verify, the e2e suites, then the kind suites; lint,
 	checksrc=0; wait $$checks || checksrc=$$?; \
 	echo "----- make $(CHECKS) (ran beside the suites) -----"; cat $(CHECKS_LOG); \
 	echo "$$(date +%T) engine, toolchain and suites exit $$suites, node image exit $$imagerc, $(CHECKS) exit $$checksrc"; \
+	cpu; echo "make test, every step above: $$cpu (the commands it waited for; the fleets' control planes and containers run detached and are not in it)"; \
 	[ $$suites = 0 ] && [ $$imagerc = 0 ] && [ $$checksrc = 0 ]
 
 .PHONY: engine
