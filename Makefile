@@ -130,9 +130,9 @@ toolchain: ## Build (once) and cache kube-apiserver, kube-controller-manager, ku
 # they take mostly the CPU the fleets leave idle, so a fleet's leases and heartbeats keep
 # their timing. The kind suites start once the local ones and the node
 # image are done. Output of the jobs beside waits in CHECKS_LOG and NODE_IMAGE_LOG and is
-# printed after the suites; a failure anywhere fails the target. What can disturb the
-# suites runs first, in the foreground: make generate rewrites deploy/crd, which the
-# fleets read, and a dockerd started at low priority would pass it to every kind node.
+# printed after the suites; a failure anywhere fails the target. The engine starts in the
+# foreground, before them: a dockerd started at low priority would pass it to every kind
+# node. make generate, which rewrites deploy/crd that the fleets read, runs on a copy.
 CHECKS_LOG      ?= $(CURDIR)/_output/checks.log
 NODE_IMAGE_LOG  ?= $(CURDIR)/_output/node-image.log
 TOOLCHAIN_LOG   ?= $(CURDIR)/_output/toolchain.log
