@@ -1,13 +1,11 @@
 package worksync_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -17,7 +15,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -61,15 +58,12 @@ func createWork(t *testing.T, name string, mutate func(*musterv1.Work), manifest
 func waitForWork(t *testing.T, key types.NamespacedName, cond func(*musterv1.Work) bool) *musterv1.Work {
 	t.Helper()
 	var w musterv1.Work
-	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, envtest.EventuallyTimeout, true, func(ctx context.Context) (bool, error) {
-		if err := env.Client.Get(ctx, key, &w); err != nil {
-			return false, client.IgnoreNotFound(err)
+	envtest.Eventually(t, "Work "+key.String(), func() (bool, string) {
+		if err := env.Client.Get(t.Context(), key, &w); err != nil {
+			return false, err.Error()
 		}
-		return cond(&w), nil
+		return cond(&w), fmt.Sprintf("status %+v", w.Status)
 	})
-	if err != nil {
-		t.Fatalf("Work %s: %v; status %+v", key, err, w.Status)
-	}
 	return &w
 }
 
@@ -109,17 +103,13 @@ func TestUpdatedManifestIsReappliedAndDroppedOneDeleted(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitForWork(t, key, reported)
-	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, envtest.EventuallyTimeout, true, func(ctx context.Context) (bool, error) {
+	envtest.Eventually(t, "keep=v2 and drop deleted", func() (bool, string) {
 		var keep corev1.ConfigMap
-		if err := env.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: keepName}, &keep); err != nil {
-			return false, err
-		}
-		dropErr := env.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: dropName}, &corev1.ConfigMap{})
-		return keep.Data["key"] == "v2" && apierrors.IsNotFound(dropErr), nil
+		keepErr := env.Client.Get(t.Context(), types.NamespacedName{Namespace: ns, Name: keepName}, &keep)
+		dropErr := env.Client.Get(t.Context(), types.NamespacedName{Namespace: ns, Name: dropName}, &corev1.ConfigMap{})
+		return keepErr == nil && keep.Data["key"] == "v2" && apierrors.IsNotFound(dropErr),
+			fmt.Sprintf("keep %v (%v), drop: %v", keep.Data, keepErr, dropErr)
 	})
-	if err != nil {
-		t.Fatalf("want keep=v2 and drop deleted: %v", err)
-	}
 }
 
 // A field another manager owns is reported as a conflict, and taken over only when the
@@ -177,14 +167,11 @@ func TestDeletionWaitsForMemberObjects(t *testing.T) {
 	if err := env.Client.Delete(ctx, w); err != nil {
 		t.Fatal(err)
 	}
-	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, envtest.EventuallyTimeout, true, func(ctx context.Context) (bool, error) {
+	envtest.Eventually(t, "the ConfigMap and then the Work gone", func() (bool, string) {
 		cmErr := env.Client.Get(ctx, types.NamespacedName{Namespace: "default", Name: going}, &corev1.ConfigMap{})
 		wErr := env.Client.Get(ctx, key, &musterv1.Work{})
-		return apierrors.IsNotFound(cmErr) && apierrors.IsNotFound(wErr), nil
+		return apierrors.IsNotFound(cmErr) && apierrors.IsNotFound(wErr), fmt.Sprintf("ConfigMap: %v, Work: %v", cmErr, wErr)
 	})
-	if err != nil {
-		t.Fatalf("want the ConfigMap and then the Work gone: %v", err)
-	}
 }
 
 // steady checks that the Work is at rest: a change of its spec that changes nothing to

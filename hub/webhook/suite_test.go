@@ -120,11 +120,10 @@ func withoutWebhook(t *testing.T, create func() error) {
 		t.Fatal(err)
 	}
 	// The API server drops the configuration from its cache soon after the delete.
-	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, envtest.EventuallyTimeout, true, func(context.Context) (bool, error) {
-		return create() == nil, nil
-	}); err != nil {
-		t.Fatalf("could not create without the webhook: %v", err)
-	}
+	envtest.Eventually(t, "a create without the webhook", func() (bool, string) {
+		err := create()
+		return err == nil, fmt.Sprintf("create: %v", err)
+	})
 	restored := &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: cfg.Name}, Webhooks: cfg.Webhooks}
 	if err := env.Client.Create(ctx, restored); err != nil {
 		t.Fatal(err)
@@ -140,12 +139,10 @@ func waitForWebhook(t *testing.T) {
 	cm := runtime.RawExtension{Raw: []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"probe","namespace":"default"}}`)}
 	probe := &musterv1.Work{ObjectMeta: metav1.ObjectMeta{GenerateName: "probe-", Namespace: "default"},
 		Spec: musterv1.WorkSpec{Manifests: []musterv1.Manifest{{RawExtension: cm}, {RawExtension: cm}}}}
-	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, envtest.EventuallyTimeout, true, func(context.Context) (bool, error) {
+	envtest.Eventually(t, "the webhook back", func() (bool, string) {
 		err := env.Client.Create(ctx, probe.DeepCopy())
-		return apierrors.IsInvalid(err) && strings.Contains(err.Error(), "spec.manifests[1]"), nil
-	}); err != nil {
-		t.Fatalf("the webhook did not come back: %v", err)
-	}
+		return apierrors.IsInvalid(err) && strings.Contains(err.Error(), "spec.manifests[1]"), fmt.Sprintf("create of a Work with two manifests for one object: %v", err)
+	})
 }
 
 // withHubDown runs fn while the webhook configuration sends requests to a port nothing
@@ -179,11 +176,9 @@ func withHubDown(t *testing.T, fn func()) {
 	}()
 	// Wait until the API server calls the address that does not answer.
 	probe := &musterv1.Work{ObjectMeta: metav1.ObjectMeta{GenerateName: "probe-", Namespace: "default"}}
-	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, envtest.EventuallyTimeout, true, func(context.Context) (bool, error) {
+	envtest.Eventually(t, "the API server failing to call the webhook", func() (bool, string) {
 		err := env.Client.Create(ctx, probe.DeepCopy())
-		return err != nil && strings.Contains(err.Error(), "failed calling webhook"), nil
-	}); err != nil {
-		t.Fatalf("the API server still reaches the webhook: %v", err)
-	}
+		return err != nil && strings.Contains(err.Error(), "failed calling webhook"), fmt.Sprintf("create: %v", err)
+	})
 	fn()
 }

@@ -228,17 +228,17 @@ func (e *Environment) Namespace(t *testing.T) string {
 	return name
 }
 
-// EventuallyTimeout bounds Eventually. It is a bound on failure, not a wait: make test
+// eventuallyTimeout bounds Eventually. It is a bound on failure, not a wait: make test
 // runs these tests at low priority beside the e2e fleets, which can take the CPU for tens
 // of seconds while one starts.
-const EventuallyTimeout = time.Minute
+const eventuallyTimeout = time.Minute
 
-// Eventually polls cond every 50ms for up to EventuallyTimeout; cond returns whether it
+// Eventually polls cond every 50ms for up to eventuallyTimeout; cond returns whether it
 // holds and a description of what it saw, which the failure reports.
 func Eventually(t *testing.T, what string, cond func() (bool, string)) {
 	t.Helper()
 	var last string
-	err := wait.PollUntilContextTimeout(t.Context(), 50*time.Millisecond, EventuallyTimeout, true, func(context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(t.Context(), 50*time.Millisecond, eventuallyTimeout, true, func(context.Context) (bool, error) {
 		ok, state := cond()
 		last = state
 		return ok, nil

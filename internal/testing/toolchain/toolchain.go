@@ -77,7 +77,8 @@ func Ensure(ctx context.Context, cacheDir string, log io.Writer) (*Toolchain, er
 // ensureComponents builds, under the cache's lock, each of comps that is not cached intact.
 // The missing ones build at once, each in its own go command: on a cold machine a build
 // spends minutes fetching modules and linking on one core, and another build's compiles
-// fill that idle time (measured cold on two cores: see the Makefile's test target).
+// can fill that idle time. Entries that would compile the same packages (kubernetes and
+// kubernetes-node) are in different calls, so that the second finds them in the build cache.
 func ensureComponents(ctx context.Context, cacheDir string, comps []component, log io.Writer) error {
 	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
 		return err
