@@ -59,6 +59,14 @@ func Check(placement *musterv1.Placement, mc *musterv1.MemberCluster) (string, s
 	}, true); found {
 		return UntoleratedTaint, fmt.Sprintf("the placement does not tolerate taint %s", taint.ToString())
 	}
+	// New work never goes where it would have to leave: a NoExecute taint tolerated only
+	// for tolerationSeconds keeps it off, as much as one not tolerated at all.
+	for i := range mc.Spec.Taints {
+		t := &mc.Spec.Taints[i]
+		if _, forever := tolerated(tolerations, t); t.Effect == corev1.TaintEffectNoExecute && !forever {
+			return UntoleratedTaint, fmt.Sprintf("the placement tolerates taint %s only for a time", t.ToString())
+		}
+	}
 	if !meta.IsStatusConditionTrue(mc.Status.Conditions, musterv1.MemberClusterAvailable) {
 		return NotAvailable, "the cluster's agent is not available"
 	}

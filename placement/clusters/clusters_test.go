@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 )
@@ -52,6 +53,15 @@ func TestCheck(t *testing.T) {
 			mc.Spec.Taints = []corev1.Taint{{Key: "maintenance", Effect: corev1.TaintEffectNoSchedule}}
 		}), ""},
 		{"unreachable cluster", nil, member("a", unreachable), UntoleratedTaint},
+		{"NoExecute taint tolerated for a time keeps new work off", &musterv1.Placement{Tolerations: []corev1.Toleration{{
+			Key: "maintenance", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](300),
+		}}}, member("a", func(mc *musterv1.MemberCluster) {
+			mc.Spec.Taints = []corev1.Taint{{Key: "maintenance", Effect: corev1.TaintEffectNoExecute}}
+		}), UntoleratedTaint},
+		{"NoExecute taint tolerated for good", &musterv1.Placement{Tolerations: []corev1.Toleration{{Key: "maintenance", Operator: corev1.TolerationOpExists}}},
+			member("a", func(mc *musterv1.MemberCluster) {
+				mc.Spec.Taints = []corev1.Taint{{Key: "maintenance", Effect: corev1.TaintEffectNoExecute}}
+			}), ""},
 		{"unreachable taint tolerated but agent away", &musterv1.Placement{Tolerations: []corev1.Toleration{{Key: musterv1.UnreachableTaintKey, Operator: corev1.TolerationOpExists}}}, member("a", unreachable), NotAvailable},
 	}
 	for _, tc := range cases {
