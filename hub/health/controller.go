@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -40,6 +41,10 @@ type Reconciler struct {
 	// refusals paces the writes of MemberClusters after the API server refused one as
 	// invalid.
 	refusals patch.Refusals
+	// seen is what this process has read of each cluster's lease: ages are measured on
+	// the hub's clock from it, and it starts empty with each leader.
+	mu   sync.Mutex
+	seen map[string]*Seen
 }
 
 // SetupWithManager registers the reconciler; every lease renewal re-evaluates its cluster.
@@ -73,6 +78,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var mc musterv1.MemberCluster
 	if err := r.Client.Get(ctx, req.NamespacedName, &mc); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.remember(req.Name, nil)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !mc.Spec.Accepted || !mc.DeletionTimestamp.IsZero() {
@@ -83,7 +91,9 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	now := r.Clock.Now()
-	verdict := Evaluate(now, lease, r.GracePeriod)
+	wasAvailable := meta.IsStatusConditionTrue(mc.Status.Conditions, musterv1.MemberClusterAvailable)
+	verdict, seen := Evaluate(now, lease, r.GracePeriod, r.recall(mc.Name), wasAvailable)
+	r.remember(mc.Name, seen)
 	if err := r.recordCondition(ctx, &mc, verdict); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -91,6 +101,26 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{RequeueAfter: verdict.RecheckAfter}, nil
+}
+
+func (r *Reconciler) recall(cluster string) *Seen {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.seen[cluster]
+}
+
+// remember keeps seen for cluster; nil forgets it.
+func (r *Reconciler) remember(cluster string, seen *Seen) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if seen == nil {
+		delete(r.seen, cluster)
+		return
+	}
+	if r.seen == nil {
+		r.seen = map[string]*Seen{}
+	}
+	r.seen[cluster] = seen
 }
 
 func (r *Reconciler) lease(ctx context.Context, cluster string) (*coordinationv1.Lease, error) {

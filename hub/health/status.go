@@ -2,6 +2,7 @@ package health
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -23,48 +24,101 @@ type Availability struct {
 	RecheckAfter time.Duration
 }
 
-// Evaluate judges a cluster from its agent's lease (nil when there is none).
-func Evaluate(now time.Time, lease *coordinationv1.Lease, grace time.Duration) Availability {
+// Seen is what this hub process has read of one agent's lease: the renewTime it last read
+// and when, on the hub's own clock, that renewal counts from.
+type Seen struct {
+	RenewTime time.Time
+	At        time.Time
+}
+
+// Evaluate judges a cluster from its agent's lease (nil when there is none) as this hub
+// process has seen it. prev is what the previous evaluation saw (nil for the first one)
+// and wasAvailable whether the cluster's recorded verdict is True. Ages are measured on the
+// hub's clock from when it saw each renewal, so an agent whose clock runs ahead cannot
+// stay Available after it stops. On a first read the lease's own age is believed while it
+// is within the grace period; beyond that a cluster recorded Available gets a fresh grace
+// period (this hub may have been the one cut off, or just restarted) and any other stays
+// Unknown, so a hub restart never flips a verdict and back.
+func Evaluate(now time.Time, lease *coordinationv1.Lease, grace time.Duration, prev *Seen, wasAvailable bool) (Availability, *Seen) {
 	if lease == nil || lease.Spec.RenewTime == nil {
-		return Availability{Status: metav1.ConditionUnknown, Reason: musterv1.MemberClusterReasonLeaseNotFound, Message: "the agent has not renewed its lease yet"}
+		return Availability{Status: metav1.ConditionUnknown, Reason: musterv1.MemberClusterReasonLeaseNotFound, Message: "the agent has not renewed its lease yet"}, nil
 	}
-	age := now.Sub(lease.Spec.RenewTime.Time)
+	seen := renewedAt(now, lease.Spec.RenewTime.Time, grace, prev, wasAvailable)
+	age := now.Sub(seen.At)
 	if age > grace {
 		return Availability{
 			Status:  metav1.ConditionUnknown,
 			Reason:  musterv1.MemberClusterReasonAgentStoppedRenewing,
 			Message: fmt.Sprintf("the agent last renewed its lease %s ago (grace period %s)", age.Round(time.Second), grace),
-		}
+		}, &seen
 	}
 	return Availability{
 		Status:       metav1.ConditionTrue,
 		Reason:       musterv1.MemberClusterReasonAgentRenewing,
 		Message:      "the agent renews its lease",
 		RecheckAfter: grace - age + time.Second,
-	}
+	}, &seen
 }
 
-// unreachableTaint keeps new placements off a cluster whose agent is gone.
-var unreachableTaint = corev1.Taint{Key: musterv1.UnreachableTaintKey, Effect: corev1.TaintEffectNoSchedule}
+// renewedAt returns when, on the hub's clock, the lease last renewed at renew counts as
+// renewed.
+func renewedAt(now, renew time.Time, grace time.Duration, prev *Seen, wasAvailable bool) Seen {
+	switch {
+	case prev != nil && prev.RenewTime.Equal(renew):
+		return *prev
+	case prev != nil:
+		return Seen{RenewTime: renew, At: now}
+	case now.Sub(renew) <= grace:
+		// A first read: the agent's clock is believed, never past now.
+		return Seen{RenewTime: renew, At: minTime(renew, now)}
+	case wasAvailable:
+		return Seen{RenewTime: renew, At: now}
+	}
+	return Seen{RenewTime: renew, At: renew}
+}
 
-// withUnreachableTaint returns taints with the unreachable taint present (want) or absent,
-// and whether that changed anything. Other taints keep their order.
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+// unreachableTaints keep new placements off a cluster whose agent is gone (NoSchedule)
+// and, once a fleet object's toleration of it runs out, move its work elsewhere
+// (NoExecute), as node.kubernetes.io/unreachable does for pods.
+var unreachableTaints = []corev1.Taint{
+	{Key: musterv1.UnreachableTaintKey, Effect: corev1.TaintEffectNoSchedule},
+	{Key: musterv1.UnreachableTaintKey, Effect: corev1.TaintEffectNoExecute},
+}
+
+// withUnreachableTaint returns taints with the unreachable taints present (want) or
+// absent, and whether that changed anything. Other taints keep their order. A NoExecute
+// taint without timeAdded (an administrator's) gets now: eviction counts from it.
 func withUnreachableTaint(taints []corev1.Taint, want bool, now time.Time) ([]corev1.Taint, bool) {
-	out := make([]corev1.Taint, 0, len(taints)+1)
-	found := false
+	out := make([]corev1.Taint, 0, len(taints)+len(unreachableTaints))
+	changed := false
+	found := make([]bool, len(unreachableTaints))
 	for _, t := range taints {
-		if t.MatchTaint(&unreachableTaint) {
-			found = true
+		if i := slices.IndexFunc(unreachableTaints, func(u corev1.Taint) bool { return t.MatchTaint(&u) }); i >= 0 {
+			found[i] = true
 			if !want {
+				changed = true
 				continue
 			}
 		}
+		if t.Effect == corev1.TaintEffectNoExecute && t.TimeAdded == nil {
+			t.TimeAdded = &metav1.Time{Time: now}
+			changed = true
+		}
 		out = append(out, t)
 	}
-	if want && !found {
-		t := unreachableTaint
-		t.TimeAdded = &metav1.Time{Time: now}
-		out = append(out, t)
+	for i, t := range unreachableTaints {
+		if want && !found[i] {
+			t.TimeAdded = &metav1.Time{Time: now}
+			out = append(out, t)
+			changed = true
+		}
 	}
-	return out, found != want
+	return out, changed
 }

@@ -17,12 +17,17 @@ func TestEvaluate(t *testing.T) {
 	renewedAgo := func(d time.Duration) *coordinationv1.Lease {
 		return &coordinationv1.Lease{Spec: coordinationv1.LeaseSpec{RenewTime: &metav1.MicroTime{Time: now.Add(-d)}}}
 	}
+	seen := func(renewedAgo, seenAgo time.Duration) *Seen {
+		return &Seen{RenewTime: now.Add(-renewedAgo), At: now.Add(-seenAgo)}
+	}
 	cases := []struct {
-		name        string
-		lease       *coordinationv1.Lease
-		wantStatus  metav1.ConditionStatus
-		wantReason  string
-		wantRecheck time.Duration
+		name         string
+		lease        *coordinationv1.Lease
+		prev         *Seen
+		wasAvailable bool
+		wantStatus   metav1.ConditionStatus
+		wantReason   string
+		wantRecheck  time.Duration
 	}{
 		{name: "no lease yet", wantStatus: metav1.ConditionUnknown, wantReason: musterv1.MemberClusterReasonLeaseNotFound},
 		{name: "lease without renew time", lease: &coordinationv1.Lease{}, wantStatus: metav1.ConditionUnknown, wantReason: musterv1.MemberClusterReasonLeaseNotFound},
@@ -30,10 +35,26 @@ func TestEvaluate(t *testing.T) {
 		{name: "renewed 30s ago", lease: renewedAgo(30 * time.Second), wantStatus: metav1.ConditionTrue, wantReason: musterv1.MemberClusterReasonAgentRenewing, wantRecheck: 11 * time.Second},
 		{name: "exactly at the grace period", lease: renewedAgo(40 * time.Second), wantStatus: metav1.ConditionTrue, wantReason: musterv1.MemberClusterReasonAgentRenewing, wantRecheck: time.Second},
 		{name: "past the grace period", lease: renewedAgo(41 * time.Second), wantStatus: metav1.ConditionUnknown, wantReason: musterv1.MemberClusterReasonAgentStoppedRenewing},
+		// A hub that restarts (or was itself cut off) finds stale leases: a cluster it had
+		// recorded Available gets a fresh grace period instead of turning Unknown at once.
+		{name: "first read of a stale lease of an available cluster", lease: renewedAgo(10 * time.Minute), wasAvailable: true,
+			wantStatus: metav1.ConditionTrue, wantReason: musterv1.MemberClusterReasonAgentRenewing, wantRecheck: 41 * time.Second},
+		{name: "the same stale renewal, a grace period later", lease: renewedAgo(10 * time.Minute), prev: seen(10*time.Minute, 41*time.Second), wasAvailable: true,
+			wantStatus: metav1.ConditionUnknown, wantReason: musterv1.MemberClusterReasonAgentStoppedRenewing},
+		// An agent whose clock runs an hour ahead writes renewTimes in the future: once it
+		// stops, the hub's own clock still sees no renewal for the grace period.
+		{name: "a renewal from an agent whose clock runs ahead", lease: renewedAgo(-time.Hour),
+			wantStatus: metav1.ConditionTrue, wantReason: musterv1.MemberClusterReasonAgentRenewing, wantRecheck: 41 * time.Second},
+		{name: "that agent stopped", lease: renewedAgo(-time.Hour), prev: seen(-time.Hour, 41*time.Second), wasAvailable: true,
+			wantStatus: metav1.ConditionUnknown, wantReason: musterv1.MemberClusterReasonAgentStoppedRenewing},
+		{name: "a renewal seen changes counts from when it was seen", lease: renewedAgo(time.Hour), prev: seen(2*time.Hour, time.Minute),
+			wantStatus: metav1.ConditionTrue, wantReason: musterv1.MemberClusterReasonAgentRenewing, wantRecheck: 41 * time.Second},
+		{name: "an unchanged renewal ages on the hub's clock", lease: renewedAgo(0), prev: seen(0, 30*time.Second), wasAvailable: true,
+			wantStatus: metav1.ConditionTrue, wantReason: musterv1.MemberClusterReasonAgentRenewing, wantRecheck: 11 * time.Second},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := Evaluate(now, tc.lease, 40*time.Second)
+			got, _ := Evaluate(now, tc.lease, 40*time.Second, tc.prev, tc.wasAvailable)
 			if got.Status != tc.wantStatus || got.Reason != tc.wantReason || got.RecheckAfter != tc.wantRecheck {
 				t.Errorf("Evaluate() = %+v, want status %s reason %s recheck %s", got, tc.wantStatus, tc.wantReason, tc.wantRecheck)
 			}
@@ -45,6 +66,9 @@ func TestWithUnreachableTaint(t *testing.T) {
 	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 	admin := corev1.Taint{Key: "maintenance", Effect: corev1.TaintEffectNoSchedule}
 	unreachable := corev1.Taint{Key: "muster.dev/unreachable", Effect: corev1.TaintEffectNoSchedule, TimeAdded: &metav1.Time{Time: now}}
+	unreachableExecute := corev1.Taint{Key: "muster.dev/unreachable", Effect: corev1.TaintEffectNoExecute, TimeAdded: &metav1.Time{Time: now}}
+	drain := corev1.Taint{Key: "maintenance", Effect: corev1.TaintEffectNoExecute}
+	drainStamped := corev1.Taint{Key: "maintenance", Effect: corev1.TaintEffectNoExecute, TimeAdded: &metav1.Time{Time: now}}
 	cases := []struct {
 		name        string
 		taints      []corev1.Taint
@@ -52,10 +76,15 @@ func TestWithUnreachableTaint(t *testing.T) {
 		wantTaints  []corev1.Taint
 		wantChanged bool
 	}{
-		{name: "add next to an administrator's taint", taints: []corev1.Taint{admin}, want: true, wantTaints: []corev1.Taint{admin, unreachable}, wantChanged: true},
-		{name: "already there", taints: []corev1.Taint{unreachable}, want: true, wantTaints: []corev1.Taint{unreachable}},
-		{name: "remove, keeping the administrator's", taints: []corev1.Taint{unreachable, admin}, want: false, wantTaints: []corev1.Taint{admin}, wantChanged: true},
+		{name: "add next to an administrator's taint", taints: []corev1.Taint{admin}, want: true, wantTaints: []corev1.Taint{admin, unreachable, unreachableExecute}, wantChanged: true},
+		{name: "already there", taints: []corev1.Taint{unreachable, unreachableExecute}, want: true, wantTaints: []corev1.Taint{unreachable, unreachableExecute}},
+		{name: "NoExecute added beside the NoSchedule an older hub set", taints: []corev1.Taint{unreachable}, want: true,
+			wantTaints: []corev1.Taint{unreachable, unreachableExecute}, wantChanged: true},
+		{name: "remove, keeping the administrator's", taints: []corev1.Taint{unreachable, admin, unreachableExecute}, want: false, wantTaints: []corev1.Taint{admin}, wantChanged: true},
 		{name: "nothing to remove", taints: []corev1.Taint{admin}, want: false, wantTaints: []corev1.Taint{admin}},
+		{name: "an administrator's NoExecute taint gets its time", taints: []corev1.Taint{drain}, want: false, wantTaints: []corev1.Taint{drainStamped}, wantChanged: true},
+		{name: "a stamped one keeps it", taints: []corev1.Taint{{Key: "maintenance", Effect: corev1.TaintEffectNoExecute, TimeAdded: &metav1.Time{Time: now.Add(-time.Hour)}}},
+			want: false, wantTaints: []corev1.Taint{{Key: "maintenance", Effect: corev1.TaintEffectNoExecute, TimeAdded: &metav1.Time{Time: now.Add(-time.Hour)}}}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
