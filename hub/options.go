@@ -10,6 +10,8 @@ import (
 	"github.com/musterhq/muster/api/identity"
 	"github.com/musterhq/muster/api/podsecurity"
 	"github.com/musterhq/muster/api/workloadspread"
+	"github.com/musterhq/muster/hub/internal/failover"
+	"github.com/musterhq/muster/placement/clusters"
 )
 
 // Options configure the hub. Each field's default is set by NewOptions.
@@ -27,6 +29,17 @@ type Options struct {
 	// ClusterGracePeriod is how long an agent's lease may go unrenewed before its cluster
 	// is unreachable (default 40s).
 	ClusterGracePeriod time.Duration
+	// DefaultUnreachableTolerationSeconds is how long a new FleetJob tolerates
+	// muster.dev/unreachable:NoExecute when it says nothing of it (default 300, as
+	// kube-apiserver's --default-unreachable-toleration-seconds for pods): how long its work
+	// stays on an unreachable cluster before it moves.
+	DefaultUnreachableTolerationSeconds int64
+	// EvictionRate is how many shards per second the hub evicts at most (default 1).
+	EvictionRate float64
+	// UnhealthyClusterThreshold is the share of a placement's clusters that may be
+	// unreachable at once while work still moves off them (default 0.55); above it the
+	// hub takes the outage for its own and moves nothing.
+	UnhealthyClusterThreshold float64
 	// AutoAcceptClusters accepts every cluster that registers (default false).
 	AutoAcceptClusters bool
 	// MaxAgentCertificateLifetime is the longest agent certificate the hub approves
@@ -63,18 +76,21 @@ type Options struct {
 // NewOptions returns the defaults.
 func NewOptions() *Options {
 	return &Options{
-		MetricsAddr:                 ":8080",
-		ProbeAddr:                   ":8081",
-		LeaderElect:                 true,
-		LeaderElectionNamespace:     "muster-system",
-		ClusterGracePeriod:          40 * time.Second,
-		WebhookPort:                 9443,
-		CronJobWorkers:              50,
-		KubeAPIQPS:                  200,
-		KubeAPIBurst:                400,
-		SpreadUnschedulableWindow:   workloadspread.DefaultUnschedulableWindow,
-		DefaultPodSecurityLevel:     string(podsecurity.DefaultLevel),
-		MaxAgentCertificateLifetime: identity.DefaultMaxCertificateLifetime,
+		MetricsAddr:                         ":8080",
+		ProbeAddr:                           ":8081",
+		LeaderElect:                         true,
+		LeaderElectionNamespace:             "muster-system",
+		ClusterGracePeriod:                  40 * time.Second,
+		DefaultUnreachableTolerationSeconds: failover.DefaultUnreachableTolerationSeconds,
+		EvictionRate:                        failover.DefaultEvictionRate,
+		UnhealthyClusterThreshold:           clusters.DefaultDisruptionThreshold,
+		WebhookPort:                         9443,
+		CronJobWorkers:                      50,
+		KubeAPIQPS:                          200,
+		KubeAPIBurst:                        400,
+		SpreadUnschedulableWindow:           workloadspread.DefaultUnschedulableWindow,
+		DefaultPodSecurityLevel:             string(podsecurity.DefaultLevel),
+		MaxAgentCertificateLifetime:         identity.DefaultMaxCertificateLifetime,
 	}
 }
 
@@ -86,6 +102,11 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "elect one active hub among replicas")
 	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", o.LeaderElectionNamespace, "namespace of the leader election Lease")
 	fs.DurationVar(&o.ClusterGracePeriod, "cluster-grace-period", o.ClusterGracePeriod, "how long an agent may miss lease renewals before its cluster is unreachable")
+	fs.Int64Var(&o.DefaultUnreachableTolerationSeconds, "default-unreachable-toleration-seconds", o.DefaultUnreachableTolerationSeconds,
+		"how long a new FleetJob without a toleration of muster.dev/unreachable:NoExecute tolerates it: how long its work stays on an unreachable cluster before it moves")
+	fs.Float64Var(&o.EvictionRate, "eviction-rate", o.EvictionRate, "shards per second the hub evicts at most from clusters with NoExecute taints")
+	fs.Float64Var(&o.UnhealthyClusterThreshold, "unhealthy-cluster-threshold", o.UnhealthyClusterThreshold,
+		"share (0-1) of the clusters a placement selects that may be unreachable at once while work still moves off them; above it nothing moves")
 	fs.IntVar(&o.WebhookPort, "webhook-port", o.WebhookPort, "port of the validating admission webhook; 0 disables it")
 	fs.StringVar(&o.WebhookHost, "webhook-host", o.WebhookHost, "address the API server calls the webhook at, for a hub running outside the cluster; empty: the muster-hub-webhook Service")
 	fs.IntVar(&o.CronJobWorkers, "concurrent-fleetcronjob-syncs", o.CronJobWorkers, "FleetCronJobs reconciled at once")
@@ -119,6 +140,15 @@ func (o *Options) Validate() error {
 	}
 	if o.ClusterGracePeriod <= 0 {
 		errs = append(errs, fmt.Errorf("--cluster-grace-period %s: must be positive, or every cluster is unreachable", o.ClusterGracePeriod))
+	}
+	if o.DefaultUnreachableTolerationSeconds < 0 {
+		errs = append(errs, fmt.Errorf("--default-unreachable-toleration-seconds %d: must not be negative", o.DefaultUnreachableTolerationSeconds))
+	}
+	if o.EvictionRate <= 0 {
+		errs = append(errs, fmt.Errorf("--eviction-rate %v: must be positive, or no work ever moves off a lost cluster", o.EvictionRate))
+	}
+	if o.UnhealthyClusterThreshold <= 0 || o.UnhealthyClusterThreshold > 1 {
+		errs = append(errs, fmt.Errorf("--unhealthy-cluster-threshold %v: must be above 0 and at most 1", o.UnhealthyClusterThreshold))
 	}
 	if o.WebhookPort < 0 || o.WebhookPort > 65535 {
 		errs = append(errs, fmt.Errorf("--webhook-port %d: must be 0 (off) or a TCP port", o.WebhookPort))

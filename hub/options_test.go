@@ -44,6 +44,11 @@ func TestDefaultsAreTheDocumentedOnes(t *testing.T) {
 		KubeAPIBurst:                400,
 		SpreadUnschedulableWindow:   5 * time.Minute,
 		DefaultPodSecurityLevel:     "baseline",
+		// As kube-apiserver's --default-unreachable-toleration-seconds and the node
+		// lifecycle controller's --unhealthy-zone-threshold.
+		DefaultUnreachableTolerationSeconds: 300,
+		EvictionRate:                        1,
+		UnhealthyClusterThreshold:           0.55,
 	}
 	if !reflect.DeepEqual(opts, want) {
 		t.Errorf("defaults:\n got %+v\nwant %+v", opts, want)
@@ -77,6 +82,9 @@ func TestFlagsSetTheirOptions(t *testing.T) {
 		}},
 		{"--auto-accept-clusters", func(o *hub.Options) bool { return o.AutoAcceptClusters }},
 		{"--max-agent-certificate-lifetime=1h", func(o *hub.Options) bool { return o.MaxAgentCertificateLifetime == time.Hour }},
+		{"--default-unreachable-toleration-seconds=60", func(o *hub.Options) bool { return o.DefaultUnreachableTolerationSeconds == 60 }},
+		{"--eviction-rate=0.1", func(o *hub.Options) bool { return o.EvictionRate == 0.1 }},
+		{"--unhealthy-cluster-threshold=0.7", func(o *hub.Options) bool { return o.UnhealthyClusterThreshold == 0.7 }},
 	} {
 		opts, err := parse(t, c.arg)
 		if err != nil {
@@ -123,6 +131,12 @@ func TestValidateRefusesFlagsTheHubCannotRunWith(t *testing.T) {
 		{args: []string{"--webhook-port=-1"}, want: []string{"--webhook-port -1"}},
 		{args: []string{"--webhook-port=65536"}, want: []string{"--webhook-port 65536"}},
 		{args: []string{"--webhook-port=65535"}},
+		{args: []string{"--default-unreachable-toleration-seconds=-1"}, want: []string{"--default-unreachable-toleration-seconds -1"}},
+		{args: []string{"--default-unreachable-toleration-seconds=0"}},
+		{args: []string{"--eviction-rate=0"}, want: []string{"--eviction-rate 0", "no work ever moves"}},
+		{args: []string{"--unhealthy-cluster-threshold=0"}, want: []string{"--unhealthy-cluster-threshold 0"}},
+		{args: []string{"--unhealthy-cluster-threshold=1.5"}, want: []string{"--unhealthy-cluster-threshold 1.5"}},
+		{args: []string{"--unhealthy-cluster-threshold=1"}},
 		{args: []string{"--webhook-port=0"}},
 		{
 			args: []string{"--cluster-grace-period=0", "--webhook-port=70000", "--default-pod-security-level=x"},

@@ -80,7 +80,7 @@ func Run(ctx context.Context, opts *Options) error {
 	if opts.WebhookPort > 0 {
 		if err := hubwebhook.Register(ctx, mgr, direct, endpoint, caBundle, hubwebhook.Tenancy{
 			DefaultPodSecurityLevel: level, ReservedNamespaces: opts.ReservedNamespaces,
-		}); err != nil {
+		}, hubwebhook.Defaults{UnreachableTolerationSeconds: opts.DefaultUnreachableTolerationSeconds}); err != nil {
 			return fmt.Errorf("registering the admission webhook: %w", err)
 		}
 	}

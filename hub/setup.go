@@ -14,6 +14,7 @@ import (
 	"github.com/musterhq/muster/hub/cronjob"
 	"github.com/musterhq/muster/hub/fleetjob"
 	"github.com/musterhq/muster/hub/health"
+	"github.com/musterhq/muster/hub/internal/failover"
 	"github.com/musterhq/muster/hub/inventory"
 	hubmetrics "github.com/musterhq/muster/hub/metrics"
 	"github.com/musterhq/muster/hub/nodeslice"
@@ -38,6 +39,10 @@ func Setup(_ context.Context, mgr ctrl.Manager, opts *Options) (*Controllers, er
 		return nil, err
 	}
 	inv := inventory.New()
+	gate := failover.New(clock.RealClock{}, opts.EvictionRate, opts.UnhealthyClusterThreshold)
+	if err := mgr.Add(gate); err != nil {
+		return nil, fmt.Errorf("adding the failover gate: %w", err)
+	}
 	setups := []struct {
 		name  string
 		setup func(ctrl.Manager) error
@@ -55,7 +60,7 @@ func Setup(_ context.Context, mgr ctrl.Manager, opts *Options) (*Controllers, er
 		{"inventory", (&nodeslice.Reconciler{Client: mgr.GetClient(), Inventory: inv}).SetupWithManager},
 		{"fleetjob", (&fleetjob.Reconciler{
 			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("muster-fleetjob"), Clock: clock.RealClock{}, Inventory: inv,
-			UnschedulableWindow: opts.SpreadUnschedulableWindow, PodSecurityLevel: level,
+			UnschedulableWindow: opts.SpreadUnschedulableWindow, PodSecurityLevel: level, Failover: gate,
 		}).SetupWithManager},
 		{"workloadspread", (&workloadspread.Reconciler{
 			Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("muster-workloadspread"), Clock: clock.RealClock{},

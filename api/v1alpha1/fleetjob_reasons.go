@@ -19,4 +19,13 @@ const (
 	// FleetJobReasonSpreadChanged is the event of a WorkloadSpread changing the replicas
 	// of the FleetJob's shards.
 	FleetJobReasonSpreadChanged = "SpreadChanged"
+	// FleetJobReasonShardEvicted is Scheduled=False while a Single job whose shard was
+	// evicted waits to be placed again, and the reason of an evicted shard's entry.
+	FleetJobReasonShardEvicted = "ShardEvicted"
+	// FleetJobReasonFailedOver is the event of a shard withdrawn from a cluster whose
+	// NoExecute taint the placement no longer tolerates: where from, and where to.
+	FleetJobReasonFailedOver = "FailedOver"
+	// FleetJobReasonFailoverHeld is the warning event of an eviction that is due but held,
+	// because most of the clusters the placement selects are unreachable at once.
+	FleetJobReasonFailoverHeld = "FailoverHeld"
 )

@@ -3,6 +3,7 @@ package v1alpha1
 import (
 	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // FleetJob condition types.
@@ -169,13 +170,36 @@ type ClusterJobStatus struct {
 	// format, e.g. "0-3,7".
 	// +optional
 	CompletedIndexes string `json:"completedIndexes,omitempty"`
-	// phase of the shard's Job: Pending, Running, Suspended, Complete or Failed.
+	// phase of the shard's Job: Pending, Running, Suspended, Complete or Failed; Evicted
+	// once the hub withdrew the shard from its cluster (see eviction), when its counts no
+	// longer add to the job's.
 	// +optional
 	Phase JobPhase `json:"phase,omitempty"`
+	// eviction says when and why the hub withdrew the shard from its cluster; set with
+	// phase Evicted.
+	// +optional
+	Eviction *ShardEviction `json:"eviction,omitempty"`
+}
+
+// ShardEviction is why and when the hub withdrew a shard from its member cluster.
+type ShardEviction struct {
+	// time is when the hub withdrew the shard.
+	Time metav1.Time `json:"time"`
+	// reason is a CamelCase reason, e.g. ShardEvicted.
+	// +kubebuilder:validation:MaxLength=64
+	Reason string `json:"reason"`
+	// message says why, for people.
+	// +kubebuilder:validation:MaxLength=1024
+	Message string `json:"message"`
+	// workUID is the Work that carried the shard. The hub records the eviction before it
+	// deletes that Work (as the Job controller records a pod in uncountedTerminatedPods
+	// before it removes the pod's finalizer), so an eviction is never lost or made twice.
+	// +optional
+	WorkUID types.UID `json:"workUID,omitempty"`
 }
 
 // JobPhase summarises a job's conditions for people scanning a list.
-// +kubebuilder:validation:Enum=Pending;Running;Suspended;Complete;Failed
+// +kubebuilder:validation:Enum=Pending;Running;Suspended;Complete;Failed;Evicted
 type JobPhase string
 
 const (
@@ -189,6 +213,8 @@ const (
 	JobComplete JobPhase = "Complete"
 	// JobFailed: the Failed condition is True.
 	JobFailed JobPhase = "Failed"
+	// JobEvicted: a shard the hub withdrew from its cluster (a shard's phase only).
+	JobEvicted JobPhase = "Evicted"
 )
 
 // FleetJobStatus aggregates the shards.
@@ -242,7 +268,8 @@ type FleetJobStatus struct {
 	// +optional
 	ClusterCount int32 `json:"clusterCount"`
 	// clusters has one entry per shard, with its cluster, share and pod counts: one per
-	// cluster, or with a WorkloadSpread one per (subset, cluster), in that order.
+	// cluster, or with a WorkloadSpread one per (subset, cluster), in that order; then the
+	// shards the hub evicted (phase Evicted), the latest few.
 	// +optional
 	// +listType=atomic
 	Clusters []ClusterJobStatus `json:"clusters,omitempty"`

@@ -31,7 +31,13 @@ type Placement struct {
 	// tolerations let the object be placed on member clusters whose taints they match
 	// (spec.taints of the MemberCluster, for example muster.dev/unreachable, which the hub
 	// sets while a cluster's agent is unreachable). A cluster with a NoSchedule or NoExecute
-	// taint that is not tolerated is not eligible; PreferNoSchedule is ignored. At most 32.
+	// taint that is not tolerated is not eligible; PreferNoSchedule is ignored. Work placed
+	// on a cluster that then gets a NoExecute taint moves to another cluster as a pod
+	// leaves a node: at once when no toleration matches, after the shortest
+	// tolerationSeconds of those that match, never when one matches without
+	// tolerationSeconds. The hub adds muster.dev/unreachable:NoExecute for 300 seconds (its
+	// flag --default-unreachable-toleration-seconds) at creation unless one is given. At
+	// most 32.
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=32

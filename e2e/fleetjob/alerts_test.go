@@ -57,19 +57,28 @@ func TestMonitoringQueriesNameExportedMetrics(t *testing.T) {
 	}
 }
 
-// TestMemberUnreachableFiresForAStoppedAgent stops member2's agent and scrapes the hub
-// every few seconds into a TSDB, as Prometheus would, evaluating the PrometheusRule's
-// MemberUnreachable after each scrape: it must fire for member2 once the grace period
-// and its for have passed, and never for member1, whose agent runs.
-func TestMemberUnreachableFiresForAStoppedAgent(t *testing.T) {
+// TestAStoppedAgentIsAlertedAndItsWorkMoves stops member2's agent under a Single and a
+// Duplicate FleetJob, which tolerate an unreachable cluster for a few seconds. It scrapes
+// the hub every few seconds into a TSDB, as Prometheus would, evaluating the
+// PrometheusRule's MemberUnreachable after each scrape: it must fire for member2 once the
+// grace period and its for have passed, and never for member1, whose agent runs. Meanwhile
+// the jobs move off member2 and complete on member1; the agent, started again, deletes
+// the shards the hub withdrew. One stop serves both, to keep the suite short.
+func TestAStoppedAgentIsAlertedAndItsWorkMoves(t *testing.T) {
 	rule, err := monitoring.AlertingRule("MemberUnreachable")
 	if err != nil {
 		t.Fatal(err)
 	}
 	store := teststorage.New(t)
 	query := rules.EngineQueryFunc(promqltest.NewTestEngine(t, false, 0, promqltest.DefaultMaxSamplesPerQuery), store)
+	work := placeFailoverWork(t)
 	muster.Agents[member2.Name].Stop()
-	defer restartAgent(t, member2)
+	back := false
+	defer func() {
+		if !back {
+			restartAgent(t, member2)
+		}
+	}()
 	stopped := time.Now()
 	for deadline := stopped.Add(100 * time.Second); ; time.Sleep(5 * time.Second) {
 		if time.Now().After(deadline) {
@@ -86,9 +95,13 @@ func TestMemberUnreachableFiresForAStoppedAgent(t *testing.T) {
 		}
 		if clusters[member2.Name] {
 			t.Logf("MemberUnreachable fired for %s %s after its agent stopped", member2.Name, time.Since(stopped).Round(time.Second))
-			return
+			break
 		}
 	}
+	t.Run("its work moves to member1", func(t *testing.T) { work.expectMoved(t, stopped) })
+	restartAgent(t, member2)
+	back = true
+	t.Run("its agent, back, deletes the withdrawn shards", work.expectWithdrawn)
 }
 
 // scrapeInto scrapes url and appends the samples of family to store at the scrape's time,

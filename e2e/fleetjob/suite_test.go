@@ -31,7 +31,7 @@ const (
 )
 
 // parallelTests is how many tests run at once. The two that stop or kill an agent
-// (TestMemberUnreachableFiresForAStoppedAgent, TestAgentKilledMidRunLosesNoCompletionAndAddsNoPod)
+// (TestAStoppedAgentIsAlertedAndItsWorkMoves, TestAgentKilledMidRunLosesNoCompletionAndAddsNoPod)
 // run first, alone; the others each follow their own FleetJob, chosen by name or label,
 // and run together after them. They wait on the fleet far more than they compute.
 const parallelTests = 4

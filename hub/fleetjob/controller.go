@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -17,6 +18,7 @@ import (
 	psaapi "k8s.io/pod-security-admission/api"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -24,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/hub/internal/failover"
 	"github.com/musterhq/muster/hub/internal/shardowner"
 	"github.com/musterhq/muster/hub/inventory"
 	hubmetrics "github.com/musterhq/muster/hub/metrics"
@@ -54,6 +57,9 @@ type Reconciler struct {
 	// NewQueue builds the controller's work queue; nil means fairqueue.New, where hub
 	// namespaces take turns so one tenant's burst does not delay another's FleetJobs.
 	NewQueue fairqueue.NewFunc
+	// Failover, when set, moves the shards of Single and Duplicate jobs off clusters whose
+	// NoExecute taints they no longer tolerate; nil leaves placed shards where they are.
+	Failover *failover.Gate
 	// PodSecurityLevel is the enforce level of a hub namespace whose labels name none
 	// (empty: podsecurity.DefaultLevel); the shards' Works carry their namespace's levels.
 	PodSecurityLevel psaapi.Level
@@ -85,6 +91,13 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&musterv1.FleetJob{}).
 		Watches(&musterv1.Work{}, handler.EnqueueRequestsFromMapFunc(shards.OwnerOf(musterv1.FleetJobNameLabel, musterv1.FleetJobNamespaceLabel))).
 		Watches(&musterv1.MemberCluster{}, handler.EnqueueRequestsFromMapFunc(r.unplaced)).
+		Watches(&musterv1.MemberCluster{}, handler.TypedEnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
+			mc, ok := o.(*musterv1.MemberCluster)
+			if !ok {
+				return nil
+			}
+			return r.clustersWithShards(ctx, mc)
+		}), builder.WithPredicates(noExecuteChange)).
 		Watches(&musterv1.WorkloadSpread{}, handler.EnqueueRequestsFromMapFunc(targetOfSpread)).
 		WithOptions(controller.Options{NewQueue: fairqueue.Or(r.NewQueue)}).
 		Complete(r)
@@ -158,13 +171,19 @@ type snapshot struct {
 	spread  *musterv1.WorkloadSpread
 	subsets []spreadSubset
 	// members and fit (nodes that fit the pod template, by cluster) are read only for a
-	// first placement without a spread.
+	// first placement without a spread; members leaves out the clusters where one of the
+	// job's Works is still being removed.
 	members []musterv1.MemberCluster
 	fit     map[string]int
+	// clusters are the member clusters of the placed shards, by name, read when shards
+	// may fail over.
+	clusters map[string]*musterv1.MemberCluster
 }
 
+// firstPlacement says whether the FleetJob has no shard in force and none is decided: a
+// new job, one no cluster could take yet, and one whose every shard was evicted.
 func (s *snapshot) firstPlacement() bool {
-	return s.spread == nil && len(s.works) == 0 && !meta.IsStatusConditionTrue(s.fj.Status.Conditions, musterv1.FleetJobScheduled)
+	return s.spread == nil && len(s.shards) == 0 && !meta.IsStatusConditionTrue(s.fj.Status.Conditions, musterv1.FleetJobScheduled)
 }
 
 // outcome is what a round leaves to record: the status to write (nil: none), then the
@@ -200,17 +219,46 @@ func (r *Reconciler) observe(ctx context.Context, fj *musterv1.FleetJob) (*snaps
 		return snap, err
 	}
 	if !snap.firstPlacement() {
-		return snap, nil
+		snap.clusters, err = r.shardClusters(ctx, current)
+		return snap, err
 	}
 	var members musterv1.MemberClusterList
 	if err := r.Client.List(ctx, &members); err != nil {
 		return nil, fmt.Errorf("listing member clusters: %w", err)
 	}
-	snap.members = members.Items
+	// A Work still being removed (a shard evicted from a cluster whose agent has not come
+	// back to let it go) holds the name a new shard there would take.
+	snap.members = slices.DeleteFunc(members.Items, func(mc musterv1.MemberCluster) bool {
+		w := works[shards.Key(mc.Name, "")]
+		return w != nil && w.DeletionTimestamp != nil
+	})
 	if r.Inventory != nil {
 		snap.fit = r.Inventory.EligibleCountByCluster(&fj.Spec.Template.Spec.Template.Spec)
 	}
 	return snap, nil
+}
+
+// shardClusters reads the member clusters of states when their shards may fail over.
+func (r *Reconciler) shardClusters(ctx context.Context, states []shardState) (map[string]*musterv1.MemberCluster, error) {
+	if r.Failover == nil {
+		return nil, nil
+	}
+	out := make(map[string]*musterv1.MemberCluster, len(states))
+	for _, s := range states {
+		if out[s.cluster] != nil {
+			continue
+		}
+		mc := &musterv1.MemberCluster{}
+		err := r.Client.Get(ctx, client.ObjectKey{Name: s.cluster}, mc)
+		switch {
+		case apierrors.IsNotFound(err):
+			continue
+		case err != nil:
+			return nil, fmt.Errorf("reading member cluster %s: %w", s.cluster, err)
+		}
+		out[s.cluster] = mc
+	}
+	return out, nil
 }
 
 // record writes the round's status, then announces what it records: a failed write is
@@ -275,7 +323,11 @@ func (r *Reconciler) placeFirst(ctx context.Context, snap *snapshot) (outcome, e
 	meta.SetStatusCondition(&status.Conditions, d.scheduled)
 	hubmetrics.PlacementDecisions.WithLabelValues("FleetJob", hubmetrics.OutcomePlaced).Inc()
 	log.FromContext(ctx).V(2).Info("placed the FleetJob", "mode", fj.Spec.Placement.Mode, "clusters", d.clusters)
-	return outcome{status: status}, nil
+	out := outcome{status: status}
+	if from := movedFrom(fj); from != "" {
+		out.events = append(out.events, event{corev1.EventTypeNormal, musterv1.FleetJobReasonFailedOver, "Place", fmt.Sprintf("moved the job from %s to %s", from, d.clusters)})
+	}
+	return out, nil
 }
 
 // track keeps a placed FleetJob (or one its spread places) in line with its shards: the
@@ -292,9 +344,22 @@ func (r *Reconciler) track(ctx context.Context, snap *snapshot) (outcome, error)
 		}
 		works, current, scheduled, requeue = res.works, res.shards, &res.scheduled, res.requeue
 	}
+	var moved failoverResult
+	if snap.spread == nil {
+		var err error
+		if moved, err = r.failover(ctx, snap); err != nil {
+			return outcome{}, err
+		}
+		current, requeue = moved.shards, moved.requeue
+	}
 	status, stop := summarize(fj, current, r.Clock.Now())
+	status.Clusters = append(status.Clusters, keepEvicted(fj.Status.Clusters, moved.evicted...)...)
 	if scheduled != nil {
 		meta.SetStatusCondition(&status.Conditions, *scheduled)
+	}
+	if len(moved.evicted) > 0 && len(current) == 0 {
+		meta.SetStatusCondition(&status.Conditions, evictedScheduled(fj, moved.evicted))
+		requeue = time.Second
 	}
 	news := shardConditions(&status, fj.Status.Conditions, current, fj.Generation)
 	for _, k := range stop {
@@ -302,7 +367,7 @@ func (r *Reconciler) track(ctx context.Context, snap *snapshot) (outcome, error)
 			return outcome{}, err
 		}
 	}
-	out := outcome{status: &status, requeue: requeue}
+	out := outcome{status: &status, requeue: requeue, events: moved.events}
 	for _, c := range news {
 		log.FromContext(ctx).Info("shards of the FleetJob have a problem in their member clusters", "condition", c.Type, "reason", c.Reason,
 			"clusters", troubledClusters(current, c.Type), "message", c.Message)

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
@@ -113,6 +114,8 @@ type shardState struct {
 	// applied: the agent created the shard's Job; applyError is the member's refusal of it.
 	applied    bool
 	applyError string
+	// workUID is the Work that carries the shard.
+	workUID types.UID
 }
 
 func jobCondition(s *batchv1.JobStatus, t batchv1.JobConditionType) bool {
@@ -166,7 +169,8 @@ func globalIndexes(local string, r *musterv1.IndexRange) string {
 	return strings.Join(parts, ",")
 }
 
-// summarize computes the FleetJob's status from its shards and says which shards to stop:
+// summarize computes the FleetJob's status from its shards (evicted ones are the caller's
+// to add) and says which shards to stop:
 // with shardFailurePolicy FailFast, the first failed shard fails the FleetJob and the
 // others are suspended, which stops their pods without counting them as failures.
 func summarize(fj *musterv1.FleetJob, shards []shardState, now time.Time) (musterv1.FleetJobStatus, []string) {
@@ -176,11 +180,7 @@ func summarize(fj *musterv1.FleetJob, shards []shardState, now time.Time) (muste
 	status.Active, status.Ready, status.Succeeded, status.Failed = 0, 0, 0, 0
 	var failed, finished []string
 	for _, s := range shards {
-		entry := musterv1.ClusterJobStatus{ClusterName: s.cluster, Subset: s.subset, Parallelism: s.parallelism, Completions: s.completions, Indexes: s.indexes, Phase: shardPhase(s)}
-		if st := s.status; st != nil {
-			entry.Active, entry.Ready, entry.Succeeded, entry.Failed = st.Active, ptr.Deref(st.Ready, 0), st.Succeeded, st.Failed
-			entry.CompletedIndexes = globalIndexes(st.CompletedIndexes, s.indexes)
-		}
+		entry := clusterEntry(s)
 		status.Clusters = append(status.Clusters, entry)
 		status.Active += entry.Active
 		status.Ready += entry.Ready
@@ -225,6 +225,16 @@ func summarize(fj *musterv1.FleetJob, shards []shardState, now time.Time) (muste
 	}
 	status.Phase = fleetPhase(&status, shards)
 	return status, stop
+}
+
+// clusterEntry is a shard's entry in its FleetJob's status.
+func clusterEntry(s shardState) musterv1.ClusterJobStatus {
+	entry := musterv1.ClusterJobStatus{ClusterName: s.cluster, Subset: s.subset, Parallelism: s.parallelism, Completions: s.completions, Indexes: s.indexes, Phase: shardPhase(s)}
+	if st := s.status; st != nil {
+		entry.Active, entry.Ready, entry.Succeeded, entry.Failed = st.Active, ptr.Deref(st.Ready, 0), st.Succeeded, st.Failed
+		entry.CompletedIndexes = globalIndexes(st.CompletedIndexes, s.indexes)
+	}
+	return entry
 }
 
 // describeKey names the shard with the given key in messages.

@@ -311,7 +311,7 @@ func readShards(works map[string]*musterv1.Work) ([]shardState, error) {
 			return nil, err
 		}
 		applied, failure := shards.ApplyState(w)
-		out = append(out, shardState{shard: s, status: st, applied: applied, applyError: failure})
+		out = append(out, shardState{shard: s, status: st, applied: applied, applyError: failure, workUID: w.UID})
 	}
 	return out, nil
 }

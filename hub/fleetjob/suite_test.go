@@ -22,7 +22,9 @@ import (
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/hub/fleetjob"
+	"github.com/musterhq/muster/hub/internal/failover"
 	"github.com/musterhq/muster/internal/testing/envtest"
+	"github.com/musterhq/muster/placement/clusters"
 )
 
 var (
@@ -30,6 +32,8 @@ var (
 	clock = clocktesting.NewFakeClock(time.Now())
 	// recorder counts the controller's events as it records them.
 	recorder *envtest.CountingRecorder
+	// rounds are the controller's rounds, for tests that wait until it saw a change.
+	rounds envtest.Rounds
 )
 
 // TestMain runs the FleetJob controller, on a clock the tests move, against a real API
@@ -37,7 +41,12 @@ var (
 func TestMain(m *testing.M) {
 	os.Exit(envtest.Main(m, &env, func(mgr ctrl.Manager) error {
 		recorder = envtest.NewCountingRecorder(mgr.GetEventRecorder("test"))
-		r := &fleetjob.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder, Clock: clock}
+		// Evictions are not rate limited here: each test's own are all it waits for.
+		gate := failover.New(clock, 1000, clusters.DefaultDisruptionThreshold)
+		if err := mgr.Add(gate); err != nil {
+			return err
+		}
+		r := &fleetjob.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder, Clock: clock, Failover: gate, Observed: func(fj *musterv1.FleetJob) { rounds.Done(fj) }}
 		return r.SetupWithManager(mgr)
 	}))
 }

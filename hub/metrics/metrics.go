@@ -34,14 +34,21 @@ var (
 		Name: "muster_cron_missed_slots_total",
 		Help: "Scheduled slots of FleetCronJobs that got no run (missed their starting deadline or too many to catch up), by the run's kind.",
 	}, []string{"kind"})
+	// Failovers counts shards withdrawn from a member cluster whose NoExecute taint their
+	// object no longer tolerates.
+	Failovers = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "muster_failovers_total",
+		Help: "Shards the hub withdrew from a member cluster with a NoExecute taint (unreachable, or drained) that their object no longer tolerates, by the object's kind.",
+	}, []string{"kind"})
 )
 
 func init() {
-	metrics.Registry.MustRegister(PlacementDecisions, CronScheduleLag, CronMissedSlots)
+	metrics.Registry.MustRegister(PlacementDecisions, CronScheduleLag, CronMissedSlots, Failovers)
 	// The cron series exist from the start, at zero: an alert on their increase then sees
 	// the first missed slot, and a scrape shows the families before any cron job ran.
 	for _, kind := range []string{"FleetJob", "BroadcastJob"} {
 		CronScheduleLag.WithLabelValues(kind)
 		CronMissedSlots.WithLabelValues(kind)
+		Failovers.WithLabelValues(kind)
 	}
 }

@@ -80,7 +80,7 @@ func startHub(ctx context.Context, env *envtest.Environment) error {
 	if err != nil {
 		return err
 	}
-	if err := webhook.Register(ctx, mgr, env.Client, endpoint, caBundle, webhook.Tenancy{ReservedNamespaces: []string{reservedByFlag}}); err != nil {
+	if err := webhook.Register(ctx, mgr, env.Client, endpoint, caBundle, webhook.Tenancy{ReservedNamespaces: []string{reservedByFlag}}, webhook.Defaults{UnreachableTolerationSeconds: defaultTolerationSeconds}); err != nil {
 		return err
 	}
 	go func() {

@@ -1,5 +1,6 @@
-// Package webhook is the hub's validating admission webhook: it refuses what CEL cannot
-// check. FleetJobs, BroadcastJobs, FleetCronJobs and WorkloadSpreads are refused in
+// Package webhook is the hub's admission webhook. It gives a new FleetJob its default
+// toleration of muster.dev/unreachable:NoExecute (how long its work stays on an
+// unreachable cluster), and it refuses what CEL cannot check. FleetJobs, BroadcastJobs, FleetCronJobs and WorkloadSpreads are refused in
 // reserved namespaces (the members' system namespaces and Muster's own), and the pod
 // templates they run on members are checked against their hub namespace's Pod Security
 // level with upstream's evaluator (k8s.io/pod-security-admission): refused at the
@@ -15,10 +16,8 @@
 package webhook
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"slices"
 	"time"
 
@@ -32,6 +31,7 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 )
@@ -48,7 +48,7 @@ const (
 	workPath           = "/validate-muster-dev-v1alpha1-work"
 )
 
-// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations,verbs=get;create;update
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations;mutatingwebhookconfigurations,verbs=get;create;update
 // +kubebuilder:rbac:groups=muster.dev,resources=workloadspreads,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create;update,namespace=muster-system
 
@@ -83,7 +83,7 @@ func (t tenancy) admit(ctx context.Context, namespace string) (psaCheck, field.E
 // e.Namespace, the hub's namespace, which is reserved with the others of t. The
 // WorkloadSpread handler reads the other spreads straight from the API server, so two
 // spreads of one target created together cannot both pass on a stale cache.
-func Register(ctx context.Context, mgr ctrl.Manager, c client.Client, e Endpoint, caBundle []byte, t Tenancy) error {
+func Register(ctx context.Context, mgr ctrl.Manager, c client.Client, e Endpoint, caBundle []byte, t Tenancy, d Defaults) error {
 	dry, err := newDryRun(mgr, e.Namespace)
 	if err != nil {
 		return err
@@ -98,6 +98,10 @@ func Register(ctx context.Context, mgr ctrl.Manager, c client.Client, e Endpoint
 	registerValidator[*musterv1.FleetCronJob](mgr, fleetCronJobPath, fleetCronJobValidator{dryRun: dry, now: time.Now, tenancy: ten})
 	registerValidator[*musterv1.WorkloadSpread](mgr, workloadSpreadPath, workloadSpreadValidator{reader: mgr.GetAPIReader(), dryRun: dry, tenancy: ten})
 	if err := ctrl.NewWebhookManagedBy(mgr, &musterv1.Work{}).WithValidator(workValidator{}).WithValidatorCustomPath(workPath).Complete(); err != nil {
+		return err
+	}
+	mgr.GetWebhookServer().Register(fleetJobDefaultsPath, admission.WithDefaulter[*musterv1.FleetJob](mgr.GetScheme(), fleetJobDefaulter{defaults: d}))
+	if err := registerDefaults(ctx, c, e, caBundle); err != nil {
 		return err
 	}
 	want := []admissionregistrationv1.ValidatingWebhook{
@@ -146,15 +150,9 @@ func newDryRun(mgr ctrl.Manager, namespace string) (dryRun, error) {
 // validatingWebhook sends creates and updates of resource to path. Every webhook fails
 // closed: an object the hub could not check is refused, not admitted unchecked.
 func validatingWebhook(name, resource, path string, e Endpoint, caBundle []byte) admissionregistrationv1.ValidatingWebhook {
-	clientConfig := admissionregistrationv1.WebhookClientConfig{CABundle: caBundle}
-	if e.URLHost != "" {
-		clientConfig.URL = ptr.To(fmt.Sprintf("https://%s%s", net.JoinHostPort(e.URLHost, fmt.Sprint(e.Port)), path))
-	} else {
-		clientConfig.Service = &admissionregistrationv1.ServiceReference{Namespace: e.Namespace, Name: ServiceName, Path: ptr.To(path), Port: ptr.To(int32(443))}
-	}
 	return admissionregistrationv1.ValidatingWebhook{
 		Name:                    name,
-		ClientConfig:            clientConfig,
+		ClientConfig:            clientConfig(path, e, caBundle),
 		AdmissionReviewVersions: []string{"v1"},
 		SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNone),
 		FailurePolicy:           ptr.To(admissionregistrationv1.Fail),
@@ -184,9 +182,7 @@ func sameEndpoints(have, want []admissionregistrationv1.ValidatingWebhook) bool 
 		return false
 	}
 	for i := range want {
-		h, w := have[i].ClientConfig, want[i].ClientConfig
-		if have[i].Name != want[i].Name || !bytes.Equal(h.CABundle, w.CABundle) || ptr.Deref(h.URL, "") != ptr.Deref(w.URL, "") ||
-			(h.Service == nil) != (w.Service == nil) || (h.Service != nil && ptr.Deref(h.Service.Path, "") != ptr.Deref(w.Service.Path, "")) ||
+		if have[i].Name != want[i].Name || !sameClientConfig(have[i].ClientConfig, want[i].ClientConfig) ||
 			!slices.Equal(have[i].MatchConditions, want[i].MatchConditions) {
 			return false
 		}

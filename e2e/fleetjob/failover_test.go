@@ -1,0 +1,161 @@
+//go:build e2e
+
+package fleetjob
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/e2e/framework"
+)
+
+// toleration is how long the failover jobs tolerate an unreachable cluster.
+const toleration = 5 * time.Second
+
+// failoverWork is a Single FleetJob running on member2 and a Duplicate one on both
+// members, for member2's agent to be stopped under them.
+type failoverWork struct {
+	single, duplicate *musterv1.FleetJob
+	// failoversBefore is the hub's muster_failovers_total{kind="FleetJob"} before.
+	failoversBefore float64
+}
+
+// tolerateUnreachable makes a FleetJob tolerate the unreachable taint for toleration.
+func tolerateUnreachable(fj *musterv1.FleetJob) {
+	fj.Spec.Placement.Tolerations = []corev1.Toleration{{
+		Key: musterv1.UnreachableTaintKey, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To(int64(toleration / time.Second)),
+	}}
+}
+
+// placeFailoverWork creates the jobs and waits until their pods run. member1 is tainted
+// NoSchedule while the Single job is placed, so that it lands on member2 (the first by
+// name would be member1).
+func placeFailoverWork(t *testing.T) *failoverWork {
+	t.Helper()
+	w := &failoverWork{failoversBefore: failovers(t)}
+	hold := corev1.Taint{Key: "e2e.muster.dev/hold", Effect: corev1.TaintEffectNoSchedule}
+	setTaints(t, member1.Name, func(ts []corev1.Taint) []corev1.Taint { return append(ts, hold) })
+	w.single = create(t, newFleetJob("moves", musterv1.PlacementSingle, 1, 1, lasting(20*time.Second), tolerateUnreachable))
+	waitForShards(t, w.single, member2.Name)
+	setTaints(t, member1.Name, func(ts []corev1.Taint) []corev1.Taint {
+		return slices.DeleteFunc(ts, func(x corev1.Taint) bool { return x.Key == hold.Key })
+	})
+	w.duplicate = create(t, newFleetJob("copies", musterv1.PlacementDuplicate, 1, 1, lasting(20*time.Second), tolerateUnreachable))
+	waitForPhase(t, w.single, musterv1.JobRunning, time.Minute)
+	waitForPhase(t, w.duplicate, musterv1.JobRunning, time.Minute)
+	return w
+}
+
+// expectMoved waits until, with member2's agent stopped at stopped, the Single job has
+// moved to member1 and completed there and the Duplicate job has dropped member2's copy
+// and completed on member1, and logs the timeline.
+func (w *failoverWork) expectMoved(t *testing.T, stopped time.Time) {
+	single := waitForPhase(t, w.single, musterv1.JobComplete, 2*time.Minute)
+	duplicate := waitForPhase(t, w.duplicate, musterv1.JobComplete, time.Minute)
+	for _, fj := range []*musterv1.FleetJob{single, duplicate} {
+		var live, evicted []string
+		var evictedAt time.Time
+		for _, c := range fj.Status.Clusters {
+			if c.Phase == musterv1.JobEvicted {
+				evicted = append(evicted, c.ClusterName)
+				if c.Eviction == nil || c.Eviction.Reason != musterv1.FleetJobReasonShardEvicted {
+					t.Errorf("%s: the evicted shard in %s says %+v", fj.Name, c.ClusterName, c.Eviction)
+				} else {
+					evictedAt = c.Eviction.Time.Time
+				}
+				continue
+			}
+			live = append(live, c.ClusterName)
+		}
+		if !slices.Equal(live, []string{member1.Name}) || !slices.Equal(evicted, []string{member2.Name}) {
+			t.Errorf("%s completed with shards in %v and evicted from %v; want %s and %s", fj.Name, live, evicted, member1.Name, member2.Name)
+		}
+		if fj.Status.Succeeded != 1 || fj.Status.Progress != "1/1" {
+			t.Errorf("%s counts %d succeeded (%s); the evicted copy must not count", fj.Name, fj.Status.Succeeded, fj.Status.Progress)
+		}
+		t.Logf("%s: agent stopped; evicted %s later; complete %s later", fj.Name,
+			evictedAt.Sub(stopped).Round(time.Second), fj.Status.CompletionTime.Sub(stopped).Round(time.Second))
+	}
+	if got := failovers(t) - w.failoversBefore; got < 2 {
+		t.Errorf("muster_failovers_total{kind=FleetJob} rose by %v, want 2", got)
+	}
+}
+
+// expectWithdrawn waits until member2's agent, back, has deleted the Jobs of the shards
+// the hub withdrew while it was away.
+func (w *failoverWork) expectWithdrawn(t *testing.T) {
+	err := framework.Until(t.Context(), time.Minute, "member2 to delete the withdrawn shards' Jobs", func(ctx context.Context) (bool, string, error) {
+		var jobs batchv1.JobList
+		if err := member2.Client.List(ctx, &jobs, client.InNamespace(ns)); err != nil {
+			return false, "", err
+		}
+		var left []string
+		for _, j := range jobs.Items {
+			if j.Name == w.single.Name || j.Name == w.duplicate.Name {
+				left = append(left, j.Name)
+			}
+		}
+		return len(left) == 0, fmt.Sprintf("Jobs %v remain", left), nil
+	})
+	if err != nil {
+		t.Error(err)
+	}
+}
+
+func waitForShards(t *testing.T, fj *musterv1.FleetJob, clusters ...string) {
+	t.Helper()
+	err := framework.Until(t.Context(), time.Minute, fmt.Sprintf("FleetJob %s placed on %v", fj.Name, clusters), func(ctx context.Context) (bool, string, error) {
+		var got musterv1.FleetJob
+		if err := fleet.Hub.Client.Get(ctx, client.ObjectKeyFromObject(fj), &got); err != nil {
+			return false, "", err
+		}
+		var in []string
+		for _, c := range got.Status.Clusters {
+			in = append(in, c.ClusterName)
+		}
+		return slices.Equal(in, clusters), fmt.Sprint(in), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// setTaints changes a MemberCluster's taints.
+func setTaints(t *testing.T, cluster string, change func([]corev1.Taint) []corev1.Taint) {
+	t.Helper()
+	var mc musterv1.MemberCluster
+	if err := fleet.Hub.Client.Get(t.Context(), client.ObjectKey{Name: cluster}, &mc); err != nil {
+		t.Fatal(err)
+	}
+	patch := client.MergeFrom(mc.DeepCopy())
+	mc.Spec.Taints = change(mc.Spec.Taints)
+	if err := fleet.Hub.Client.Patch(t.Context(), &mc, patch); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// failovers reads the hub's muster_failovers_total{kind="FleetJob"}.
+func failovers(t *testing.T) float64 {
+	t.Helper()
+	families, err := framework.Scrape(t.Context(), muster.MetricsURLs["hub"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range families["muster_failovers_total"].GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "kind" && l.GetValue() == "FleetJob" {
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	return 0
+}

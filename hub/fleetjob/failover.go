@@ -1,0 +1,270 @@
+package fleetjob
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	hubmetrics "github.com/musterhq/muster/hub/metrics"
+	"github.com/musterhq/muster/placement/clusters"
+)
+
+// maxEvicted is how many evicted shards a FleetJob's status keeps, the latest: enough to
+// show where a job moved from, never a list that grows with each move.
+const maxEvicted = 8
+
+// heldRecheck is how soon an eviction held by the disruption gate is looked at again.
+const heldRecheck = 30 * time.Second
+
+// eviction is a shard due to leave its cluster, and why.
+type eviction struct {
+	state shardState
+	why   clusters.Eviction
+}
+
+// dueEvictions returns the shards that must leave their clusters at now under the
+// clusters' NoExecute taints, and when the next pending one falls due (zero: none).
+// Shards of a Single or Duplicate job move; a finished shard stays, since its result
+// is counted, and so do Divided shards and a spread's, which do not move yet. since is
+// when this hub began to watch: no taint counts from earlier. members are the shards'
+// clusters by name; a shard whose cluster is gone is registration's to release.
+func dueEvictions(fj *musterv1.FleetJob, states []shardState, members map[string]*musterv1.MemberCluster, since, now time.Time) ([]eviction, time.Time) {
+	if mode := fj.Spec.Placement.Mode; mode != musterv1.PlacementSingle && mode != musterv1.PlacementDuplicate && mode != "" {
+		return nil, time.Time{}
+	}
+	var due []eviction
+	var next time.Time
+	for _, s := range states {
+		mc := members[s.cluster]
+		if mc == nil || s.subset != "" || finishedPhase(shardPhase(s)) {
+			continue
+		}
+		e := clusters.EvictAt(fj.Spec.Placement.Tolerations, mc.Spec.Taints, since)
+		switch {
+		case e.At.IsZero():
+		case e.Due(now):
+			due = append(due, eviction{state: s, why: e})
+		case next.IsZero() || e.At.Before(next):
+			next = e.At
+		}
+	}
+	return due, next
+}
+
+// withdrawn says whether fj's status already records the eviction of s, whose Work is
+// then to be deleted.
+func withdrawn(fj *musterv1.FleetJob, s shardState) bool {
+	for _, c := range fj.Status.Clusters {
+		if c.Phase == musterv1.JobEvicted && c.Eviction != nil && c.Eviction.WorkUID != "" && c.Eviction.WorkUID == s.workUID {
+			return true
+		}
+	}
+	return false
+}
+
+func finishedPhase(p musterv1.JobPhase) bool { return p == musterv1.JobComplete || p == musterv1.JobFailed }
+
+// evictedEntry is the status entry of a shard withdrawn at now: its last counts, which
+// no longer add to the job's, and why.
+func evictedEntry(e eviction, now time.Time) musterv1.ClusterJobStatus {
+	entry := clusterEntry(e.state)
+	entry.Phase = musterv1.JobEvicted
+	entry.Eviction = &musterv1.ShardEviction{
+		Time: metav1.Time{Time: now}, Reason: musterv1.FleetJobReasonShardEvicted, Message: e.why.Describe(), WorkUID: e.state.workUID,
+	}
+	return entry
+}
+
+// keepEvicted returns the evicted entries of prev followed by those of fresh, the latest
+// maxEvicted.
+func keepEvicted(prev []musterv1.ClusterJobStatus, fresh ...musterv1.ClusterJobStatus) []musterv1.ClusterJobStatus {
+	var out []musterv1.ClusterJobStatus
+	for _, c := range prev {
+		if c.Phase == musterv1.JobEvicted {
+			out = append(out, c)
+		}
+	}
+	out = append(out, fresh...)
+	return out[max(0, len(out)-maxEvicted):]
+}
+
+// failover moves shards off clusters they may no longer stay on, in two rounds so that
+// no eviction is lost: a round that finds a shard due records its eviction in the status
+// it writes (its counts leave the job's at once); a later round, finding the eviction
+// recorded, deletes the shard's Work. Nothing is decided while most of the clusters the
+// placement selects are unreachable at once (the hub then takes the outage for its own),
+// nor beyond the eviction rate. It returns the shards that stay, the entries of those
+// evicted now, the events that announce them, and when to look again.
+func (r *Reconciler) failover(ctx context.Context, snap *snapshot) (failoverResult, error) {
+	res := failoverResult{shards: snap.shards}
+	if r.Failover == nil {
+		return res, nil
+	}
+	var stay []shardState
+	for _, s := range snap.shards {
+		if !withdrawn(snap.fj, s) {
+			stay = append(stay, s)
+			continue
+		}
+		if err := r.withdraw(ctx, snap.works[s.key()], s); err != nil {
+			return res, err
+		}
+	}
+	res.shards = stay
+	now := r.Clock.Now()
+	due, next := dueEvictions(snap.fj, stay, snap.clusters, r.Failover.Since(), now)
+	if !next.IsZero() {
+		res.requeue = next.Sub(now) + time.Second
+	}
+	if len(due) == 0 {
+		return res, nil
+	}
+	var members musterv1.MemberClusterList
+	if err := r.Client.List(ctx, &members); err != nil {
+		return res, fmt.Errorf("listing member clusters: %w", err)
+	}
+	if held, down, of := clusters.Disrupted(&snap.fj.Spec.Placement.Placement, members.Items, r.Failover.Threshold); held {
+		msg := fmt.Sprintf("not moving the shards off %s: %d of the %d clusters the placement selects are unreachable, more than %.0f%%, so the hub may be the one cut off",
+			clusterList(due), down, of, 100*r.Failover.Threshold)
+		log.FromContext(ctx).V(2).Info("eviction held by the disruption gate", "clusters", clusterList(due), "unreachable", down, "selected", of)
+		res.events = append(res.events, event{corev1.EventTypeWarning, musterv1.FleetJobReasonFailoverHeld, "Evict", msg})
+		res.requeue = heldRecheck
+		return res, nil
+	}
+	for _, e := range due {
+		if !r.Failover.Take() {
+			res.requeue = r.Failover.RetryAfter()
+			break
+		}
+		hubmetrics.Failovers.WithLabelValues("FleetJob").Inc()
+		log.FromContext(ctx).Info("evicting a shard of the FleetJob", "cluster", e.state.cluster, "taint", e.why.Taint.ToString())
+		res.shards = slices.DeleteFunc(res.shards, func(s shardState) bool { return s.key() == e.state.key() })
+		res.evicted = append(res.evicted, evictedEntry(e, now))
+		res.events = append(res.events, failedOverEvent(snap.fj, e))
+	}
+	if len(res.evicted) > 0 {
+		// The next round deletes the Works, once the status records their eviction.
+		res.requeue = time.Second
+	}
+	return res, nil
+}
+
+// failoverResult is what failover leaves in force.
+type failoverResult struct {
+	// shards are those that stay; evicted the entries of those withdrawn.
+	shards  []shardState
+	evicted []musterv1.ClusterJobStatus
+	events  []event
+	requeue time.Duration
+}
+
+// withdraw deletes the Work of a shard whose eviction the status records. The agent
+// deletes its Job and pods when it next reaches the hub, and whatever the shard did
+// meanwhile is never counted.
+func (r *Reconciler) withdraw(ctx context.Context, w *musterv1.Work, s shardState) error {
+	if w == nil {
+		return nil
+	}
+	err := r.Client.Delete(ctx, w, client.Preconditions{UID: &w.UID})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("withdrawing the evicted shard in %s: %w", s.describe(), err)
+	}
+	log.FromContext(ctx).V(2).Info("withdrew an evicted shard of the FleetJob", "cluster", s.cluster)
+	return nil
+}
+
+// failedOverEvent announces an eviction: a Single job's shard moves (placed again next
+// round, whose Placed event names where), a Duplicate job's copy is dropped.
+func failedOverEvent(fj *musterv1.FleetJob, e eviction) event {
+	note := fmt.Sprintf("withdrew the shard from %s, to be placed again: %s", e.state.describe(), e.why.Describe())
+	if fj.Spec.Placement.Mode == musterv1.PlacementDuplicate {
+		note = fmt.Sprintf("dropped the copy in %s from the job: %s", e.state.describe(), e.why.Describe())
+	}
+	return event{corev1.EventTypeWarning, musterv1.FleetJobReasonFailedOver, "Evict", note}
+}
+
+// evictedScheduled is the Scheduled condition of a job left with no shard by its
+// evictions: it is placed again, on the clusters that can take it now.
+func evictedScheduled(fj *musterv1.FleetJob, evicted []musterv1.ClusterJobStatus) metav1.Condition {
+	names := make([]string, len(evicted))
+	for i, c := range evicted {
+		names[i] = c.ClusterName
+	}
+	return metav1.Condition{
+		Type: musterv1.FleetJobScheduled, Status: metav1.ConditionFalse, Reason: musterv1.FleetJobReasonShardEvicted, ObservedGeneration: fj.Generation,
+		Message: fmt.Sprintf("the job was evicted from %s; it is placed again on the clusters that can take it", clusters.Names(names)),
+	}
+}
+
+// movedFrom names the clusters a job placed again after evictions left, for the event
+// of its new placement; empty when the placement is not a failover.
+func movedFrom(fj *musterv1.FleetJob) string {
+	c := meta.FindStatusCondition(fj.Status.Conditions, musterv1.FleetJobScheduled)
+	if c == nil || c.Reason != musterv1.FleetJobReasonShardEvicted {
+		return ""
+	}
+	var names []string
+	for _, e := range fj.Status.Clusters {
+		if e.Phase == musterv1.JobEvicted && !slices.Contains(names, e.ClusterName) {
+			names = append(names, e.ClusterName)
+		}
+	}
+	return clusters.Names(names)
+}
+
+func clusterList(due []eviction) string {
+	names := make([]string, len(due))
+	for i, e := range due {
+		names[i] = e.state.cluster
+	}
+	return clusters.Names(names)
+}
+
+// clustersWithShards maps a MemberCluster whose NoExecute taints changed to the FleetJobs
+// with shards on it, so their evictions are timed from the change.
+func (r *Reconciler) clustersWithShards(ctx context.Context, mc *musterv1.MemberCluster) []reconcile.Request {
+	var works musterv1.WorkList
+	if err := r.Client.List(ctx, &works, client.InNamespace(musterv1.MemberNamespace(mc.Name)), client.HasLabels{musterv1.FleetJobUIDLabel}); err != nil {
+		log.FromContext(ctx).Error(err, "listing the FleetJob shards of a member cluster whose taints changed", "cluster", mc.Name)
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(works.Items))
+	for _, w := range works.Items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKey{Namespace: w.Labels[musterv1.FleetJobNamespaceLabel], Name: w.Labels[musterv1.FleetJobNameLabel]}})
+	}
+	return reqs
+}
+
+// noExecuteChange passes the updates of a MemberCluster that change its NoExecute taints.
+var noExecuteChange = predicate.Funcs{
+	CreateFunc:  func(ctrlevent.CreateEvent) bool { return false },
+	DeleteFunc:  func(ctrlevent.DeleteEvent) bool { return false },
+	GenericFunc: func(ctrlevent.GenericEvent) bool { return false },
+	UpdateFunc:  noExecuteChanged,
+}
+
+// noExecuteChanged says whether an update changed a MemberCluster's NoExecute taints.
+func noExecuteChanged(e ctrlevent.UpdateEvent) bool {
+	oldMC, ok1 := e.ObjectOld.(*musterv1.MemberCluster)
+	newMC, ok2 := e.ObjectNew.(*musterv1.MemberCluster)
+	if !ok1 || !ok2 {
+		return false
+	}
+	return !slices.EqualFunc(noExecute(oldMC.Spec.Taints), noExecute(newMC.Spec.Taints), func(a, b corev1.Taint) bool { return a.MatchTaint(&b) && a.Value == b.Value })
+}
+
+func noExecute(taints []corev1.Taint) []corev1.Taint {
+	return slices.DeleteFunc(slices.Clone(taints), func(t corev1.Taint) bool { return t.Effect != corev1.TaintEffectNoExecute })
+}

@@ -1,0 +1,177 @@
+package fleetjob_test
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/internal/testing/envtest"
+)
+
+// taint puts taint on cluster, stamped with the test clock's time.
+func (f *fixture) taint(cluster string, effect corev1.TaintEffect) {
+	f.t.Helper()
+	mc := &musterv1.MemberCluster{}
+	if err := env.Client.Get(f.t.Context(), client.ObjectKey{Name: cluster}, mc); err != nil {
+		f.t.Fatal(err)
+	}
+	patch := client.MergeFrom(mc.DeepCopy())
+	mc.Spec.Taints = append(mc.Spec.Taints, corev1.Taint{Key: musterv1.UnreachableTaintKey, Effect: effect, TimeAdded: &metav1.Time{Time: clock.Now()}})
+	if err := env.Client.Patch(f.t.Context(), mc, patch); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// single is a Single FleetJob of one pod over c1 and c2, which lands on c1 (the first by
+// name when no inventory counts nodes) and tolerates the unreachable taint for seconds
+// (nil: no toleration).
+func (f *fixture) single(mode musterv1.PlacementMode, seconds *int64) *musterv1.FleetJob {
+	fj := f.workers(1)
+	fj.Spec.Template.Spec.Completions = ptr.To[int32](1)
+	fj.Spec.Placement.Mode = mode
+	fj.Spec.Placement.ClusterNames = []string{f.c1, f.c2}
+	if seconds != nil {
+		fj.Spec.Placement.Tolerations = []corev1.Toleration{{Key: musterv1.UnreachableTaintKey, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: seconds}}
+	}
+	f.create(fj)
+	return fj
+}
+
+func (f *fixture) fleetJob() *musterv1.FleetJob {
+	f.t.Helper()
+	fj := &musterv1.FleetJob{}
+	if err := env.Client.Get(f.t.Context(), client.ObjectKey{Namespace: f.ns, Name: "workers"}, fj); err != nil {
+		f.t.Fatal(err)
+	}
+	return fj
+}
+
+// touch changes the FleetJob's labels and waits for a round that saw the change.
+func (f *fixture) touch() {
+	f.t.Helper()
+	fj := f.fleetJob()
+	patch := client.MergeFrom(fj.DeepCopy())
+	fj.Labels = map[string]string{"touched": fmt.Sprint(time.Now().UnixNano())}
+	if err := env.Client.Patch(f.t.Context(), fj, patch); err != nil {
+		f.t.Fatal(err)
+	}
+	rounds.WaitPast(f.t, fj)
+}
+
+// evicted lists the FleetJob's evicted shards as cluster=reason.
+func evicted(fj *musterv1.FleetJob) string {
+	var out []string
+	for _, c := range fj.Status.Clusters {
+		if c.Phase == musterv1.JobEvicted && c.Eviction != nil {
+			out = append(out, c.ClusterName+"="+c.Eviction.Reason)
+		}
+	}
+	slices.Sort(out)
+	return strings.Join(out, " ")
+}
+
+// TestASingleJobMovesOffAClusterWhoseNoExecuteTaintItDoesNotTolerate: the shard's Work
+// is withdrawn, the job is placed again on the other cluster, the status keeps the
+// evicted shard with its reason, and the events say from where to where.
+func TestASingleJobMovesOffAClusterWhoseNoExecuteTaintItDoesNotTolerate(t *testing.T) {
+	f := newFixture(t)
+	f.single(musterv1.PlacementSingle, nil)
+	f.waitShards("@" + f.c1 + "=1/1")
+	f.taint(f.c1, corev1.TaintEffectNoExecute)
+	f.waitShards("@" + f.c2 + "=1/1")
+	f.waitCondition(musterv1.FleetJobScheduled, metav1.ConditionTrue, musterv1.FleetJobReasonPlaced, func(fj *musterv1.FleetJob) bool {
+		return evicted(fj) == f.c1+"="+musterv1.FleetJobReasonShardEvicted
+	})
+	env.ExpectEvent(t, f.ns, "workers", musterv1.FleetJobReasonFailedOver)
+	if n := recorder.Count(f.ns, "workers", musterv1.FleetJobReasonFailedOver); n != 2 {
+		t.Errorf("%d FailedOver events, want 2: the withdrawal and the new placement", n)
+	}
+}
+
+// TestAToleratedTaintMovesTheJobOnlyAfterTolerationSeconds, as a pod's toleration of
+// node.kubernetes.io/unreachable does.
+func TestAToleratedTaintMovesTheJobOnlyAfterTolerationSeconds(t *testing.T) {
+	f := newFixture(t)
+	f.single(musterv1.PlacementSingle, ptr.To[int64](60))
+	f.waitShards("@" + f.c1 + "=1/1")
+	f.taint(f.c1, corev1.TaintEffectNoExecute)
+	clock.Step(59 * time.Second)
+	f.touch()
+	if got := f.shards(); got != "@"+f.c1+"=1/1" {
+		t.Fatalf("59s into a 60s toleration the shards are %q", got)
+	}
+	clock.Step(time.Second)
+	f.touch()
+	f.waitShards("@" + f.c2 + "=1/1")
+}
+
+// TestATolerationWithoutSecondsKeepsTheJobForEver, as today.
+func TestATolerationWithoutSecondsKeepsTheJobForEver(t *testing.T) {
+	f := newFixture(t)
+	f.single(musterv1.PlacementSingle, nil)
+	f.waitShards("@" + f.c1 + "=1/1")
+	fj := f.fleetJob()
+	patch := client.MergeFrom(fj.DeepCopy())
+	fj.Spec.Placement.Tolerations = []corev1.Toleration{{Key: musterv1.UnreachableTaintKey, Operator: corev1.TolerationOpExists}}
+	if err := env.Client.Patch(t.Context(), fj, patch); err != nil {
+		t.Fatal(err)
+	}
+	f.taint(f.c1, corev1.TaintEffectNoExecute)
+	clock.Step(24 * time.Hour)
+	f.touch()
+	if got := f.shards(); got != "@"+f.c1+"=1/1" {
+		t.Fatalf("a day later the shards are %q", got)
+	}
+}
+
+// TestNothingMovesWhenMostSelectedClustersAreUnreachable: the hub takes an outage of
+// most of the clusters a placement selects for its own and says so.
+func TestNothingMovesWhenMostSelectedClustersAreUnreachable(t *testing.T) {
+	f := newFixture(t)
+	f.single(musterv1.PlacementSingle, nil)
+	f.waitShards("@" + f.c1 + "=1/1")
+	f.taint(f.c2, corev1.TaintEffectNoExecute)
+	f.taint(f.c1, corev1.TaintEffectNoExecute)
+	env.ExpectEvent(t, f.ns, "workers", musterv1.FleetJobReasonFailoverHeld)
+	if got := f.shards(); got != "@"+f.c1+"=1/1" {
+		t.Errorf("with both clusters unreachable the shards are %q", got)
+	}
+	if n := recorder.Count(f.ns, "workers", musterv1.FleetJobReasonFailedOver); n != 0 {
+		t.Errorf("%d FailedOver events", n)
+	}
+}
+
+// TestADuplicateJobDropsTheEvictedCopyAndCompletesOnTheRest: the evicted copy's counts
+// leave the job's totals, and the job completes when the copies that remain do.
+func TestADuplicateJobDropsTheEvictedCopyAndCompletesOnTheRest(t *testing.T) {
+	f := newFixture(t)
+	f.single(musterv1.PlacementDuplicate, nil)
+	f.waitShards("@" + f.c1 + "=1/1 @" + f.c2 + "=1/1")
+	running := batchv1.JobStatus{Active: 1, Ready: ptr.To[int32](1)}
+	f.agentApplies(f.c2, "", running)
+	envtest.Eventually(t, "the copy in c2 counted active", func() (bool, string) {
+		fj := f.fleetJob()
+		return fj.Status.Active == 1, fmt.Sprint(fj.Status.Active)
+	})
+	f.taint(f.c2, corev1.TaintEffectNoExecute)
+	f.waitShards("@" + f.c1 + "=1/1")
+	f.agentApplies(f.c1, "", batchv1.JobStatus{Succeeded: 1, Conditions: []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}})
+	f.waitCondition(musterv1.FleetJobComplete, metav1.ConditionTrue, musterv1.FleetJobReasonShardsCompleted, nil)
+	fj := f.fleetJob()
+	if fj.Status.Active != 0 || fj.Status.Succeeded != 1 || fj.Status.Progress != "1/1" || evicted(fj) != f.c2+"="+musterv1.FleetJobReasonShardEvicted {
+		t.Errorf("status active=%d succeeded=%d progress=%s evicted=%q; want 0, 1, 1/1 and %s", fj.Status.Active, fj.Status.Succeeded, fj.Status.Progress, evicted(fj), f.c2)
+	}
+	envtest.Eventually(t, "the FailedOver event", func() (bool, string) {
+		n := recorder.Count(f.ns, "workers", musterv1.FleetJobReasonFailedOver)
+		return n == 1, fmt.Sprint(n)
+	})
+}

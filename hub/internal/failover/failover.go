@@ -1,0 +1,75 @@
+// Package failover holds what every hub controller that moves work off a member cluster
+// shares: since when this hub has watched the fleet (its leader's start, from which a
+// NoExecute taint counts at the earliest), the disruption threshold above which nothing
+// moves, and a rate limit on evictions, so that the hub never moves the whole fleet's
+// work in one instant.
+package failover
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/util/flowcontrol"
+	"k8s.io/utils/clock"
+)
+
+// Defaults of the hub's flags.
+const (
+	// DefaultEvictionRate is how many shards the hub evicts per second at most (the node
+	// lifecycle controller's --node-eviction-rate is 0.1 nodes per second; a shard is
+	// far smaller than a node's pods).
+	DefaultEvictionRate = 1.0
+	// DefaultUnreachableTolerationSeconds is the toleration of muster.dev/unreachable:
+	// NoExecute admission gives a fleet object that has none, as kube-apiserver's
+	// DefaultTolerationSeconds gives pods 300 seconds on an unreachable node.
+	DefaultUnreachableTolerationSeconds = 300
+)
+
+// Gate is consulted before every eviction. Its zero value is not usable: use New.
+type Gate struct {
+	clock clock.PassiveClock
+	// Threshold is the share of a placement's clusters that may be unreachable while
+	// work still moves off them (placement/clusters.Disrupted).
+	Threshold float64
+	limiter   flowcontrol.RateLimiter
+
+	mu    sync.Mutex
+	since time.Time
+}
+
+// New returns a gate that allows rate evictions per second (burst 1) and holds them
+// while more than threshold of a placement's clusters are unreachable.
+func New(c clock.PassiveClock, rate, threshold float64) *Gate {
+	return &Gate{clock: c, Threshold: threshold, limiter: flowcontrol.NewTokenBucketRateLimiter(float32(rate), 1)}
+}
+
+// Start records when this hub became the leader and returns when ctx ends. It is a
+// manager Runnable that needs leader election, so a standby's start does not count.
+func (g *Gate) Start(ctx context.Context) error {
+	g.mu.Lock()
+	g.since = g.clock.Now()
+	g.mu.Unlock()
+	<-ctx.Done()
+	return nil
+}
+
+// NeedLeaderElection says the gate starts with the leader's controllers.
+func (g *Gate) NeedLeaderElection() bool { return true }
+
+// Since returns when this hub began to watch; now while the gate has not started (the
+// controllers and the gate start together with the leader, in no set order).
+func (g *Gate) Since() time.Time {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.since.IsZero() {
+		return g.clock.Now()
+	}
+	return g.since
+}
+
+// Take spends one eviction of the rate limit; false means none is left this instant.
+func (g *Gate) Take() bool { return g.limiter.TryAccept() }
+
+// RetryAfter is how soon a caller whose Take failed looks again.
+func (g *Gate) RetryAfter() time.Duration { return time.Second }

@@ -1,0 +1,110 @@
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"slices"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/placement/clusters"
+)
+
+// fleetJobDefaultsPath serves the defaults of new FleetJobs.
+const fleetJobDefaultsPath = "/mutate-muster-dev-v1alpha1-fleetjob"
+
+// maxTolerations is the placement's MaxItems: a default never makes a list the API
+// server refuses.
+const maxTolerations = 32
+
+// Defaults are what admission adds to a new object that does not say otherwise.
+type Defaults struct {
+	// UnreachableTolerationSeconds is how long a new FleetJob tolerates
+	// muster.dev/unreachable:NoExecute when its placement has no toleration of it: how long
+	// its work stays on a cluster whose agent is unreachable before it moves.
+	UnreachableTolerationSeconds int64
+}
+
+// fleetJobDefaulter adds the default toleration of the unreachable taint, at creation
+// only: the default is then in the object for the user to see, and never changes an
+// object the user wrote since.
+type fleetJobDefaulter struct {
+	defaults Defaults
+}
+
+func (d fleetJobDefaulter) Default(_ context.Context, fj *musterv1.FleetJob) error {
+	fj.Spec.Placement.Tolerations, _ = clusters.WithDefaultToleration(fj.Spec.Placement.Tolerations, d.defaults.UnreachableTolerationSeconds, maxTolerations)
+	return nil
+}
+
+// registerDefaults writes the MutatingWebhookConfiguration that sends new FleetJobs to
+// the defaulter (mgr serves it).
+func registerDefaults(ctx context.Context, c client.Client, e Endpoint, caBundle []byte) error {
+	want := []admissionregistrationv1.MutatingWebhook{{
+		Name:                    "fleetjobs.defaults.muster.dev",
+		ClientConfig:            clientConfig(fleetJobDefaultsPath, e, caBundle),
+		AdmissionReviewVersions: []string{"v1"},
+		SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNone),
+		// A FleetJob admitted without its default toleration would move at once when a
+		// cluster becomes unreachable: refused, it is created again once the hub is back.
+		FailurePolicy:      ptr.To(admissionregistrationv1.Fail),
+		TimeoutSeconds:     ptr.To[int32](5),
+		ReinvocationPolicy: ptr.To(admissionregistrationv1.NeverReinvocationPolicy),
+		Rules: []admissionregistrationv1.RuleWithOperations{{
+			Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+			Rule: admissionregistrationv1.Rule{
+				APIGroups: []string{musterv1.GroupVersion.Group}, APIVersions: []string{musterv1.GroupVersion.Version}, Resources: []string{"fleetjobs"},
+			},
+		}},
+	}}
+	cfg := &admissionregistrationv1.MutatingWebhookConfiguration{}
+	err := c.Get(ctx, client.ObjectKey{Name: ConfigurationName}, cfg)
+	if apierrors.IsNotFound(err) {
+		cfg = &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: ConfigurationName}, Webhooks: want}
+		return client.IgnoreAlreadyExists(c.Create(ctx, cfg))
+	}
+	if err != nil {
+		return fmt.Errorf("reading the mutating webhook configuration: %w", err)
+	}
+	if sameMutatingEndpoints(cfg.Webhooks, want) {
+		return nil
+	}
+	cfg.Webhooks = want
+	if err := c.Update(ctx, cfg); err != nil {
+		return fmt.Errorf("updating the mutating webhook configuration: %w", err)
+	}
+	return nil
+}
+
+// clientConfig is how the API server reaches path: at URLHost for a hub running as a
+// process, else through the webhook Service.
+func clientConfig(path string, e Endpoint, caBundle []byte) admissionregistrationv1.WebhookClientConfig {
+	cc := admissionregistrationv1.WebhookClientConfig{CABundle: caBundle}
+	if e.URLHost != "" {
+		cc.URL = ptr.To(fmt.Sprintf("https://%s%s", net.JoinHostPort(e.URLHost, fmt.Sprint(e.Port)), path))
+	} else {
+		cc.Service = &admissionregistrationv1.ServiceReference{Namespace: e.Namespace, Name: ServiceName, Path: ptr.To(path), Port: ptr.To(int32(443))}
+	}
+	return cc
+}
+
+// sameMutatingEndpoints is sameEndpoints for mutating webhooks.
+func sameMutatingEndpoints(have, want []admissionregistrationv1.MutatingWebhook) bool {
+	return slices.EqualFunc(have, want, func(h, w admissionregistrationv1.MutatingWebhook) bool {
+		return h.Name == w.Name && sameClientConfig(h.ClientConfig, w.ClientConfig) && slices.EqualFunc(h.Rules, w.Rules, func(a, b admissionregistrationv1.RuleWithOperations) bool {
+			return slices.Equal(a.Operations, b.Operations) && slices.Equal(a.Resources, b.Resources)
+		})
+	})
+}
+
+func sameClientConfig(h, w admissionregistrationv1.WebhookClientConfig) bool {
+	return bytes.Equal(h.CABundle, w.CABundle) && ptr.Deref(h.URL, "") == ptr.Deref(w.URL, "") &&
+		(h.Service == nil) == (w.Service == nil) && (h.Service == nil || ptr.Deref(h.Service.Path, "") == ptr.Deref(w.Service.Path, ""))
+}

@@ -1,0 +1,58 @@
+package webhook_test
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+)
+
+// defaultTolerationSeconds is the suite's --default-unreachable-toleration-seconds.
+const defaultTolerationSeconds = 120
+
+// TestANewFleetJobGetsTheDefaultTolerationOfAnUnreachableCluster, visible in the object
+// as kube-apiserver's default tolerations are in a pod; a FleetJob that says how long it
+// tolerates the taint keeps what it says, and an update adds nothing.
+func TestANewFleetJobGetsTheDefaultTolerationOfAnUnreachableCluster(t *testing.T) {
+	ns := env.Namespace(t)
+	unreachable := func(fj *musterv1.FleetJob) []corev1.Toleration {
+		var out []corev1.Toleration
+		for _, tol := range fj.Spec.Placement.Tolerations {
+			if tol.Key == musterv1.UnreachableTaintKey {
+				out = append(out, tol)
+			}
+		}
+		return out
+	}
+
+	plain := fleetJob("plain", ns, nil)
+	if err := env.Client.Create(t.Context(), plain); err != nil {
+		t.Fatal(err)
+	}
+	got := unreachable(plain)
+	if len(got) != 1 || got[0].Effect != corev1.TaintEffectNoExecute || got[0].Operator != corev1.TolerationOpExists || got[0].TolerationSeconds == nil || *got[0].TolerationSeconds != defaultTolerationSeconds {
+		t.Errorf("a FleetJob without tolerations was admitted with %+v, want unreachable:NoExecute for %ds", got, defaultTolerationSeconds)
+	}
+
+	forever := fleetJob("forever", ns, func(fj *musterv1.FleetJob) {
+		fj.Spec.Placement.Tolerations = []corev1.Toleration{{Key: musterv1.UnreachableTaintKey, Operator: corev1.TolerationOpExists}}
+	})
+	if err := env.Client.Create(t.Context(), forever); err != nil {
+		t.Fatal(err)
+	}
+	if got := unreachable(forever); len(got) != 1 || got[0].TolerationSeconds != nil {
+		t.Errorf("a FleetJob tolerating the taint for good was admitted with %+v", got)
+	}
+
+	// The user removes the default: an update leaves the object as written.
+	patch := client.MergeFrom(plain.DeepCopy())
+	plain.Spec.Placement.Tolerations = nil
+	if err := env.Client.Patch(t.Context(), plain, patch); err != nil {
+		t.Fatal(err)
+	}
+	if got := unreachable(plain); len(got) != 0 {
+		t.Errorf("an update put back %+v", got)
+	}
+}
