@@ -62,8 +62,9 @@ func TestMonitoringQueriesNameExportedMetrics(t *testing.T) {
 // the hub every few seconds into a TSDB, as Prometheus would, evaluating the
 // PrometheusRule's MemberUnreachable after each scrape: it must fire for member2 once the
 // grace period and its for have passed, and never for member1, whose agent runs. Meanwhile
-// the jobs move off member2 and complete on member1; the agent, started again, deletes
-// the shards the hub withdrew. One stop serves both, to keep the suite short.
+// the jobs move off member2 and complete on member1. Then member1's agent stops too, and
+// nothing moves; the agents, started again, delete the shards the hub withdrew. One stop
+// serves all of it, to keep the suite short.
 func TestAStoppedAgentIsAlertedAndItsWorkMoves(t *testing.T) {
 	rule, err := monitoring.AlertingRule("MemberUnreachable")
 	if err != nil {
@@ -99,6 +100,10 @@ func TestAStoppedAgentIsAlertedAndItsWorkMoves(t *testing.T) {
 		}
 	}
 	t.Run("its work moves to member1", func(t *testing.T) { work.expectMoved(t, stopped) })
+	t.Run("with every agent stopped, nothing moves", func(t *testing.T) {
+		defer restartAgent(t, member1)
+		work.expectNothingMovesWithEveryAgentStopped(t)
+	})
 	restartAgent(t, member2)
 	back = true
 	t.Run("its agent, back, deletes the withdrawn shards", work.expectWithdrawn)

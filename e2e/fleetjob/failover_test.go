@@ -11,6 +11,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -21,10 +22,11 @@ import (
 // toleration is how long the failover jobs tolerate an unreachable cluster.
 const toleration = 5 * time.Second
 
-// failoverWork is a Single FleetJob running on member2 and a Duplicate one on both
-// members, for member2's agent to be stopped under them.
+// failoverWork is a Single FleetJob running on member2, a Duplicate one on both members,
+// and a long Single one on member1, for member2's agent and then member1's to be stopped
+// under them.
 type failoverWork struct {
-	single, duplicate *musterv1.FleetJob
+	single, duplicate, stays *musterv1.FleetJob
 	// failoversBefore is the hub's muster_failovers_total{kind="FleetJob"} before.
 	failoversBefore float64
 }
@@ -50,9 +52,47 @@ func placeFailoverWork(t *testing.T) *failoverWork {
 		return slices.DeleteFunc(ts, func(x corev1.Taint) bool { return x.Key == hold.Key })
 	})
 	w.duplicate = create(t, newFleetJob("copies", musterv1.PlacementDuplicate, 1, 1, lasting(20*time.Second), tolerateUnreachable))
-	waitForPhase(t, w.single, musterv1.JobRunning, time.Minute)
-	waitForPhase(t, w.duplicate, musterv1.JobRunning, time.Minute)
+	w.stays = create(t, newFleetJob("stays", musterv1.PlacementSingle, 1, 1, lasting(10*time.Minute), tolerateUnreachable))
+	waitForShards(t, w.stays, member1.Name)
+	for _, fj := range []*musterv1.FleetJob{w.single, w.duplicate, w.stays} {
+		waitForPhase(t, fj, musterv1.JobRunning, time.Minute)
+	}
 	return w
+}
+
+// expectNothingMovesWithEveryAgentStopped stops member1's agent too: once the hub has
+// said it holds the eviction of the job on member1 (every cluster the job selects is
+// unreachable, so the hub may be the one cut off), the job is still there and no
+// eviction was counted.
+func (w *failoverWork) expectNothingMovesWithEveryAgentStopped(t *testing.T) {
+	before := failovers(t)
+	muster.Agents[member1.Name].Stop()
+	err := framework.Until(t.Context(), 2*time.Minute, "a FailoverHeld event on FleetJob stays", func(ctx context.Context) (bool, string, error) {
+		var list eventsv1.EventList
+		if err := fleet.Hub.Client.List(ctx, &list, client.InNamespace(ns)); err != nil {
+			return false, "", err
+		}
+		for _, e := range list.Items {
+			if e.Regarding.Kind == "FleetJob" && e.Regarding.Name == w.stays.Name && e.Reason == musterv1.FleetJobReasonFailoverHeld {
+				t.Logf("%s: %s", e.Reason, e.Note)
+				return true, "", nil
+			}
+		}
+		return false, "no event yet", nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got musterv1.FleetJob
+	if err := fleet.Hub.Client.Get(t.Context(), client.ObjectKeyFromObject(w.stays), &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Status.Clusters) != 1 || got.Status.Clusters[0].ClusterName != member1.Name || got.Status.Clusters[0].Phase == musterv1.JobEvicted {
+		t.Errorf("with every agent stopped, %s's shards are %+v; want it left on %s", got.Name, got.Status.Clusters, member1.Name)
+	}
+	if n := failovers(t) - before; n != 0 {
+		t.Errorf("%v evictions counted with every agent stopped", n)
+	}
 }
 
 // expectMoved waits until, with member2's agent stopped at stopped, the Single job has
