@@ -40,7 +40,7 @@ func Setup(_ context.Context, mgr ctrl.Manager, opts *Options) (*Controllers, er
 	}
 	inv := inventory.New()
 	gate := failover.New(clock.RealClock{}, opts.EvictionRate, opts.UnhealthyClusterThreshold)
-	if err := mgr.Add(gate); err != nil {
+	if err := mgr.Add(gate.Runnable()); err != nil {
 		return nil, fmt.Errorf("adding the failover gate: %w", err)
 	}
 	setups := []struct {

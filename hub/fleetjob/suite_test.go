@@ -43,7 +43,7 @@ func TestMain(m *testing.M) {
 		recorder = envtest.NewCountingRecorder(mgr.GetEventRecorder("test"))
 		// Evictions are not rate limited here: each test's own are all it waits for.
 		gate := failover.New(clock, 1000, clusters.DefaultDisruptionThreshold)
-		if err := mgr.Add(gate); err != nil {
+		if err := mgr.Add(gate.Runnable()); err != nil {
 			return err
 		}
 		r := &fleetjob.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder, Clock: clock, Failover: gate, Observed: func(fj *musterv1.FleetJob) { rounds.Done(fj) }}

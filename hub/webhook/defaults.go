@@ -3,15 +3,20 @@ package webhook
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
+	"net/http"
 	"slices"
 
+	"gomodules.xyz/jsonpatch/v2"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/placement/clusters"
@@ -34,14 +39,44 @@ type Defaults struct {
 
 // fleetJobDefaulter adds the default toleration of the unreachable taint, at creation
 // only: the default is then in the object for the user to see, and never changes an
-// object the user wrote since.
+// object the user wrote since. It answers with the one JSON patch operation that adds the
+// toleration, rather than the typed object marshalled again, which would add every
+// field the user left out as null and change what the API server's validation says.
 type fleetJobDefaulter struct {
 	defaults Defaults
 }
 
-func (d fleetJobDefaulter) Default(_ context.Context, fj *musterv1.FleetJob) error {
-	fj.Spec.Placement.Tolerations, _ = clusters.WithDefaultToleration(fj.Spec.Placement.Tolerations, d.defaults.UnreachableTolerationSeconds, maxTolerations)
-	return nil
+func (d fleetJobDefaulter) Handle(_ context.Context, req admission.Request) admission.Response {
+	var fj struct {
+		Spec *struct {
+			Placement *struct {
+				Tolerations []corev1.Toleration `json:"tolerations"`
+			} `json:"placement"`
+		} `json:"spec"`
+	}
+	if err := json.Unmarshal(req.Object.Raw, &fj); err != nil {
+		return admission.Errored(http.StatusBadRequest, fmt.Errorf("decoding the FleetJob: %w", err))
+	}
+	if fj.Spec == nil {
+		// The API server refuses a FleetJob without a spec; nothing to default.
+		return admission.Allowed("")
+	}
+	var have []corev1.Toleration
+	if fj.Spec.Placement != nil {
+		have = fj.Spec.Placement.Tolerations
+	}
+	want, added := clusters.WithDefaultToleration(slices.Clone(have), d.defaults.UnreachableTolerationSeconds, maxTolerations)
+	if !added {
+		return admission.Allowed("")
+	}
+	op := jsonpatch.JsonPatchOperation{Operation: "add", Path: "/spec/placement/tolerations/-", Value: want[len(want)-1]}
+	switch {
+	case fj.Spec.Placement == nil:
+		op = jsonpatch.JsonPatchOperation{Operation: "add", Path: "/spec/placement", Value: map[string]any{"tolerations": want}}
+	case len(have) == 0:
+		op = jsonpatch.JsonPatchOperation{Operation: "add", Path: "/spec/placement/tolerations", Value: want}
+	}
+	return admission.Patched("", op)
 }
 
 // registerDefaults writes the MutatingWebhookConfiguration that sends new FleetJobs to

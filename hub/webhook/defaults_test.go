@@ -1,9 +1,11 @@
 package webhook_test
 
 import (
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
@@ -54,5 +56,20 @@ func TestANewFleetJobGetsTheDefaultTolerationOfAnUnreachableCluster(t *testing.T
 	}
 	if got := unreachable(plain); len(got) != 0 {
 		t.Errorf("an update put back %+v", got)
+	}
+}
+
+// TestTheDefaultChangesNothingElse: the defaulter's patch only adds the toleration, so a
+// FleetJob without a Job template is still refused with the CRD's own message, not one
+// about fields a re-marshalled object would have set to null.
+func TestTheDefaultChangesNothingElse(t *testing.T) {
+	empty := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": musterv1.GroupVersion.String(), "kind": "FleetJob",
+		"metadata": map[string]any{"name": "empty-template", "namespace": env.Namespace(t)},
+		"spec":     map[string]any{"template": map[string]any{}},
+	}}
+	err := env.Client.Create(t.Context(), empty)
+	if err == nil || !strings.Contains(err.Error(), "spec.template.spec: Required value") {
+		t.Errorf("a FleetJob with an empty template: %v; want the CRD's Required value on spec.template.spec", err)
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 )
 
 // Defaults of the hub's flags.
@@ -44,18 +45,17 @@ func New(c clock.PassiveClock, rate, threshold float64) *Gate {
 	return &Gate{clock: c, Threshold: threshold, limiter: flowcontrol.NewTokenBucketRateLimiter(float32(rate), 1)}
 }
 
-// Start records when this hub became the leader and returns when ctx ends. It is a
-// manager Runnable that needs leader election, so a standby's start does not count.
-func (g *Gate) Start(ctx context.Context) error {
-	g.mu.Lock()
-	g.since = g.clock.Now()
-	g.mu.Unlock()
-	<-ctx.Done()
-	return nil
+// Runnable records when this hub became the leader, for the manager to run: a runnable
+// without NeedLeaderElection runs only on the leader, so a standby's start does not count.
+func (g *Gate) Runnable() manager.RunnableFunc {
+	return func(ctx context.Context) error {
+		g.mu.Lock()
+		g.since = g.clock.Now()
+		g.mu.Unlock()
+		<-ctx.Done()
+		return nil
+	}
 }
-
-// NeedLeaderElection says the gate starts with the leader's controllers.
-func (g *Gate) NeedLeaderElection() bool { return true }
 
 // Since returns when this hub began to watch; now while the gate has not started (the
 // controllers and the gate start together with the leader, in no set order).
