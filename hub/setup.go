@@ -39,7 +39,7 @@ func Setup(_ context.Context, mgr ctrl.Manager, opts *Options) (*Controllers, er
 		return nil, err
 	}
 	inv := inventory.New()
-	gate := failover.New(clock.RealClock{}, opts.EvictionRate, opts.UnhealthyClusterThreshold)
+	gate := failover.New(clock.RealClock{}, opts.EvictionRate, opts.UnhealthyClusterThreshold, opts.DefaultUnreachableTolerationSeconds)
 	if err := mgr.Add(gate.Runnable()); err != nil {
 		return nil, fmt.Errorf("adding the failover gate: %w", err)
 	}

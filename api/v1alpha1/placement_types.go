@@ -31,13 +31,14 @@ type Placement struct {
 	// tolerations let the object be placed on member clusters whose taints they match
 	// (spec.taints of the MemberCluster, for example muster.dev/unreachable, which the hub
 	// sets while a cluster's agent is unreachable). A cluster with a NoSchedule or NoExecute
-	// taint that is not tolerated is not eligible; PreferNoSchedule is ignored. Work placed
-	// on a cluster that then gets a NoExecute taint moves to another cluster as a pod
-	// leaves a node: at once when no toleration matches, after the shortest
-	// tolerationSeconds of those that match, never when one matches without
-	// tolerationSeconds. The hub adds muster.dev/unreachable:NoExecute for 300 seconds (its
-	// flag --default-unreachable-toleration-seconds) at creation unless one is given. At
-	// most 32.
+	// taint that is not tolerated is not eligible, nor is one with a NoExecute taint
+	// tolerated only for a time; PreferNoSchedule is ignored. A FleetJob's work on a
+	// cluster that then gets a NoExecute taint moves to another cluster as a pod leaves a
+	// node: at once when no toleration matches, after the shortest tolerationSeconds of
+	// those that match, never when one matches without tolerationSeconds; without a
+	// toleration of muster.dev/unreachable:NoExecute it tolerates that taint for 300
+	// seconds (the hub's --default-unreachable-toleration-seconds), and admission writes
+	// that toleration into a new FleetJob. BroadcastJobs do not move. At most 32.
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=32

@@ -192,6 +192,8 @@ type outcome struct {
 	status  *musterv1.FleetJobStatus
 	events  []event
 	requeue time.Duration
+	// evicted counts the shards whose eviction status records: counted once written.
+	evicted int
 }
 
 // event is one event about the FleetJob.
@@ -269,6 +271,7 @@ func (r *Reconciler) record(ctx context.Context, fj *musterv1.FleetJob, out outc
 	if err := r.updateStatus(ctx, fj, *out.status); err != nil {
 		return patch.Requeue(err)
 	}
+	hubmetrics.Failovers.WithLabelValues("FleetJob").Add(float64(out.evicted))
 	for _, e := range events {
 		r.Recorder.Eventf(fj, nil, e.eventType, e.reason, e.action, "%s", e.note)
 	}
@@ -367,7 +370,7 @@ func (r *Reconciler) track(ctx context.Context, snap *snapshot) (outcome, error)
 			return outcome{}, err
 		}
 	}
-	out := outcome{status: &status, requeue: requeue, events: moved.events}
+	out := outcome{status: &status, requeue: requeue, events: moved.events, evicted: len(moved.evicted)}
 	for _, c := range news {
 		log.FromContext(ctx).Info("shards of the FleetJob have a problem in their member clusters", "condition", c.Type, "reason", c.Reason,
 			"clusters", troubledClusters(current, c.Type), "message", c.Message)

@@ -3,6 +3,7 @@ package fleetjob
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -17,7 +18,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
-	hubmetrics "github.com/musterhq/muster/hub/metrics"
 	"github.com/musterhq/muster/placement/clusters"
 )
 
@@ -28,6 +28,13 @@ const maxEvicted = 8
 // heldRecheck is how soon an eviction held by the disruption gate is looked at again.
 const heldRecheck = 30 * time.Second
 
+// policy is what dueEvictions takes of the failover gate: when this hub began to watch,
+// and the toleration of the unreachable taint of an object that has none.
+type policy struct {
+	since             time.Time
+	tolerationSeconds int64
+}
+
 // eviction is a shard due to leave its cluster, and why.
 type eviction struct {
 	state shardState
@@ -37,13 +44,15 @@ type eviction struct {
 // dueEvictions returns the shards that must leave their clusters at now under the
 // clusters' NoExecute taints, and when the next pending one falls due (zero: none).
 // Shards of a Single or Duplicate job move; a finished shard stays, since its result
-// is counted, and so do Divided shards and a spread's, which do not move yet. since is
-// when this hub began to watch: no taint counts from earlier. members are the shards'
-// clusters by name; a shard whose cluster is gone is registration's to release.
-func dueEvictions(fj *musterv1.FleetJob, states []shardState, members map[string]*musterv1.MemberCluster, since, now time.Time) ([]eviction, time.Time) {
+// is counted, and so do Divided shards and a spread's, which do not move yet. No taint
+// counts from before g.since, and a placement without a toleration of the unreachable taint
+// tolerates it for g.tolerationSeconds. members are the shards' clusters by name; a shard
+// whose cluster is gone is registration's to release.
+func dueEvictions(fj *musterv1.FleetJob, states []shardState, members map[string]*musterv1.MemberCluster, g policy, now time.Time) ([]eviction, time.Time) {
 	if mode := fj.Spec.Placement.Mode; mode != musterv1.PlacementSingle && mode != musterv1.PlacementDuplicate && mode != "" {
 		return nil, time.Time{}
 	}
+	tolerations, _ := clusters.WithDefaultToleration(slices.Clone(fj.Spec.Placement.Tolerations), g.tolerationSeconds, math.MaxInt)
 	var due []eviction
 	var next time.Time
 	for _, s := range states {
@@ -51,7 +60,7 @@ func dueEvictions(fj *musterv1.FleetJob, states []shardState, members map[string
 		if mc == nil || s.subset != "" || finishedPhase(shardPhase(s)) {
 			continue
 		}
-		e := clusters.EvictAt(fj.Spec.Placement.Tolerations, mc.Spec.Taints, since)
+		e := clusters.EvictAt(tolerations, mc.Spec.Taints, g.since)
 		switch {
 		case e.At.IsZero():
 		case e.Due(now):
@@ -74,7 +83,9 @@ func withdrawn(fj *musterv1.FleetJob, s shardState) bool {
 	return false
 }
 
-func finishedPhase(p musterv1.JobPhase) bool { return p == musterv1.JobComplete || p == musterv1.JobFailed }
+func finishedPhase(p musterv1.JobPhase) bool {
+	return p == musterv1.JobComplete || p == musterv1.JobFailed
+}
 
 // evictedEntry is the status entry of a shard withdrawn at now: its last counts, which
 // no longer add to the job's, and why.
@@ -124,11 +135,15 @@ func (r *Reconciler) failover(ctx context.Context, snap *snapshot) (failoverResu
 	}
 	res.shards = stay
 	now := r.Clock.Now()
-	due, next := dueEvictions(snap.fj, stay, snap.clusters, r.Failover.Since(), now)
+	due, next := dueEvictions(snap.fj, stay, snap.clusters, policy{since: r.Failover.Since(), tolerationSeconds: r.Failover.UnreachableTolerationSeconds}, now)
 	if !next.IsZero() {
 		res.requeue = next.Sub(now) + time.Second
 	}
 	if len(due) == 0 {
+		return res, nil
+	}
+	if !r.Failover.Ready() {
+		res.requeue = r.Failover.RetryAfter()
 		return res, nil
 	}
 	var members musterv1.MemberClusterList
@@ -148,7 +163,6 @@ func (r *Reconciler) failover(ctx context.Context, snap *snapshot) (failoverResu
 			res.requeue = r.Failover.RetryAfter()
 			break
 		}
-		hubmetrics.Failovers.WithLabelValues("FleetJob").Inc()
 		log.FromContext(ctx).Info("evicting a shard of the FleetJob", "cluster", e.state.cluster, "taint", e.why.Taint.ToString())
 		res.shards = slices.DeleteFunc(res.shards, func(s shardState) bool { return s.key() == e.state.key() })
 		res.evicted = append(res.evicted, evictedEntry(e, now))
@@ -208,16 +222,24 @@ func evictedScheduled(fj *musterv1.FleetJob, evicted []musterv1.ClusterJobStatus
 	}
 }
 
-// movedFrom names the clusters a job placed again after evictions left, for the event
-// of its new placement; empty when the placement is not a failover.
+// movedFrom names the clusters a job placed again after evictions left (the latest
+// evictions: earlier ones were announced with their own placements), for the event of
+// its new placement; empty when the placement is not a failover.
 func movedFrom(fj *musterv1.FleetJob) string {
 	c := meta.FindStatusCondition(fj.Status.Conditions, musterv1.FleetJobScheduled)
 	if c == nil || c.Reason != musterv1.FleetJobReasonShardEvicted {
 		return ""
 	}
 	var names []string
+	var latest time.Time
 	for _, e := range fj.Status.Clusters {
-		if e.Phase == musterv1.JobEvicted && !slices.Contains(names, e.ClusterName) {
+		if e.Phase != musterv1.JobEvicted || e.Eviction == nil {
+			continue
+		}
+		switch t := e.Eviction.Time.Time; {
+		case t.After(latest):
+			names, latest = []string{e.ClusterName}, t
+		case t.Equal(latest) && !slices.Contains(names, e.ClusterName):
 			names = append(names, e.ClusterName)
 		}
 	}
@@ -262,7 +284,10 @@ func noExecuteChanged(e ctrlevent.UpdateEvent) bool {
 	if !ok1 || !ok2 {
 		return false
 	}
-	return !slices.EqualFunc(noExecute(oldMC.Spec.Taints), noExecute(newMC.Spec.Taints), func(a, b corev1.Taint) bool { return a.MatchTaint(&b) && a.Value == b.Value })
+	// timeAdded counts: a taint is not counted until the hub has stamped it.
+	return !slices.EqualFunc(noExecute(oldMC.Spec.Taints), noExecute(newMC.Spec.Taints), func(a, b corev1.Taint) bool {
+		return a.MatchTaint(&b) && a.Value == b.Value && a.TimeAdded.Equal(b.TimeAdded)
+	})
 }
 
 func noExecute(taints []corev1.Taint) []corev1.Taint {

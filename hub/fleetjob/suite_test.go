@@ -42,7 +42,7 @@ func TestMain(m *testing.M) {
 	os.Exit(envtest.Main(m, &env, func(mgr ctrl.Manager) error {
 		recorder = envtest.NewCountingRecorder(mgr.GetEventRecorder("test"))
 		// Evictions are not rate limited here: each test's own are all it waits for.
-		gate := failover.New(clock, 1000, clusters.DefaultDisruptionThreshold)
+		gate := failover.New(clock, 1000, clusters.DefaultDisruptionThreshold, failover.DefaultUnreachableTolerationSeconds)
 		if err := mgr.Add(gate.Runnable()); err != nil {
 			return err
 		}

@@ -91,8 +91,11 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	now := r.Clock.Now()
-	wasAvailable := meta.IsStatusConditionTrue(mc.Status.Conditions, musterv1.MemberClusterAvailable)
-	verdict, seen := Evaluate(now, lease, r.GracePeriod, r.recall(mc.Name), wasAvailable)
+	var recorded metav1.ConditionStatus
+	if c := meta.FindStatusCondition(mc.Status.Conditions, musterv1.MemberClusterAvailable); c != nil {
+		recorded = c.Status
+	}
+	verdict, seen := Evaluate(now, lease, r.GracePeriod, r.recall(mc.Name), recorded)
 	r.remember(mc.Name, seen)
 	if err := r.recordCondition(ctx, &mc, verdict); err != nil {
 		return ctrl.Result{}, err

@@ -25,25 +25,36 @@ type Availability struct {
 }
 
 // Seen is what this hub process has read of one agent's lease: the renewTime it last read
-// and when, on the hub's own clock, that renewal counts from.
+// and when, on the hub's own clock, that renewal counts from. Waiting says no renewal has
+// been seen yet from a cluster recorded unavailable, which stays so until one is.
 type Seen struct {
 	RenewTime time.Time
 	At        time.Time
+	Waiting   bool
 }
 
 // Evaluate judges a cluster from its agent's lease (nil when there is none) as this hub
 // process has seen it. prev is what the previous evaluation saw (nil for the first one)
-// and wasAvailable whether the cluster's recorded verdict is True. Ages are measured on the
-// hub's clock from when it saw each renewal, so an agent whose clock runs ahead cannot
-// stay Available after it stops. On a first read the lease's own age is believed while it
-// is within the grace period; beyond that a cluster recorded Available gets a fresh grace
-// period (this hub may have been the one cut off, or just restarted) and any other stays
-// Unknown, so a hub restart never flips a verdict and back.
-func Evaluate(now time.Time, lease *coordinationv1.Lease, grace time.Duration, prev *Seen, wasAvailable bool) (Availability, *Seen) {
+// and recorded the cluster's Available status as the MemberCluster holds it ("" for none).
+// Ages are measured on the hub's clock from when it saw each renewal, so an agent whose
+// clock runs ahead cannot stay Available after it stops. On a first read the lease's own
+// age is believed while it is within the grace period; beyond that a cluster recorded
+// Available gets a fresh grace period (this hub may have been the one cut off, or just
+// restarted). A cluster recorded unavailable stays so until this process sees a renewal,
+// so that a hub restart never flips a verdict and back.
+func Evaluate(now time.Time, lease *coordinationv1.Lease, grace time.Duration, prev *Seen, recorded metav1.ConditionStatus) (Availability, *Seen) {
 	if lease == nil || lease.Spec.RenewTime == nil {
-		return Availability{Status: metav1.ConditionUnknown, Reason: musterv1.MemberClusterReasonLeaseNotFound, Message: "the agent has not renewed its lease yet"}, nil
+		// Seen, with no renewal: the first one this process then reads is a renewal seen.
+		return Availability{Status: metav1.ConditionUnknown, Reason: musterv1.MemberClusterReasonLeaseNotFound, Message: "the agent has not renewed its lease yet"}, &Seen{}
 	}
-	seen := renewedAt(now, lease.Spec.RenewTime.Time, grace, prev, wasAvailable)
+	seen := renewedAt(now, lease.Spec.RenewTime.Time, grace, prev, recorded)
+	if seen.Waiting {
+		return Availability{
+			Status:  metav1.ConditionUnknown,
+			Reason:  musterv1.MemberClusterReasonAgentStoppedRenewing,
+			Message: "the hub has seen no renewal of the agent's lease since it started",
+		}, &seen
+	}
 	age := now.Sub(seen.At)
 	if age > grace {
 		return Availability{
@@ -62,16 +73,18 @@ func Evaluate(now time.Time, lease *coordinationv1.Lease, grace time.Duration, p
 
 // renewedAt returns when, on the hub's clock, the lease last renewed at renew counts as
 // renewed.
-func renewedAt(now, renew time.Time, grace time.Duration, prev *Seen, wasAvailable bool) Seen {
+func renewedAt(now, renew time.Time, grace time.Duration, prev *Seen, recorded metav1.ConditionStatus) Seen {
 	switch {
 	case prev != nil && prev.RenewTime.Equal(renew):
 		return *prev
 	case prev != nil:
 		return Seen{RenewTime: renew, At: now}
+	case recorded == metav1.ConditionUnknown || recorded == metav1.ConditionFalse:
+		return Seen{RenewTime: renew, Waiting: true}
 	case now.Sub(renew) <= grace:
 		// A first read: the agent's clock is believed, never past now.
 		return Seen{RenewTime: renew, At: minTime(renew, now)}
-	case wasAvailable:
+	case recorded == metav1.ConditionTrue:
 		return Seen{RenewTime: renew, At: now}
 	}
 	return Seen{RenewTime: renew, At: renew}

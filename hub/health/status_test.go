@@ -21,13 +21,13 @@ func TestEvaluate(t *testing.T) {
 		return &Seen{RenewTime: now.Add(-renewedAgo), At: now.Add(-seenAgo)}
 	}
 	cases := []struct {
-		name         string
-		lease        *coordinationv1.Lease
-		prev         *Seen
-		wasAvailable bool
-		wantStatus   metav1.ConditionStatus
-		wantReason   string
-		wantRecheck  time.Duration
+		name        string
+		lease       *coordinationv1.Lease
+		prev        *Seen
+		recorded    metav1.ConditionStatus
+		wantStatus  metav1.ConditionStatus
+		wantReason  string
+		wantRecheck time.Duration
 	}{
 		{name: "no lease yet", wantStatus: metav1.ConditionUnknown, wantReason: musterv1.MemberClusterReasonLeaseNotFound},
 		{name: "lease without renew time", lease: &coordinationv1.Lease{}, wantStatus: metav1.ConditionUnknown, wantReason: musterv1.MemberClusterReasonLeaseNotFound},
@@ -37,24 +37,32 @@ func TestEvaluate(t *testing.T) {
 		{name: "past the grace period", lease: renewedAgo(41 * time.Second), wantStatus: metav1.ConditionUnknown, wantReason: musterv1.MemberClusterReasonAgentStoppedRenewing},
 		// A hub that restarts (or was itself cut off) finds stale leases: a cluster it had
 		// recorded Available gets a fresh grace period instead of turning Unknown at once.
-		{name: "first read of a stale lease of an available cluster", lease: renewedAgo(10 * time.Minute), wasAvailable: true,
+		{name: "first read of a stale lease of an available cluster", lease: renewedAgo(10 * time.Minute), recorded: metav1.ConditionTrue,
 			wantStatus: metav1.ConditionTrue, wantReason: musterv1.MemberClusterReasonAgentRenewing, wantRecheck: 41 * time.Second},
-		{name: "the same stale renewal, a grace period later", lease: renewedAgo(10 * time.Minute), prev: seen(10*time.Minute, 41*time.Second), wasAvailable: true,
+		{name: "the same stale renewal, a grace period later", lease: renewedAgo(10 * time.Minute), prev: seen(10*time.Minute, 41*time.Second), recorded: metav1.ConditionTrue,
 			wantStatus: metav1.ConditionUnknown, wantReason: musterv1.MemberClusterReasonAgentStoppedRenewing},
 		// An agent whose clock runs an hour ahead writes renewTimes in the future: once it
 		// stops, the hub's own clock still sees no renewal for the grace period.
 		{name: "a renewal from an agent whose clock runs ahead", lease: renewedAgo(-time.Hour),
 			wantStatus: metav1.ConditionTrue, wantReason: musterv1.MemberClusterReasonAgentRenewing, wantRecheck: 41 * time.Second},
-		{name: "that agent stopped", lease: renewedAgo(-time.Hour), prev: seen(-time.Hour, 41*time.Second), wasAvailable: true,
+		{name: "that agent stopped", lease: renewedAgo(-time.Hour), prev: seen(-time.Hour, 41*time.Second), recorded: metav1.ConditionTrue,
 			wantStatus: metav1.ConditionUnknown, wantReason: musterv1.MemberClusterReasonAgentStoppedRenewing},
+		// A hub that restarts must not turn a cluster it recorded unavailable Available on
+		// a renewTime that looks fresh (an agent clock running ahead) until it sees a renewal.
+		{name: "first read of a fresh-looking lease of an unavailable cluster", lease: renewedAgo(-30 * time.Second), recorded: metav1.ConditionUnknown,
+			wantStatus: metav1.ConditionUnknown, wantReason: musterv1.MemberClusterReasonAgentStoppedRenewing},
+		{name: "still no renewal seen", lease: renewedAgo(-30 * time.Second), prev: &Seen{RenewTime: now.Add(30 * time.Second), Waiting: true},
+			recorded: metav1.ConditionUnknown, wantStatus: metav1.ConditionUnknown, wantReason: musterv1.MemberClusterReasonAgentStoppedRenewing},
+		{name: "then a renewal", lease: renewedAgo(-40 * time.Second), prev: &Seen{RenewTime: now.Add(30 * time.Second), Waiting: true},
+			recorded: metav1.ConditionUnknown, wantStatus: metav1.ConditionTrue, wantReason: musterv1.MemberClusterReasonAgentRenewing, wantRecheck: 41 * time.Second},
 		{name: "a renewal seen changes counts from when it was seen", lease: renewedAgo(time.Hour), prev: seen(2*time.Hour, time.Minute),
 			wantStatus: metav1.ConditionTrue, wantReason: musterv1.MemberClusterReasonAgentRenewing, wantRecheck: 41 * time.Second},
-		{name: "an unchanged renewal ages on the hub's clock", lease: renewedAgo(0), prev: seen(0, 30*time.Second), wasAvailable: true,
+		{name: "an unchanged renewal ages on the hub's clock", lease: renewedAgo(0), prev: seen(0, 30*time.Second), recorded: metav1.ConditionTrue,
 			wantStatus: metav1.ConditionTrue, wantReason: musterv1.MemberClusterReasonAgentRenewing, wantRecheck: 11 * time.Second},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, _ := Evaluate(now, tc.lease, 40*time.Second, tc.prev, tc.wasAvailable)
+			got, _ := Evaluate(now, tc.lease, 40*time.Second, tc.prev, tc.recorded)
 			if got.Status != tc.wantStatus || got.Reason != tc.wantReason || got.RecheckAfter != tc.wantRecheck {
 				t.Errorf("Evaluate() = %+v, want status %s reason %s recheck %s", got, tc.wantStatus, tc.wantReason, tc.wantRecheck)
 			}

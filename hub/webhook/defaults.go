@@ -87,9 +87,10 @@ func registerDefaults(ctx context.Context, c client.Client, e Endpoint, caBundle
 		ClientConfig:            clientConfig(fleetJobDefaultsPath, e, caBundle),
 		AdmissionReviewVersions: []string{"v1"},
 		SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNone),
-		// A FleetJob admitted without its default toleration would move at once when a
-		// cluster becomes unreachable: refused, it is created again once the hub is back.
-		FailurePolicy:      ptr.To(admissionregistrationv1.Fail),
+		// The default only shows what the hub does anyway with a FleetJob that has no
+		// toleration of the taint (hub/internal/failover): a hub that is down, or an older
+		// replica mid-rollout that does not serve this path, must not refuse creates.
+		FailurePolicy:      ptr.To(admissionregistrationv1.Ignore),
 		TimeoutSeconds:     ptr.To[int32](5),
 		ReinvocationPolicy: ptr.To(admissionregistrationv1.NeverReinvocationPolicy),
 		Rules: []admissionregistrationv1.RuleWithOperations{{
@@ -133,13 +134,20 @@ func clientConfig(path string, e Endpoint, caBundle []byte) admissionregistratio
 // sameMutatingEndpoints is sameEndpoints for mutating webhooks.
 func sameMutatingEndpoints(have, want []admissionregistrationv1.MutatingWebhook) bool {
 	return slices.EqualFunc(have, want, func(h, w admissionregistrationv1.MutatingWebhook) bool {
-		return h.Name == w.Name && sameClientConfig(h.ClientConfig, w.ClientConfig) && slices.EqualFunc(h.Rules, w.Rules, func(a, b admissionregistrationv1.RuleWithOperations) bool {
-			return slices.Equal(a.Operations, b.Operations) && slices.Equal(a.Resources, b.Resources)
-		})
+		return h.Name == w.Name && sameClientConfig(h.ClientConfig, w.ClientConfig) &&
+			ptr.Deref(h.FailurePolicy, "") == ptr.Deref(w.FailurePolicy, "") && ptr.Deref(h.TimeoutSeconds, 0) == ptr.Deref(w.TimeoutSeconds, 0) &&
+			ptr.Deref(h.ReinvocationPolicy, "") == ptr.Deref(w.ReinvocationPolicy, "") &&
+			slices.EqualFunc(h.Rules, w.Rules, func(a, b admissionregistrationv1.RuleWithOperations) bool {
+				return slices.Equal(a.Operations, b.Operations) && slices.Equal(a.APIGroups, b.APIGroups) &&
+					slices.Equal(a.APIVersions, b.APIVersions) && slices.Equal(a.Resources, b.Resources)
+			})
 	})
 }
 
 func sameClientConfig(h, w admissionregistrationv1.WebhookClientConfig) bool {
-	return bytes.Equal(h.CABundle, w.CABundle) && ptr.Deref(h.URL, "") == ptr.Deref(w.URL, "") &&
-		(h.Service == nil) == (w.Service == nil) && (h.Service == nil || ptr.Deref(h.Service.Path, "") == ptr.Deref(w.Service.Path, ""))
+	if h.Service != nil && w.Service != nil && (h.Service.Namespace != w.Service.Namespace || h.Service.Name != w.Service.Name ||
+		ptr.Deref(h.Service.Path, "") != ptr.Deref(w.Service.Path, "")) {
+		return false
+	}
+	return bytes.Equal(h.CABundle, w.CABundle) && ptr.Deref(h.URL, "") == ptr.Deref(w.URL, "") && (h.Service == nil) == (w.Service == nil)
 }

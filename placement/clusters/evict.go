@@ -44,7 +44,9 @@ func EvictAt(tolerations []corev1.Toleration, taints []corev1.Taint, since time.
 			continue
 		}
 		wait, forever := tolerated(tolerations, t)
-		if forever {
+		if forever || t.TimeAdded == nil {
+			// A taint without timeAdded is not counted until the hub has stamped it: from
+			// the leader's start it could be long due the instant it appears.
 			continue
 		}
 		at := later(t.TimeAdded, since).Add(wait)

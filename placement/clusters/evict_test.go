@@ -48,8 +48,8 @@ func TestEvictAtFollowsTheTaintManagersRules(t *testing.T) {
 			taints: []corev1.Taint{maintenance}, since: start, want: start.Add(2 * time.Minute)},
 		{name: "a taint older than the hub's watch counts from the watch", tolerations: []corev1.Toleration{tolerateUnreachable(ptr.To[int64](300))},
 			taints: []corev1.Taint{unreachable}, since: start.Add(time.Hour), want: start.Add(time.Hour + 5*time.Minute)},
-		{name: "a taint without timeAdded counts from the watch", taints: []corev1.Taint{{Key: "maintenance", Effect: corev1.TaintEffectNoExecute}},
-			since: start.Add(time.Hour), want: start.Add(time.Hour)},
+		{name: "a taint without timeAdded waits for its stamp", taints: []corev1.Taint{{Key: "maintenance", Effect: corev1.TaintEffectNoExecute}},
+			since: start.Add(time.Hour)},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got := EvictAt(c.tolerations, c.taints, c.since)
@@ -135,7 +135,9 @@ func TestWithDefaultTolerationAddsOneOnlyWhereTheUserChoseNone(t *testing.T) {
 			if len(got) != len(c.in)+1 || !last.ToleratesTaint(klog.Background(), &unreachableNoExecute, true) || ptr.Deref(last.TolerationSeconds, 0) != 300 {
 				t.Errorf("tolerations %+v, want the input and unreachable:NoExecute for 300s", got)
 			}
-			if e := EvictAt(got, []corev1.Taint{unreachableNoExecute}, time.Unix(0, 0)); !e.At.Equal(time.Unix(300, 0)) {
+			taint := unreachableNoExecute
+			taint.TimeAdded = &metav1.Time{Time: time.Unix(0, 0)}
+			if e := EvictAt(got, []corev1.Taint{taint}, time.Unix(0, 0)); !e.At.Equal(time.Unix(300, 0)) {
 				t.Errorf("with the default, an unreachable cluster evicts at %v, want after 300s", e.At)
 			}
 		})

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"k8s.io/client-go/util/flowcontrol"
+	"golang.org/x/time/rate"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 )
@@ -33,16 +33,22 @@ type Gate struct {
 	// Threshold is the share of a placement's clusters that may be unreachable while
 	// work still moves off them (placement/clusters.Disrupted).
 	Threshold float64
-	limiter   flowcontrol.RateLimiter
+	// UnreachableTolerationSeconds is how long an object whose placement has no
+	// toleration of muster.dev/unreachable:NoExecute tolerates it: admission writes the
+	// same default into new objects for people to see, and this covers those it did not
+	// reach (created before, admitted while the webhook was down, or edited since).
+	UnreachableTolerationSeconds int64
+	limiter                      *rate.Limiter
 
 	mu    sync.Mutex
 	since time.Time
 }
 
-// New returns a gate that allows rate evictions per second (burst 1) and holds them
-// while more than threshold of a placement's clusters are unreachable.
-func New(c clock.PassiveClock, rate, threshold float64) *Gate {
-	return &Gate{clock: c, Threshold: threshold, limiter: flowcontrol.NewTokenBucketRateLimiter(float32(rate), 1)}
+// New returns a gate that allows perSecond evictions per second (burst 1), holds them while
+// more than threshold of a placement's clusters are unreachable, and gives objects without
+// a toleration of the unreachable taint one of tolerationSeconds.
+func New(c clock.PassiveClock, perSecond, threshold float64, tolerationSeconds int64) *Gate {
+	return &Gate{clock: c, Threshold: threshold, UnreachableTolerationSeconds: tolerationSeconds, limiter: rate.NewLimiter(rate.Limit(perSecond), 1)}
 }
 
 // Runnable records when this hub became the leader, for the manager to run: a runnable
@@ -68,8 +74,13 @@ func (g *Gate) Since() time.Time {
 	return g.since
 }
 
+// Ready says whether an eviction may be taken now, without spending it: a caller that
+// would only be refused does not read the fleet first. The rate is of real time, whatever
+// clock the gate was given for since.
+func (g *Gate) Ready() bool { return g.limiter.Tokens() >= 1 }
+
 // Take spends one eviction of the rate limit; false means none is left this instant.
-func (g *Gate) Take() bool { return g.limiter.TryAccept() }
+func (g *Gate) Take() bool { return g.limiter.Allow() }
 
 // RetryAfter is how soon a caller whose Take failed looks again.
 func (g *Gate) RetryAfter() time.Duration { return time.Second }
