@@ -67,6 +67,16 @@ func (f *fixture) touch() {
 	rounds.WaitPast(f.t, fj)
 }
 
+// stillOn waits for a round of the controller after the test's last change, then fails
+// unless the job's one shard is still on cluster; when says at what moment.
+func (f *fixture) stillOn(cluster, when string) {
+	f.t.Helper()
+	f.touch()
+	if got := f.shards(); got != "@"+cluster+"=1/1" {
+		f.t.Fatalf("%s the shards are %q, want them still on %s", when, got, cluster)
+	}
+}
+
 // evicted lists the FleetJob's evicted shards as cluster=reason.
 func evicted(fj *musterv1.FleetJob) string {
 	var out []string
@@ -90,10 +100,7 @@ func TestASingleJobMovesOffAnUnreachableCluster(t *testing.T) {
 	f.waitShards("@" + f.c1 + "=1/1")
 	f.taint(f.c1, corev1.TaintEffectNoExecute)
 	clock.Step(299 * time.Second)
-	f.touch()
-	if got := f.shards(); got != "@"+f.c1+"=1/1" {
-		t.Fatalf("299s into the default 300s toleration the shards are %q", got)
-	}
+	f.stillOn(f.c1, "299s into the default 300s toleration")
 	clock.Step(time.Second)
 	f.touch()
 	f.waitShards("@" + f.c2 + "=1/1")
@@ -114,10 +121,7 @@ func TestAToleratedTaintMovesTheJobOnlyAfterTolerationSeconds(t *testing.T) {
 	f.waitShards("@" + f.c1 + "=1/1")
 	f.taint(f.c1, corev1.TaintEffectNoExecute)
 	clock.Step(59 * time.Second)
-	f.touch()
-	if got := f.shards(); got != "@"+f.c1+"=1/1" {
-		t.Fatalf("59s into a 60s toleration the shards are %q", got)
-	}
+	f.stillOn(f.c1, "59s into a 60s toleration")
 	clock.Step(time.Second)
 	f.touch()
 	f.waitShards("@" + f.c2 + "=1/1")
@@ -136,10 +140,7 @@ func TestATolerationWithoutSecondsKeepsTheJobForEver(t *testing.T) {
 	}
 	f.taint(f.c1, corev1.TaintEffectNoExecute)
 	clock.Step(24 * time.Hour)
-	f.touch()
-	if got := f.shards(); got != "@"+f.c1+"=1/1" {
-		t.Fatalf("a day later the shards are %q", got)
-	}
+	f.stillOn(f.c1, "a day later")
 }
 
 // TestNothingMovesWhenMostSelectedClustersAreUnreachable: the hub takes an outage of
@@ -152,10 +153,7 @@ func TestNothingMovesWhenMostSelectedClustersAreUnreachable(t *testing.T) {
 	f.taint(f.c1, corev1.TaintEffectNoExecute)
 	env.ExpectEvent(t, f.ns, "workers", musterv1.FleetJobReasonFailoverHeld)
 	// A round after the one that held the eviction holds it again.
-	f.touch()
-	if got := f.shards(); got != "@"+f.c1+"=1/1" {
-		t.Errorf("with both clusters unreachable the shards are %q", got)
-	}
+	f.stillOn(f.c1, "with both clusters unreachable")
 	if n := recorder.Count(f.ns, "workers", musterv1.FleetJobReasonFailedOver); n != 0 {
 		t.Errorf("%d FailedOver events", n)
 	}
