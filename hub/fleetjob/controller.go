@@ -91,13 +91,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&musterv1.FleetJob{}).
 		Watches(&musterv1.Work{}, handler.EnqueueRequestsFromMapFunc(shards.OwnerOf(musterv1.FleetJobNameLabel, musterv1.FleetJobNamespaceLabel))).
 		Watches(&musterv1.MemberCluster{}, handler.EnqueueRequestsFromMapFunc(r.unplaced)).
-		Watches(&musterv1.MemberCluster{}, handler.TypedEnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
-			mc, ok := o.(*musterv1.MemberCluster)
-			if !ok {
-				return nil
-			}
-			return r.clustersWithShards(ctx, mc)
-		}), builder.WithPredicates(noExecuteChange)).
+		Watches(&musterv1.MemberCluster{}, handler.EnqueueRequestsFromMapFunc(r.shardsOnCluster), builder.WithPredicates(noExecuteChange)).
 		Watches(&musterv1.WorkloadSpread{}, handler.EnqueueRequestsFromMapFunc(targetOfSpread)).
 		WithOptions(controller.Options{NewQueue: fairqueue.Or(r.NewQueue)}).
 		Complete(r)
@@ -221,7 +215,9 @@ func (r *Reconciler) observe(ctx context.Context, fj *musterv1.FleetJob) (*snaps
 		return snap, err
 	}
 	if !snap.firstPlacement() {
-		snap.clusters, err = r.shardClusters(ctx, current)
+		if r.Failover != nil && movable(fj) {
+			snap.clusters, err = r.shardClusters(ctx, current)
+		}
 		return snap, err
 	}
 	var members musterv1.MemberClusterList
@@ -240,11 +236,8 @@ func (r *Reconciler) observe(ctx context.Context, fj *musterv1.FleetJob) (*snaps
 	return snap, nil
 }
 
-// shardClusters reads the member clusters of states when their shards may fail over.
+// shardClusters reads the member clusters of states, whose shards may fail over.
 func (r *Reconciler) shardClusters(ctx context.Context, states []shardState) (map[string]*musterv1.MemberCluster, error) {
-	if r.Failover == nil {
-		return nil, nil
-	}
 	out := make(map[string]*musterv1.MemberCluster, len(states))
 	for _, s := range states {
 		if out[s.cluster] != nil {

@@ -49,7 +49,7 @@ type eviction struct {
 // tolerates it for g.tolerationSeconds. members are the shards' clusters by name; a shard
 // whose cluster is gone is registration's to release.
 func dueEvictions(fj *musterv1.FleetJob, states []shardState, members map[string]*musterv1.MemberCluster, g policy, now time.Time) ([]eviction, time.Time) {
-	if mode := fj.Spec.Placement.Mode; mode != musterv1.PlacementSingle && mode != musterv1.PlacementDuplicate && mode != "" {
+	if !movable(fj) {
 		return nil, time.Time{}
 	}
 	tolerations, _ := clusters.WithDefaultToleration(slices.Clone(fj.Spec.Placement.Tolerations), g.tolerationSeconds, math.MaxInt)
@@ -70,6 +70,13 @@ func dueEvictions(fj *musterv1.FleetJob, states []shardState, members map[string
 		}
 	}
 	return due, next
+}
+
+// movable says whether fj's shards fail over: those of Single and Duplicate jobs do;
+// Divided ones do not yet.
+func movable(fj *musterv1.FleetJob) bool {
+	mode := fj.Spec.Placement.Mode
+	return mode == musterv1.PlacementSingle || mode == musterv1.PlacementDuplicate || mode == ""
 }
 
 // withdrawn says whether fj's status already records the eviction of s, whose Work is
@@ -254,12 +261,12 @@ func clusterList(due []eviction) string {
 	return clusters.Names(names)
 }
 
-// clustersWithShards maps a MemberCluster whose NoExecute taints changed to the FleetJobs
+// shardsOnCluster maps a MemberCluster whose NoExecute taints changed to the FleetJobs
 // with shards on it, so their evictions are timed from the change.
-func (r *Reconciler) clustersWithShards(ctx context.Context, mc *musterv1.MemberCluster) []reconcile.Request {
+func (r *Reconciler) shardsOnCluster(ctx context.Context, mc client.Object) []reconcile.Request {
 	var works musterv1.WorkList
-	if err := r.Client.List(ctx, &works, client.InNamespace(musterv1.MemberNamespace(mc.Name)), client.HasLabels{musterv1.FleetJobUIDLabel}); err != nil {
-		log.FromContext(ctx).Error(err, "listing the FleetJob shards of a member cluster whose taints changed", "cluster", mc.Name)
+	if err := r.Client.List(ctx, &works, client.InNamespace(musterv1.MemberNamespace(mc.GetName())), client.HasLabels{musterv1.FleetJobUIDLabel}); err != nil {
+		log.FromContext(ctx).Error(err, "listing the FleetJob shards of a member cluster whose taints changed", "cluster", mc.GetName())
 		return nil
 	}
 	reqs := make([]reconcile.Request, 0, len(works.Items))
