@@ -33,7 +33,7 @@ TEST_TIMEOUT    ?= 15m
 # count inputs instead: the inventory's each load a fleet and ask 12 queries of it.
 FUZZ_TIME       ?= 20000x
 FUZZ_TARGETS    := \
-	./agent/job:FuzzIndexes ./agent/job:FuzzIndexedRound \
+	./api/indexset:FuzzIndexes ./agent/job:FuzzIndexedRound \
 	./api/identity:FuzzDecide ./api/identity:FuzzParseAgentCSR \
 	./api/podsecurity:FuzzMemberLabelsOfSetsOnlyPodSecurityLabels@5000x ./api/templates:FuzzErrors ./api/work:FuzzValidate ./api/workloadspread:FuzzValidateAndInject \
 	./api/cronjob:FuzzSchedule ./internal/fairqueue:FuzzQueueIsFairAndLosesNothing@5000x ./hub/inventory:FuzzEligibleNodesAnswerAsTheScan@2000x \

@@ -14,6 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+
+	"github.com/musterhq/muster/api/indexset"
 )
 
 // indexedRound is the state of an Indexed job in the middle of its run: the first done
@@ -80,11 +82,11 @@ func TestSuccessPolicyOverHugeRanges(t *testing.T) {
 	job.Spec.SuccessPolicy = &batchv1.SuccessPolicy{Rules: []batchv1.SuccessPolicyRule{
 		{SucceededIndexes: ptr.To("0-2147483646"), SucceededCount: ptr.To[int32](3)},
 	}}
-	done := parseIndexes("0,5,1000000000", math.MaxInt32)
+	done := indexset.Parse("0,5,1000000000", math.MaxInt32)
 	if _, ok := successPolicyMet(job, done); !ok {
 		t.Error("3 succeeded indexes inside 0-2147483646 do not meet succeededCount 3")
 	}
-	if _, ok := successPolicyMet(job, parseIndexes("0,5", math.MaxInt32)); ok {
+	if _, ok := successPolicyMet(job, indexset.Parse("0,5", math.MaxInt32)); ok {
 		t.Error("2 succeeded indexes meet succeededCount 3")
 	}
 }

@@ -12,6 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+
+	"github.com/musterhq/muster/api/indexset"
 )
 
 // maxPodWritesPerRound bounds creations and deletions in one reconcile, as upstream does,
@@ -80,7 +82,7 @@ func backoffLimit(job *batchv1.Job) int32 {
 type tally struct {
 	succeeded, failed int32
 	// succeededIndexes and failedIndexes, for Indexed jobs.
-	succeededIndexes, failedIndexes indexSet
+	succeededIndexes, failedIndexes indexset.Set
 	// newSucceeded and newFailed are finished pods not recorded in status yet; failJob is
 	// the message of a pod failure policy FailJob rule one of them matched.
 	newSucceeded, newFailed []*corev1.Pod
@@ -111,8 +113,8 @@ func countFinished(job *batchv1.Job, status *batchv1.JobStatus, pods []*corev1.P
 	}
 	completions := int(ptr.Deref(job.Spec.Completions, 0))
 	if indexed(job) {
-		t.succeededIndexes = parseIndexes(status.CompletedIndexes, completions)
-		t.failedIndexes = parseIndexes(ptr.Deref(status.FailedIndexes, ""), completions)
+		t.succeededIndexes = indexset.Parse(status.CompletedIndexes, completions)
+		t.failedIndexes = indexset.Parse(ptr.Deref(status.FailedIndexes, ""), completions)
 	}
 	for _, pod := range pods {
 		if !hasFinalizer(pod) || recorded[pod.UID] {
@@ -127,8 +129,8 @@ func countFinished(job *batchv1.Job, status *batchv1.JobStatus, pods []*corev1.P
 			}
 			t.newSucceeded = append(t.newSucceeded, pod)
 			if indexed(job) {
-				if !t.failedIndexes.has(idx) {
-					t.succeededIndexes.add(idx)
+				if !t.failedIndexes.Has(idx) {
+					t.succeededIndexes.Add(idx)
 				}
 			} else {
 				t.succeeded++
@@ -147,16 +149,16 @@ func countFinished(job *batchv1.Job, status *batchv1.JobStatus, pods []*corev1.P
 			if action != nil && *action == batchv1.PodFailurePolicyActionFailJob && t.failJob == "" {
 				t.failJob = msg
 			}
-			if indexed(job) && job.Spec.BackoffLimitPerIndex != nil && !t.succeededIndexes.has(idx) {
+			if indexed(job) && job.Spec.BackoffLimitPerIndex != nil && !t.succeededIndexes.Has(idx) {
 				failFast := action != nil && *action == batchv1.PodFailurePolicyActionFailIndex
 				if failFast || annotationInt(pod, indexFailureAnnotation)+1 > *job.Spec.BackoffLimitPerIndex {
-					t.failedIndexes.add(idx)
+					t.failedIndexes.Add(idx)
 				}
 			}
 		}
 	}
 	if indexed(job) {
-		t.succeeded = int32(t.succeededIndexes.count())
+		t.succeeded = int32(t.succeededIndexes.Len())
 	}
 	return t
 }
@@ -179,10 +181,10 @@ func decideEnd(job *batchv1.Job, status *batchv1.JobStatus, pods []*corev1.Pod, 
 	}
 	if indexed(job) && job.Spec.BackoffLimitPerIndex != nil {
 		completions := int(ptr.Deref(job.Spec.Completions, 0))
-		if m := job.Spec.MaxFailedIndexes; m != nil && t.failedIndexes.count() > int(*m) {
+		if m := job.Spec.MaxFailedIndexes; m != nil && t.failedIndexes.Len() > int(*m) {
 			return newCondition(batchv1.JobFailureTarget, reasonMaxFailedIndexes, "Job has exceeded the specified maximal number of failed indexes", now)
 		}
-		if failed := t.failedIndexes.count(); failed > 0 && failed+t.succeededIndexes.count() >= completions {
+		if failed := t.failedIndexes.Len(); failed > 0 && failed+t.succeededIndexes.Len() >= completions {
 			return newCondition(batchv1.JobFailureTarget, reasonFailedIndexes, "Job has failed indexes", now)
 		}
 	}
@@ -289,7 +291,7 @@ func record(job *batchv1.Job, status *batchv1.JobStatus, pods []*corev1.Pod, t t
 	}
 	if indexed(job) {
 		status.CompletedIndexes = t.succeededIndexes.String()
-		status.Succeeded = int32(t.succeededIndexes.count())
+		status.Succeeded = int32(t.succeededIndexes.Len())
 		if job.Spec.BackoffLimitPerIndex != nil {
 			status.FailedIndexes = ptr.To(t.failedIndexes.String())
 		}
@@ -350,7 +352,7 @@ func wantActive(job *batchv1.Job, t tally, active int32) int32 {
 	}
 	remaining := *job.Spec.Completions - t.succeeded
 	if indexed(job) {
-		remaining -= int32(t.failedIndexes.count())
+		remaining -= int32(t.failedIndexes.Len())
 	}
 	return max(min(parallelism, remaining), 0)
 }
@@ -366,7 +368,7 @@ func indexesToStart(job *batchv1.Job, t tally, activePods []*corev1.Pod, n int) 
 	completions := int(ptr.Deref(job.Spec.Completions, 0))
 	out := make([]int, 0, min(n, completions))
 	for i := 0; i < completions && len(out) < n; {
-		next := t.failedIndexes.nextAbsent(t.succeededIndexes.nextAbsent(i))
+		next := t.failedIndexes.NextAbsent(t.succeededIndexes.NextAbsent(i))
 		if next != i {
 			i = next
 			continue
@@ -390,7 +392,7 @@ func surplus(job *batchv1.Job, t tally, activePods []*corev1.Pod) []*corev1.Pod 
 	var out []*corev1.Pod
 	for _, p := range sortForDeletion(activePods, true) {
 		i := podIndex(p)
-		if i == noIndex || i >= completions || t.succeededIndexes.has(i) || t.failedIndexes.has(i) || seen[i] {
+		if i == noIndex || i >= completions || t.succeededIndexes.Has(i) || t.failedIndexes.Has(i) || seen[i] {
 			out = append(out, p)
 			continue
 		}
@@ -453,7 +455,7 @@ func retries(job *batchv1.Job, pods []*corev1.Pod, t tally) (map[int]indexRetry,
 		}
 	}
 	for i, p := range newest {
-		if running[i] || t.failedIndexes.has(i) || t.succeededIndexes.has(i) {
+		if running[i] || t.failedIndexes.Has(i) || t.succeededIndexes.Has(i) {
 			continue
 		}
 		r := indexRetry{failures: annotationInt(p, indexFailureAnnotation), ignored: annotationInt(p, indexIgnoredAnnotation)}

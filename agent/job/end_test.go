@@ -8,6 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/musterhq/muster/internal/testing/builders"
+
+	"github.com/musterhq/muster/api/indexset"
 )
 
 func TestDecideEnd(t *testing.T) {
@@ -102,32 +104,32 @@ func TestDecideEnd(t *testing.T) {
 		{
 			name:   "failed indexes up to maxFailedIndexes keep the job running",
 			job:    perIdx().MaxFailedIndexes(1).Obj(),
-			tally:  tally{failed: 2, failedIndexes: parseIndexes("1", 4)},
+			tally:  tally{failed: 2, failedIndexes: indexset.Parse("1", 4)},
 			active: 2,
 		},
 		{
 			name:   "more failed indexes than maxFailedIndexes fail the job early",
 			job:    perIdx().MaxFailedIndexes(1).Obj(),
-			tally:  tally{failed: 4, failedIndexes: parseIndexes("1,3", 4)},
+			tally:  tally{failed: 4, failedIndexes: indexset.Parse("1,3", 4)},
 			active: 2,
 			want:   failure(reasonMaxFailedIndexes),
 		},
 		{
 			name:  "a job whose every index finished, some failed, fails with FailedIndexes",
 			job:   perIdx().Obj(),
-			tally: tally{succeeded: 3, failed: 2, succeededIndexes: parseIndexes("0-2", 4), failedIndexes: parseIndexes("3", 4)},
+			tally: tally{succeeded: 3, failed: 2, succeededIndexes: indexset.Parse("0-2", 4), failedIndexes: indexset.Parse("3", 4)},
 			want:  failure(reasonFailedIndexes),
 		},
 		{
 			name:   "a failed index waits for the other indexes to finish",
 			job:    perIdx().Obj(),
-			tally:  tally{succeeded: 1, failed: 2, succeededIndexes: parseIndexes("0", 4), failedIndexes: parseIndexes("3", 4)},
+			tally:  tally{succeeded: 1, failed: 2, succeededIndexes: indexset.Parse("0", 4), failedIndexes: indexset.Parse("3", 4)},
 			active: 2,
 		},
 		{
 			name:   "a success policy ends the job before all completions",
 			job:    job().Indexed().Completions(4).SuccessRules(batchv1.SuccessPolicyRule{SucceededCount: new(int32(2))}).Obj(),
-			tally:  tally{succeeded: 2, succeededIndexes: parseIndexes("0-1", 4)},
+			tally:  tally{succeeded: 2, succeededIndexes: indexset.Parse("0-1", 4)},
 			active: 2,
 			want:   success(reasonSuccessPolicy),
 		},

@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/musterhq/muster/internal/testing/builders"
+
+	"github.com/musterhq/muster/api/indexset"
 )
 
 func TestWantActive(t *testing.T) {
@@ -29,7 +31,7 @@ func TestWantActive(t *testing.T) {
 		{name: "a job with all completions runs nothing", job: job().Parallelism(3).Completions(5).Obj(), tally: tally{succeeded: 5}, want: 0},
 		{name: "more successes than completions never ask a negative number", job: job().Parallelism(3).Completions(2).Obj(), tally: tally{succeeded: 4}, want: 0},
 		{name: "failures do not reduce what is left to run", job: job().Parallelism(3).Completions(5).Obj(), tally: tally{failed: 4}, want: 3},
-		{name: "failed indexes are not run again", job: job().Indexed().Parallelism(3).Completions(4).BackoffLimitPerIndex(0).Obj(), tally: tally{succeeded: 1, failedIndexes: parseIndexes("2-3", 4)}, want: 1},
+		{name: "failed indexes are not run again", job: job().Indexed().Parallelism(3).Completions(4).BackoffLimitPerIndex(0).Obj(), tally: tally{succeeded: 1, failedIndexes: indexset.Parse("2-3", 4)}, want: 1},
 		{name: "without completions the job runs parallelism pods until a success", job: job().Parallelism(3).Obj(), want: 3},
 		{name: "without completions a success starts no new pods", job: job().Parallelism(3).Obj(), tally: tally{succeeded: 1}, active: 2, want: 2},
 		{name: "without completions a success still honours a lowered parallelism", job: job().Parallelism(1).Obj(), tally: tally{succeeded: 1}, active: 2, want: 1},
@@ -59,9 +61,9 @@ func TestIndexesToStart(t *testing.T) {
 		want    []int
 	}{
 		{name: "a new job starts the lowest indexes", n: 3, want: []int{0, 1, 2}},
-		{name: "succeeded, failed and running indexes are skipped", tally: tally{succeededIndexes: parseIndexes("0", 6), failedIndexes: parseIndexes("2", 6)}, running: running(1, 4), n: 3, want: []int{3, 5}},
-		{name: "no index is started twice when more are asked than remain", tally: tally{succeededIndexes: parseIndexes("0-4", 6)}, n: 3, want: []int{5}},
-		{name: "a finished job starts nothing", tally: tally{succeededIndexes: parseIndexes("0-5", 6)}, n: 3, want: []int{}},
+		{name: "succeeded, failed and running indexes are skipped", tally: tally{succeededIndexes: indexset.Parse("0", 6), failedIndexes: indexset.Parse("2", 6)}, running: running(1, 4), n: 3, want: []int{3, 5}},
+		{name: "no index is started twice when more are asked than remain", tally: tally{succeededIndexes: indexset.Parse("0-4", 6)}, n: 3, want: []int{5}},
+		{name: "a finished job starts nothing", tally: tally{succeededIndexes: indexset.Parse("0-5", 6)}, n: 3, want: []int{}},
 		{name: "asking for none starts none", n: 0, want: []int{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -86,8 +88,8 @@ func TestSurplus(t *testing.T) {
 	}{
 		{name: "a NonIndexed job has no surplus by index", job: builders.MakeJob("j", "ns").Completions(3).Obj(), pods: []*corev1.Pod{pod("a", 0, 0), pod("b", 0, 1)}},
 		{name: "one pod per open index is kept", job: indexed, pods: []*corev1.Pod{pod("a", 0, 0), pod("b", 1, 0), pod("c", 2, 0)}},
-		{name: "the pod of an index that succeeded meanwhile is removed", job: indexed, tally: tally{succeededIndexes: parseIndexes("1", 3)}, pods: []*corev1.Pod{pod("a", 0, 0), pod("b", 1, 0)}, want: []string{"b"}},
-		{name: "the pod of an index that failed is removed", job: indexed, tally: tally{failedIndexes: parseIndexes("0", 3)}, pods: []*corev1.Pod{pod("a", 0, 0)}, want: []string{"a"}},
+		{name: "the pod of an index that succeeded meanwhile is removed", job: indexed, tally: tally{succeededIndexes: indexset.Parse("1", 3)}, pods: []*corev1.Pod{pod("a", 0, 0), pod("b", 1, 0)}, want: []string{"b"}},
+		{name: "the pod of an index that failed is removed", job: indexed, tally: tally{failedIndexes: indexset.Parse("0", 3)}, pods: []*corev1.Pod{pod("a", 0, 0)}, want: []string{"a"}},
 		{name: "a duplicate of an index is removed and the oldest kept", job: indexed, pods: []*corev1.Pod{pod("new", 1, 5), pod("old", 1, 0)}, want: []string{"new"}},
 		{name: "a pod beyond completions after a scale-down is removed", job: indexed, pods: []*corev1.Pod{pod("a", 0, 0), pod("far", 7, 0)}, want: []string{"far"}},
 		{name: "a pod without an index is removed", job: indexed, pods: []*corev1.Pod{builders.MakePod("stray", "ns").Running().Obj()}, want: []string{"stray"}},
@@ -160,14 +162,14 @@ func TestRetries(t *testing.T) {
 		{
 			name:  "an index that failed for good is not retried",
 			job:   perIndex,
-			tally: tally{failedIndexes: parseIndexes("1", 3)},
+			tally: tally{failedIndexes: indexset.Parse("1", 3)},
 			pods:  []*corev1.Pod{failed("f", 1, 1, 5).Obj()},
 			want:  map[int]indexRetry{},
 		},
 		{
 			name:  "an index that succeeded is not retried",
 			job:   perIndex,
-			tally: tally{succeededIndexes: parseIndexes("1", 3)},
+			tally: tally{succeededIndexes: indexset.Parse("1", 3)},
 			pods:  []*corev1.Pod{failed("f", 1, 1, 5).Obj()},
 			want:  map[int]indexRetry{},
 		},
@@ -250,7 +252,7 @@ func TestPlan(t *testing.T) {
 		{
 			name:   "an Indexed job starts its lowest open indexes",
 			job:    builders.MakeJob("j", "ns").Indexed().Parallelism(3).Completions(5).Obj(),
-			tally:  tally{succeeded: 1, succeededIndexes: parseIndexes("0", 5)},
+			tally:  tally{succeeded: 1, succeededIndexes: indexset.Parse("0", 5)},
 			active: []*corev1.Pod{tracked("p1").Index(1).Running().Obj()},
 			want:   want{Create: []int{2, 3}},
 		},

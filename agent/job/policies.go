@@ -6,6 +6,8 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/musterhq/muster/api/indexset"
 )
 
 // failurePolicyAction is what the job's pod failure policy says about a failed pod: the
@@ -65,7 +67,7 @@ func hasPodCondition(pod *corev1.Pod, t corev1.PodConditionType, s corev1.Condit
 
 // successPolicyMet reports whether one rule of the job's success policy holds for the
 // succeeded indexes, with a message naming it.
-func successPolicyMet(job *batchv1.Job, succeeded indexSet) (string, bool) {
+func successPolicyMet(job *batchv1.Job, succeeded indexset.Set) (string, bool) {
 	policy := job.Spec.SuccessPolicy
 	if policy == nil || job.Spec.Completions == nil {
 		return "", false
@@ -74,13 +76,13 @@ func successPolicyMet(job *batchv1.Job, succeeded indexSet) (string, bool) {
 	for i, rule := range policy.Rules {
 		var matched int
 		if rule.SucceededIndexes != nil {
-			want := parseIndexes(*rule.SucceededIndexes, completions)
-			matched = want.overlap(succeeded)
-			if rule.SucceededCount == nil && matched < want.count() {
+			want := indexset.Parse(*rule.SucceededIndexes, completions)
+			matched = want.Overlap(succeeded)
+			if rule.SucceededCount == nil && matched < want.Len() {
 				continue
 			}
 		} else {
-			matched = succeeded.count()
+			matched = succeeded.Len()
 		}
 		if rule.SucceededCount != nil && matched < int(*rule.SucceededCount) {
 			continue

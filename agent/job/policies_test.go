@@ -8,6 +8,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/musterhq/muster/internal/testing/builders"
+
+	"github.com/musterhq/muster/api/indexset"
 )
 
 func TestFailurePolicyAction(t *testing.T) {
@@ -176,13 +178,13 @@ func TestSuccessPolicyMet(t *testing.T) {
 		{name: "listed indexes beyond completions are never needed", job: job(indexes("8-20")), succeeded: "8-9", want: "Matched rules at index 0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			msg, ok := successPolicyMet(tc.job, parseIndexes(tc.succeeded, 10))
+			msg, ok := successPolicyMet(tc.job, indexset.Parse(tc.succeeded, 10))
 			if ok != (tc.want != "") || msg != tc.want {
 				t.Errorf("successPolicyMet = %q, %v; want %q", msg, ok, tc.want)
 			}
 		})
 	}
-	if _, ok := successPolicyMet(builders.MakeJob("j", "ns").SuccessRules(atLeast(1)).Obj(), parseIndexes("0", 1)); ok {
+	if _, ok := successPolicyMet(builders.MakeJob("j", "ns").SuccessRules(atLeast(1)).Obj(), indexset.Parse("0", 1)); ok {
 		t.Error("a job without completions met its success policy")
 	}
 }
