@@ -44,4 +44,3 @@ func FuzzIndexes(f *testing.F) {
 		}
 	})
 }
-

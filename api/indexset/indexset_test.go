@@ -101,7 +101,7 @@ func TestQueries(t *testing.T) {
 
 func TestSetAlgebra(t *testing.T) {
 	cases := []struct {
-		name, s, o          string
+		name, s, o   string
 		union, minus string
 	}{
 		{name: "disjoint", s: "0-3", o: "5-7", union: "0-3,5-7", minus: "0-3"},
