@@ -39,20 +39,32 @@ func TestIndexedCompletesOnlyWhenEveryIndexSucceeded(t *testing.T) {
 	f.waitCondition(j, batchv1.JobComplete, batchv1.JobReasonCompletionsReached)
 }
 
+// A shard of a divided FleetJob runs fleet indexes: a range from an offset, or, when it
+// took over what an evicted shard left unfinished, a set of them. Its pods show the fleet
+// index in their annotation, environment, hostname and name.
 func TestShardOfADividedJobShowsFleetIndexes(t *testing.T) {
-	f := newFixture(t)
-	f.job(ptr.To[int32](2), ptr.To[int32](2), indexedMode, func(j *batchv1.Job) {
-		j.Annotations = map[string]string{musterv1.IndexOffsetAnnotation: "10"}
-	})
-	pods := f.waitRunning(2)
-	for _, p := range pods {
-		local, _ := strconv.Atoi(p.Annotations[batchv1.JobCompletionIndexAnnotation])
-		global := strconv.Itoa(local + 10)
-		env := p.Spec.Containers[0].Env[0]
-		if p.Annotations[musterv1.GlobalIndexAnnotation] != global || env.Value != global || p.Spec.Hostname != "job-"+global || !strings.HasPrefix(p.Name, "job-"+global+"-") {
-			t.Errorf("pod %s for local index %d: annotation %q env %+v hostname %q, want fleet index %s in each",
-				p.Name, local, p.Annotations[musterv1.GlobalIndexAnnotation], env, p.Spec.Hostname, global)
-		}
+	for _, tc := range []struct {
+		name, annotation, value string
+		want                    []string
+	}{
+		{name: "range", annotation: musterv1.IndexOffsetAnnotation, value: "10", want: []string{"10", "11", "12"}},
+		{name: "set", annotation: musterv1.CompletionIndexesAnnotation, value: "3,7-8", want: []string{"3", "7", "8"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			f.job(ptr.To[int32](3), ptr.To[int32](3), indexedMode, func(j *batchv1.Job) {
+				j.Annotations = map[string]string{tc.annotation: tc.value}
+			})
+			for _, p := range f.waitRunning(3) {
+				local, _ := strconv.Atoi(p.Annotations[batchv1.JobCompletionIndexAnnotation])
+				global := tc.want[local]
+				env := p.Spec.Containers[0].Env[0]
+				if p.Annotations[musterv1.GlobalIndexAnnotation] != global || env.Value != global || p.Spec.Hostname != "job-"+global || !strings.HasPrefix(p.Name, "job-"+global+"-") {
+					t.Errorf("pod %s for local index %d: annotation %q env %+v hostname %q, want fleet index %s in each",
+						p.Name, local, p.Annotations[musterv1.GlobalIndexAnnotation], env, p.Spec.Hostname, global)
+				}
+			}
+		})
 	}
 }
 

@@ -2,12 +2,14 @@ package job
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/musterhq/muster/api/indexset"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 )
 
@@ -44,10 +46,8 @@ func newPod(job *batchv1.Job, index int, retry indexRetry) *corev1.Pod {
 	// A shard of a divided FleetJob runs a slice of the fleet's indexes: the pod keeps its
 	// local index for the Job's bookkeeping and shows the fleet-wide one to the workload
 	// and to people, in its name and hostname as in its environment.
-	visible := index
-	offset, hasOffset := job.Annotations[musterv1.IndexOffsetAnnotation]
-	if n, err := strconv.Atoi(offset); hasOffset && err == nil && n >= 0 {
-		visible = index + n
+	visible, ofFleet := fleetIndex(job, index)
+	if ofFleet {
 		annotations[musterv1.GlobalIndexAnnotation] = strconv.Itoa(visible)
 	}
 	pod.GenerateName = fmt.Sprintf("%s-%d-", job.Name, visible)
@@ -88,4 +88,22 @@ func withIndexEnv(vars []corev1.EnvVar, env corev1.EnvVar) []corev1.EnvVar {
 		}
 	}
 	return append(vars, env)
+}
+
+// fleetIndex is the fleet-wide completion index that local index runs in a shard of a
+// divided FleetJob, and whether the Job is one: offset+index for a shard of a contiguous
+// range, the index-th of the indexes it runs for a shard that took over the unfinished
+// part of an evicted one. Any other Job runs index itself.
+func fleetIndex(job *batchv1.Job, index int) (int, bool) {
+	if set, ok := job.Annotations[musterv1.CompletionIndexesAnnotation]; ok {
+		if n, ok := indexset.Parse(set, math.MaxInt32).Nth(index); ok {
+			return n, true
+		}
+		return index, false
+	}
+	offset, ok := job.Annotations[musterv1.IndexOffsetAnnotation]
+	if n, err := strconv.Atoi(offset); ok && err == nil && n >= 0 {
+		return index + n, true
+	}
+	return index, false
 }

@@ -80,6 +80,22 @@ const (
 	// offset+i, in JOB_COMPLETION_INDEX, its hostname and GlobalIndexAnnotation.
 	IndexOffsetAnnotation = "muster.dev/index-offset"
 	GlobalIndexAnnotation = "muster.dev/completion-index"
+	// CompletionIndexesAnnotation, on a shard that runs the unfinished part of an evicted
+	// one, is the fleet-wide completion indexes it runs, in the "1,3-5" form: its pod for
+	// local index i runs the i-th of them, shown as IndexOffsetAnnotation's are.
+	CompletionIndexesAnnotation = "muster.dev/completion-indexes"
+
+	// PartLabel, on a Work that carries the unfinished part of an evicted shard of a
+	// Divided FleetJob, tells it from the job's other shard in the same cluster: every
+	// part placed for one eviction has the same, derived from the evicted Work.
+	PartLabel = "muster.dev/part"
+	// ReplacesAnnotation, on such a Work, is the UID of the evicted shard's Work; while
+	// that Work is still counted, its eviction is recorded before anything else.
+	ReplacesAnnotation = "muster.dev/replaces"
+	// CarriedSucceededAnnotation, on one Work of each eviction's parts, is how many pods
+	// of the evicted shard (and of those it replaced) succeeded: they stay counted in the
+	// FleetJob's status once, with the part that carries them.
+	CarriedSucceededAnnotation = "muster.dev/carried-succeeded"
 
 	// SubsetLabel names the WorkloadSpread subset of a FleetJob shard, on its Work and Job.
 	SubsetLabel = "muster.dev/subset"
