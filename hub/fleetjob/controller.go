@@ -215,7 +215,7 @@ func (r *Reconciler) observe(ctx context.Context, fj *musterv1.FleetJob) (*snaps
 		return snap, err
 	}
 	if !snap.firstPlacement() {
-		if r.Failover != nil && movable(fj) {
+		if r.Failover != nil {
 			snap.clusters, err = r.shardClusters(ctx, current)
 		}
 		return snap, err

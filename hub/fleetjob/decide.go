@@ -3,8 +3,6 @@ package fleetjob
 import (
 	"fmt"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -14,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
+	"github.com/musterhq/muster/api/indexset"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/api/workloadspread"
 	"github.com/musterhq/muster/hub/shards"
@@ -52,8 +51,13 @@ func place(fj *musterv1.FleetJob, eligible []string, fit map[string]int) []shard
 // divide splits parallelism and completions by the division's weights, or, without
 // weights, by the clusters' fitting nodes. Indexed shards get contiguous index ranges.
 func divide(fj *musterv1.FleetJob, eligible []string, fit map[string]int) []shard {
+	return divideSpec(&fj.Spec.Template.Spec, fj.Spec.Placement.Division, eligible, fit)
+}
+
+// divideSpec divides a job of spec tmpl among eligible clusters as divide does.
+func divideSpec(tmpl *batchv1.JobSpec, d *musterv1.Division, eligible []string, fit map[string]int) []shard {
 	var weights []int32
-	if d := fj.Spec.Placement.Division; d != nil && len(d.Weights) > 0 {
+	if d != nil && len(d.Weights) > 0 {
 		weights = make([]int32, len(eligible))
 		for _, w := range d.Weights {
 			if i := slices.Index(eligible, w.ClusterName); i >= 0 {
@@ -63,7 +67,6 @@ func divide(fj *musterv1.FleetJob, eligible []string, fit map[string]int) []shar
 	} else {
 		weights = division.FitWeights(eligible, fit)
 	}
-	tmpl := &fj.Spec.Template.Spec
 	pars := division.Split(ptr.Deref(tmpl.Parallelism, 1), weights)
 	out := make([]shard, 0, len(eligible))
 	for i, c := range eligible {
@@ -144,31 +147,6 @@ func shardPhase(s shardState) musterv1.JobPhase {
 	return musterv1.JobRunning
 }
 
-// globalIndexes rewrites a shard's completedIndexes ("0-2,5") in fleet indexes.
-func globalIndexes(local string, r *musterv1.IndexRange) string {
-	if r == nil || r.Start == 0 || local == "" {
-		return local
-	}
-	parts := strings.Split(local, ",")
-	for i, p := range parts {
-		lo, hi, isRange := strings.Cut(p, "-")
-		a, err1 := strconv.Atoi(lo)
-		if err1 != nil {
-			continue
-		}
-		if !isRange {
-			parts[i] = strconv.Itoa(a + int(r.Start))
-			continue
-		}
-		b, err2 := strconv.Atoi(hi)
-		if err2 != nil {
-			continue
-		}
-		parts[i] = fmt.Sprintf("%d-%d", a+int(r.Start), b+int(r.Start))
-	}
-	return strings.Join(parts, ",")
-}
-
 // summarize computes the FleetJob's status from its shards (evicted ones are the caller's
 // to add) and says which shards to stop:
 // with shardFailurePolicy FailFast, the first failed shard fails the FleetJob and the
@@ -184,7 +162,7 @@ func summarize(fj *musterv1.FleetJob, shards []shardState, now time.Time) (muste
 		status.Clusters = append(status.Clusters, entry)
 		status.Active += entry.Active
 		status.Ready += entry.Ready
-		status.Succeeded += entry.Succeeded
+		status.Succeeded += entry.Succeeded + s.carried
 		status.Failed += entry.Failed
 		switch entry.Phase {
 		case musterv1.JobFailed:
@@ -232,9 +210,18 @@ func clusterEntry(s shardState) musterv1.ClusterJobStatus {
 	entry := musterv1.ClusterJobStatus{ClusterName: s.cluster, Subset: s.subset, Parallelism: s.parallelism, Completions: s.completions, Indexes: s.indexes, Phase: shardPhase(s)}
 	if st := s.status; st != nil {
 		entry.Active, entry.Ready, entry.Succeeded, entry.Failed = st.Active, ptr.Deref(st.Ready, 0), st.Succeeded, st.Failed
-		entry.CompletedIndexes = globalIndexes(st.CompletedIndexes, s.indexes)
+		entry.CompletedIndexes = fleetCompleted(s, st.CompletedIndexes)
 	}
 	return entry
+}
+
+// fleetCompleted rewrites a shard's completedIndexes ("0-2,5", local to its Job) in the
+// fleet's indexes; a shard of a job that is not divided reports the fleet's own.
+func fleetCompleted(s shardState, local string) string {
+	if local == "" || (s.fleetIndexes == "" && (s.indexes == nil || s.indexes.Start == 0)) {
+		return local
+	}
+	return s.fleet().Select(indexset.Parse(local, int(ptr.Deref(s.completions, 0)))).String()
 }
 
 // describeKey names the shard with the given key in messages.
@@ -327,7 +314,7 @@ func progress(fj *musterv1.FleetJob, shards []shardState, succeeded int32) (stri
 		want = 0
 	}
 	for _, s := range shards {
-		want += ptr.Deref(s.completions, 1)
+		want += ptr.Deref(s.completions, 1) + s.carried
 		clusters[s.cluster] = true
 	}
 	return fmt.Sprintf("%d/%d", succeeded, want), int32(len(clusters))

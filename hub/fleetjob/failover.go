@@ -11,6 +11,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -43,21 +45,21 @@ type eviction struct {
 
 // dueEvictions returns the shards that must leave their clusters at now under the
 // clusters' NoExecute taints, and when the next pending one falls due (zero: none).
-// Shards of a Single or Duplicate job move; a finished shard stays, since its result
-// is counted, and so do Divided shards and a spread's, which do not move yet. No taint
+// A finished shard stays, since its result is counted, and so does a Divided shard
+// with nothing left to run (its Job has yet to say Complete), and a spread's. No taint
 // counts from before g.since, and a placement without a toleration of the unreachable taint
 // tolerates it for g.tolerationSeconds. members are the shards' clusters by name; a shard
 // whose cluster is gone is registration's to release.
 func dueEvictions(fj *musterv1.FleetJob, states []shardState, members map[string]*musterv1.MemberCluster, g policy, now time.Time) ([]eviction, time.Time) {
-	if !movable(fj) {
-		return nil, time.Time{}
-	}
 	tolerations, _ := clusters.WithDefaultToleration(slices.Clone(fj.Spec.Placement.Tolerations), g.tolerationSeconds, math.MaxInt)
 	var due []eviction
 	var next time.Time
 	for _, s := range states {
 		mc := members[s.cluster]
 		if mc == nil || s.subset != "" || finishedPhase(shardPhase(s)) {
+			continue
+		}
+		if _, left := remainderOf(&fj.Spec.Template.Spec, s); divided(fj) && !left {
 			continue
 		}
 		e := clusters.EvictAt(tolerations, mc.Spec.Taints, g.since)
@@ -72,11 +74,26 @@ func dueEvictions(fj *musterv1.FleetJob, states []shardState, members map[string
 	return due, next
 }
 
-// movable says whether fj's shards fail over: those of Single and Duplicate jobs do;
-// Divided ones do not yet.
-func movable(fj *musterv1.FleetJob) bool {
-	mode := fj.Spec.Placement.Mode
-	return mode == musterv1.PlacementSingle || mode == musterv1.PlacementDuplicate || mode == ""
+func divided(fj *musterv1.FleetJob) bool { return fj.Spec.Placement.Mode == musterv1.PlacementDivided }
+
+// superseded splits states into the shards in force and those whose unfinished part
+// already runs elsewhere: an earlier round placed the parts, and then failed to record
+// the eviction it had decided. Those count no longer, whatever the gate says now.
+func superseded(states []shardState) (stay, gone []shardState) {
+	replaced := map[types.UID]bool{}
+	for _, s := range states {
+		if s.replaces != "" {
+			replaced[s.replaces] = true
+		}
+	}
+	for _, s := range states {
+		if replaced[s.workUID] {
+			gone = append(gone, s)
+		} else {
+			stay = append(stay, s)
+		}
+	}
+	return stay, gone
 }
 
 // withdrawn says whether fj's status already records the eviction of s, whose Work is
@@ -94,13 +111,14 @@ func finishedPhase(p musterv1.JobPhase) bool {
 	return p == musterv1.JobComplete || p == musterv1.JobFailed
 }
 
-// evictedEntry is the status entry of a shard withdrawn at now: its last counts, which
-// no longer add to the job's, and why.
-func evictedEntry(e eviction, now time.Time) musterv1.ClusterJobStatus {
-	entry := clusterEntry(e.state)
+// evictedEntry is the status entry of shard s withdrawn at now: its last counts, which
+// no longer add to the job's (a Divided job's succeeded pods stay counted with the parts
+// that took over), and why.
+func evictedEntry(s shardState, why string, now time.Time) musterv1.ClusterJobStatus {
+	entry := clusterEntry(s)
 	entry.Phase = musterv1.JobEvicted
 	entry.Eviction = &musterv1.ShardEviction{
-		Time: metav1.Time{Time: now}, Reason: musterv1.FleetJobReasonShardEvicted, Message: e.why.Describe(), WorkUID: e.state.workUID,
+		Time: metav1.Time{Time: now}, Reason: musterv1.FleetJobReasonShardEvicted, Message: why, WorkUID: s.workUID,
 	}
 	return entry
 }
@@ -140,13 +158,20 @@ func (r *Reconciler) failover(ctx context.Context, snap *snapshot) (failoverResu
 			return res, err
 		}
 	}
-	res.shards = stay
 	now := r.Clock.Now()
+	stay, gone := superseded(stay)
+	for _, s := range gone {
+		res.evicted = append(res.evicted, evictedEntry(s, "its unfinished part was placed on other clusters", now))
+	}
+	res.shards = stay
 	due, next := dueEvictions(snap.fj, stay, snap.clusters, policy{since: r.Failover.Since(), tolerationSeconds: r.Failover.UnreachableTolerationSeconds}, now)
 	if !next.IsZero() {
 		res.requeue = next.Sub(now) + time.Second
 	}
 	if len(due) == 0 {
+		if len(res.evicted) > 0 {
+			res.requeue = time.Second
+		}
 		return res, nil
 	}
 	if !r.Failover.Ready() {
@@ -170,10 +195,25 @@ func (r *Reconciler) failover(ctx context.Context, snap *snapshot) (failoverResu
 			res.requeue = r.Failover.RetryAfter()
 			break
 		}
+		ev := failedOverEvent(snap.fj, e)
+		if divided(snap.fj) {
+			parts, held, err := r.moveRemainder(ctx, snap.fj, e.state, members.Items)
+			if err != nil {
+				return res, err
+			}
+			if held != "" {
+				log.FromContext(ctx).V(2).Info("eviction held: no cluster can take the unfinished part", "cluster", e.state.cluster)
+				res.events = append(res.events, event{corev1.EventTypeWarning, musterv1.FleetJobReasonFailoverHeld, "Evict", held})
+				res.requeue = heldRecheck
+				continue
+			}
+			res.shards = append(res.shards, parts...)
+			ev.note = movedPartNote(e, parts)
+		}
 		log.FromContext(ctx).Info("evicting a shard of the FleetJob", "cluster", e.state.cluster, "taint", e.why.Taint.ToString())
 		res.shards = slices.DeleteFunc(res.shards, func(s shardState) bool { return s.key() == e.state.key() })
-		res.evicted = append(res.evicted, evictedEntry(e, now))
-		res.events = append(res.events, failedOverEvent(snap.fj, e))
+		res.evicted = append(res.evicted, evictedEntry(e.state, e.why.Describe(), now))
+		res.events = append(res.events, ev)
 	}
 	if len(res.evicted) > 0 {
 		// The next round deletes the Works, once the status records their eviction.
@@ -204,6 +244,72 @@ func (r *Reconciler) withdraw(ctx context.Context, w *musterv1.Work, s shardStat
 	}
 	log.FromContext(ctx).V(2).Info("withdrew an evicted shard of the FleetJob", "cluster", s.cluster)
 	return nil
+}
+
+// moveRemainder places what the evicted shard from left unfinished on the other clusters
+// that can take it, writing the parts' Works before the eviction is recorded: the parts'
+// names derive from the evicted Work, so a round that retries writes the same. It
+// returns the parts, or why nothing moves (no other cluster can take the rest; the shard
+// then stays where it is, with its work).
+func (r *Reconciler) moveRemainder(ctx context.Context, fj *musterv1.FleetJob, from shardState, members []musterv1.MemberCluster) ([]shardState, string, error) {
+	rest, _ := remainderOf(&fj.Spec.Template.Spec, from)
+	others := slices.DeleteFunc(slices.Clone(members), func(mc musterv1.MemberCluster) bool { return mc.Name == from.cluster })
+	eligible, excluded := clusters.Eligible(&fj.Spec.Placement.Placement, others)
+	fit := map[string]int{}
+	if r.Inventory != nil {
+		fit = r.Inventory.EligibleCountByCluster(&fj.Spec.Template.Spec.Template.Spec)
+	}
+	parts := placeRemainder(fj, from, rest, eligible, fit)
+	if len(parts) == 0 {
+		return nil, fmt.Sprintf("not moving the unfinished part of the shard in %s: no other cluster can take it; %s",
+			from.describe(), clusters.DescribeExcluded(excluded)), nil
+	}
+	works := make([]*musterv1.Work, len(parts))
+	for i, p := range parts {
+		w, err := newWork(fj, p)
+		if err != nil {
+			return nil, "", err
+		}
+		works[i] = w
+	}
+	if err := r.annotatePodSecurity(ctx, fj, works...); err != nil {
+		return nil, "", err
+	}
+	states := make([]shardState, len(parts))
+	for i, w := range works {
+		err := r.Client.Create(ctx, w)
+		if apierrors.IsAlreadyExists(err) {
+			err = r.Client.Get(ctx, client.ObjectKeyFromObject(w), w)
+		}
+		if err != nil {
+			return nil, "", fmt.Errorf("placing the unfinished part of the shard in %s on %s: %w", from.describe(), parts[i].cluster, err)
+		}
+		states[i] = shardState{shard: parts[i], workUID: w.UID}
+	}
+	log.FromContext(ctx).V(2).Info("placed the unfinished part of an evicted shard", "from", from.cluster, "clusters", partClusters(states))
+	return states, "", nil
+}
+
+func partClusters(parts []shardState) string {
+	names := make([]string, len(parts))
+	for i, p := range parts {
+		names[i] = p.cluster
+	}
+	return clusters.Names(names)
+}
+
+// movedPartNote announces the eviction of a Divided job's shard: how much of it moved,
+// and where to. It names counts, never the indexes, so it stays short.
+func movedPartNote(e eviction, parts []shardState) string {
+	what := "the unfinished part"
+	if e.state.completions != nil {
+		var left int32
+		for _, p := range parts {
+			left += ptr.Deref(p.completions, 0)
+		}
+		what = fmt.Sprintf("the %d unfinished of its %d completions", left, *e.state.completions)
+	}
+	return fmt.Sprintf("moved %s from %s to %s: %s", what, e.state.describe(), partClusters(parts), e.why.Describe())
 }
 
 // failedOverEvent announces an eviction: a Single job's shard moves (placed again next

@@ -184,3 +184,63 @@ func TestADuplicateJobDropsTheEvictedCopyAndCompletesOnTheRest(t *testing.T) {
 		return n == 1, fmt.Sprint(n)
 	})
 }
+
+// TestADividedIndexedJobMovesTheIndexesNotSeenToSucceed: the evicted shard's unfinished
+// indexes run on the other cluster as a part of their own, beside that cluster's shard;
+// the index the hub saw succeed stays counted once, and the job completes with every
+// index counted once.
+func TestADividedIndexedJobMovesTheIndexesNotSeenToSucceed(t *testing.T) {
+	f := newFixture(t)
+	fj := f.workers(2)
+	fj.Spec.Template.Spec.Completions = ptr.To[int32](4)
+	fj.Spec.Template.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
+	fj.Spec.Placement.Mode = musterv1.PlacementDivided
+	fj.Spec.Placement.ClusterNames = []string{f.c1, f.c2}
+	fj.Spec.Placement.Tolerations = []corev1.Toleration{{Key: musterv1.UnreachableTaintKey, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](0)}}
+	f.create(fj)
+	f.waitShards("@" + f.c1 + "=1/2 @" + f.c2 + "=1/2")
+	// c2 runs fleet indexes 2 and 3; the hub sees its local index 0 (fleet 2) succeed.
+	f.agentApplies(f.c2, "", batchv1.JobStatus{Active: 1, Succeeded: 1, CompletedIndexes: "0"})
+	envtest.Eventually(t, "c2's success counted", func() (bool, string) {
+		got := f.fleetJob().Status.Succeeded
+		return got == 1, fmt.Sprint(got)
+	})
+
+	f.taint(f.c2, corev1.TaintEffectNoExecute)
+	f.waitShards("@" + f.c1 + "=1/1 @" + f.c1 + "=1/2")
+	if got := f.partIndexes(f.c1); got != "3" {
+		t.Fatalf("the part on %s runs fleet indexes %q, want 3 (2 succeeded on %s)", f.c1, got, f.c2)
+	}
+	f.waitCondition(musterv1.FleetJobScheduled, metav1.ConditionTrue, musterv1.FleetJobReasonPlaced, func(fj *musterv1.FleetJob) bool {
+		return evicted(fj) == f.c2+"="+musterv1.FleetJobReasonShardEvicted && fj.Status.Succeeded == 1
+	})
+
+	complete := []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}
+	f.agentAppliesPart(f.c1, false, "", batchv1.JobStatus{Succeeded: 2, CompletedIndexes: "0,1", Conditions: complete})
+	f.agentAppliesPart(f.c1, true, "", batchv1.JobStatus{Succeeded: 1, CompletedIndexes: "0", Conditions: complete})
+	f.waitCondition(musterv1.FleetJobComplete, metav1.ConditionTrue, musterv1.FleetJobReasonShardsCompleted, nil)
+	got := f.fleetJob()
+	var done []string
+	for _, c := range got.Status.Clusters {
+		done = append(done, c.ClusterName+":"+string(c.Phase)+":"+c.CompletedIndexes)
+	}
+	slices.Sort(done)
+	want := []string{f.c1 + ":Complete:0,1", f.c1 + ":Complete:3", f.c2 + ":Evicted:2"}
+	if got.Status.Succeeded != 4 || got.Status.Progress != "4/4" || !slices.Equal(done, want) {
+		t.Errorf("succeeded %d, progress %s, clusters %v; want 4, 4/4 and %v", got.Status.Succeeded, got.Status.Progress, done, want)
+	}
+	envtest.Eventually(t, "the FailedOver event naming what moved", func() (bool, string) {
+		n := recorder.Count(f.ns, "workers", musterv1.FleetJobReasonFailedOver)
+		return n == 1, fmt.Sprint(n)
+	})
+}
+
+// partIndexes reads the fleet indexes the part of an evicted shard on cluster runs.
+func (f *fixture) partIndexes(cluster string) string {
+	f.t.Helper()
+	var list musterv1.WorkList
+	if err := env.Client.List(f.t.Context(), &list, client.InNamespace(musterv1.MemberNamespace(cluster)), client.HasLabels{musterv1.PartLabel}); err != nil || len(list.Items) != 1 {
+		f.t.Fatalf("the part's Work on %s: %d found, %v", cluster, len(list.Items), err)
+	}
+	return decodeJob(f.t, &list.Items[0]).Annotations[musterv1.CompletionIndexesAnnotation]
+}

@@ -3,6 +3,7 @@ package fleetjob_test
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -27,10 +28,21 @@ const badName = `Job.batch "workers" is invalid: spec.template.spec.containers[0
 // Job with refusal, or created it and reports status.
 func (f *fixture) agentApplies(cluster, refusal string, status batchv1.JobStatus) {
 	f.t.Helper()
+	f.agentAppliesPart(cluster, false, refusal, status)
+}
+
+// agentAppliesPart is agentApplies on the cluster's Work that carries a part of an
+// evicted shard (part), or on its own shard's.
+func (f *fixture) agentAppliesPart(cluster string, part bool, refusal string, status batchv1.JobStatus) {
+	f.t.Helper()
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		var list musterv1.WorkList
-		if err := env.Client.List(f.t.Context(), &list, client.InNamespace(musterv1.MemberNamespace(cluster)), client.MatchingLabels{musterv1.FleetJobNamespaceLabel: f.ns}); err != nil || len(list.Items) != 1 {
-			return fmt.Errorf("the Work in %s: %d found: %w", cluster, len(list.Items), err)
+		if err := env.Client.List(f.t.Context(), &list, client.InNamespace(musterv1.MemberNamespace(cluster)), client.MatchingLabels{musterv1.FleetJobNamespaceLabel: f.ns}); err != nil {
+			return err
+		}
+		list.Items = slices.DeleteFunc(list.Items, func(w musterv1.Work) bool { return (w.Labels[musterv1.PartLabel] != "") != part || w.DeletionTimestamp != nil })
+		if len(list.Items) != 1 {
+			return fmt.Errorf("the Work in %s: %d found", cluster, len(list.Items))
 		}
 		w := &list.Items[0]
 		ms := musterv1.ManifestStatus{Resource: musterv1.ResourceIdentifier{Group: "batch", Version: "v1", Kind: "Job", Namespace: f.ns, Name: "workers"}}

@@ -2,12 +2,16 @@ package fleetjob
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
+	"github.com/musterhq/muster/api/indexset"
 	"github.com/musterhq/muster/api/names"
 	"github.com/musterhq/muster/api/templates"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
@@ -33,9 +37,30 @@ type shard struct {
 	// jobName is the name of the shard's Job as its Work carries it; empty for a new
 	// shard, which gets JobName. A shard placed by an older hub keeps the name it has.
 	jobName string
+
+	// part, for a shard that runs the unfinished part of an evicted one, tells it from
+	// the job's other shard in its cluster; fleetIndexes are the fleet's completion
+	// indexes it runs (Indexed jobs), replaces the evicted shard's Work, and carried the
+	// evicted shard's succeeded pods, counted with this part.
+	part         string
+	fleetIndexes string
+	replaces     types.UID
+	carried      int32
 }
 
-func (s shard) key() string { return shards.Key(s.cluster, s.subset) }
+func (s shard) key() string { return shards.PartKey(shards.Key(s.cluster, s.subset), s.part) }
+
+// fleet is the fleet's completion indexes the shard runs: its range, or the set of a
+// part; empty for a shard that is not Indexed.
+func (s shard) fleet() indexset.Set {
+	switch {
+	case s.fleetIndexes != "":
+		return indexset.Parse(s.fleetIndexes, math.MaxInt32)
+	case s.indexes != nil:
+		return indexset.Range(int(s.indexes.Start), int(s.indexes.End))
+	}
+	return indexset.Set{}
+}
 
 // describe names the shard in messages.
 func (s shard) describe() string {
@@ -54,15 +79,33 @@ func WorkName(fj *musterv1.FleetJob, subset string) string {
 // JobName is the name of a new shard's Job in its member (names.ShardJob).
 func JobName(fj *musterv1.FleetJob, subset string) string { return names.ShardJob(fj.Name, subset) }
 
+// partName is what names a part's Work and Job where a subset would: the job's other
+// shard in the cluster keeps its own. A Divided job has no subsets, so the two never meet.
+func partName(part string) string { return "part-" + part }
+
+// workName and jobName are the names of s's Work and, when new, its Job.
+func workName(fj *musterv1.FleetJob, s shard) string {
+	if s.part != "" {
+		return WorkName(fj, partName(s.part))
+	}
+	return WorkName(fj, s.subset)
+}
+
+func jobName(fj *musterv1.FleetJob, s shard) string {
+	switch {
+	case s.jobName != "":
+		return s.jobName
+	case s.part != "":
+		return JobName(fj, partName(s.part))
+	}
+	return JobName(fj, s.subset)
+}
+
 // shardJob is the member Job for s: the template's Job run by the agent's Job controller,
 // built as the hub's webhook validated it at admission (templates.Job), with the shard's
 // share, subset and index offset.
 func shardJob(fj *musterv1.FleetJob, s shard) *batchv1.Job {
-	name := s.jobName
-	if name == "" {
-		name = JobName(fj, s.subset)
-	}
-	job := templates.Job(name, fj.Namespace, fj.UID, &fj.Spec.Template)
+	job := templates.Job(jobName(fj, s), fj.Namespace, fj.UID, &fj.Spec.Template)
 	if s.template != nil {
 		job.Spec.Template = *s.template.DeepCopy()
 	}
@@ -74,13 +117,22 @@ func shardJob(fj *musterv1.FleetJob, s shard) *batchv1.Job {
 	if s.subset != "" {
 		job.Labels[musterv1.SubsetLabel] = s.subset
 	}
-	if s.indexes != nil {
-		if job.Annotations == nil {
-			job.Annotations = map[string]string{}
-		}
-		job.Annotations[musterv1.IndexOffsetAnnotation] = strconv.Itoa(int(s.indexes.Start))
+	switch {
+	case s.fleetIndexes != "":
+		setAnnotation(job, musterv1.CompletionIndexesAnnotation, s.fleetIndexes)
+	case s.indexes != nil:
+		setAnnotation(job, musterv1.IndexOffsetAnnotation, strconv.Itoa(int(s.indexes.Start)))
 	}
 	return job
+}
+
+func setAnnotation(o metav1.Object, key, value string) {
+	a := o.GetAnnotations()
+	if a == nil {
+		a = map[string]string{}
+	}
+	a[key] = value
+	o.SetAnnotations(a)
 }
 
 // newWork wraps s in the Work that carries it to its cluster.
@@ -93,7 +145,18 @@ func newWork(fj *musterv1.FleetJob, s shard) (*musterv1.Work, error) {
 	if s.subset != "" {
 		labels[musterv1.SubsetLabel] = s.subset
 	}
-	return shards.NewWork(WorkName(fj, s.subset), s.cluster, labels, shardJob(fj, s))
+	if s.part != "" {
+		labels[musterv1.PartLabel] = s.part
+	}
+	w, err := shards.NewWork(workName(fj, s), s.cluster, labels, shardJob(fj, s))
+	if err != nil || s.part == "" {
+		return w, err
+	}
+	setAnnotation(w, musterv1.ReplacesAnnotation, string(s.replaces))
+	if s.carried > 0 {
+		setAnnotation(w, musterv1.CarriedSucceededAnnotation, strconv.Itoa(int(s.carried)))
+	}
+	return w, nil
 }
 
 // readWork returns the shard a Work carries and the Job status its agent fed back (nil
@@ -107,6 +170,13 @@ func readWork(work *musterv1.Work) (shard, *batchv1.JobStatus, error) {
 		cluster: work.Labels[musterv1.ClusterNameLabel], subset: work.Labels[musterv1.SubsetLabel], template: &job.Spec.Template,
 		parallelism: job.Spec.Parallelism, completions: job.Spec.Completions, suspend: ptr.Deref(job.Spec.Suspend, false),
 		jobName: job.Name,
+	}
+	if s.part = work.Labels[musterv1.PartLabel]; s.part != "" {
+		s.fleetIndexes = job.Annotations[musterv1.CompletionIndexesAnnotation]
+		s.replaces = types.UID(work.Annotations[musterv1.ReplacesAnnotation])
+		if n, err := strconv.ParseInt(work.Annotations[musterv1.CarriedSucceededAnnotation], 10, 32); err == nil && n > 0 {
+			s.carried = int32(n)
+		}
 	}
 	if v, ok := job.Annotations[musterv1.IndexOffsetAnnotation]; ok {
 		if start, err := strconv.Atoi(v); err == nil {

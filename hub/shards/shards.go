@@ -28,6 +28,15 @@ func Key(cluster, subset string) string {
 	return subset + "/" + cluster
 }
 
+// PartKey names a part of the shard with key among its owner's shards: the part of an
+// evicted shard placed again in a cluster that may hold another shard of the same owner.
+func PartKey(key, part string) string {
+	if part == "" {
+		return key
+	}
+	return key + "#" + part
+}
+
 // WorkName is the name of the Work that carries a shard of the kind's object
 // namespace/name (of its WorkloadSpread subset, when not empty) in a member namespace:
 // readable, and a hash of all four, so no two objects anywhere on the hub share one,
@@ -51,7 +60,7 @@ func Works(ctx context.Context, c client.Client, uidLabel string, uid types.UID)
 	for i := range list.Items {
 		l := list.Items[i].Labels
 		if cluster := l[musterv1.ClusterNameLabel]; cluster != "" {
-			out[Key(cluster, l[musterv1.SubsetLabel])] = &list.Items[i]
+			out[PartKey(Key(cluster, l[musterv1.SubsetLabel]), l[musterv1.PartLabel])] = &list.Items[i]
 		}
 	}
 	return out, nil

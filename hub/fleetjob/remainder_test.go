@@ -1,0 +1,155 @@
+package fleetjob
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	batchv1 "k8s.io/api/batch/v1"
+	"k8s.io/utils/ptr"
+
+	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+)
+
+func indexedJob(fj *musterv1.FleetJob) {
+	fj.Spec.Template.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
+}
+
+// describeParts writes parts as "cluster p=.. c=.. {fleet indexes} +carried".
+func describeParts(parts []shard) string {
+	var out []string
+	for _, p := range parts {
+		d := fmt.Sprintf("%s p=%s c=%s", p.cluster, itoa(p.parallelism), itoa(p.completions))
+		if p.fleetIndexes != "" {
+			d += " {" + p.fleetIndexes + "}"
+		}
+		if p.carried > 0 {
+			d += fmt.Sprintf(" +%d", p.carried)
+		}
+		out = append(out, d)
+	}
+	return strings.Join(out, "; ")
+}
+
+// TestRemainderIsPlacedOnTheOtherClusters: what an evicted shard of a Divided job leaves
+// unfinished is exactly the indexes the hub has not seen succeed (or the completions left),
+// divided among the clusters that can take it by the usual rules; what succeeded stays
+// counted once, with the first part.
+func TestRemainderIsPlacedOnTheOtherClusters(t *testing.T) {
+	rangeShard := func(start, end, parallelism int32, st *batchv1.JobStatus) shardState {
+		return shardState{shard: shard{cluster: "c2", parallelism: ptr.To(parallelism), completions: ptr.To(end - start), indexes: &musterv1.IndexRange{Start: start, End: end}}, status: st, workUID: "w2"}
+	}
+	cases := []struct {
+		name     string
+		fj       *musterv1.FleetJob
+		from     shardState
+		eligible []string
+		fit      map[string]int
+		want     string
+		none     bool
+	}{
+		{
+			name:     "the indexes not seen to succeed move, in order",
+			fj:       fleetJob(musterv1.PlacementDivided, 4, 8, indexedJob),
+			from:     rangeShard(4, 8, 2, &batchv1.JobStatus{Succeeded: 2, CompletedIndexes: "0,2"}),
+			eligible: []string{"c1"},
+			want:     "c1 p=02 c=02 {5,7} +2",
+		},
+		{
+			name:     "divided by the clusters' fitting nodes, each part a slice of what is left",
+			fj:       fleetJob(musterv1.PlacementDivided, 6, 12, indexedJob),
+			from:     rangeShard(6, 12, 4, &batchv1.JobStatus{Succeeded: 1, CompletedIndexes: "1"}),
+			eligible: []string{"c1", "c3"}, fit: map[string]int{"c1": 1, "c3": 3},
+			want: "c1 p=01 c=01 {6} +1; c3 p=03 c=04 {8-11}",
+		},
+		{
+			name: "a part of a part moves what it left of its own set",
+			fj:   fleetJob(musterv1.PlacementDivided, 4, 8, indexedJob),
+			from: shardState{shard: shard{cluster: "c2", parallelism: ptr.To[int32](2), completions: ptr.To[int32](3), fleetIndexes: "1,5,7", carried: 4, part: "p"},
+				status: &batchv1.JobStatus{Succeeded: 1, CompletedIndexes: "1"}, workUID: "w2"},
+			eligible: []string{"c1"},
+			want:     "c1 p=02 c=02 {1,7} +5",
+		},
+		{
+			name:     "a NonIndexed shard leaves the completions it has not finished",
+			fj:       fleetJob(musterv1.PlacementDivided, 4, 10),
+			from:     shardState{shard: shard{cluster: "c2", parallelism: ptr.To[int32](2), completions: ptr.To[int32](5)}, status: &batchv1.JobStatus{Succeeded: 3}, workUID: "w2"},
+			eligible: []string{"c1"},
+			want:     "c1 p=02 c=02 +3",
+		},
+		{
+			name:     "a division's weights that name only the clusters left fall back to fitting nodes",
+			fj:       fleetJob(musterv1.PlacementDivided, 4, 8, indexedJob, weights("c2", 1)),
+			from:     rangeShard(0, 8, 4, nil),
+			eligible: []string{"c1", "c3"},
+			want:     "c1 p=02 c=04 {0-3}; c3 p=02 c=04 {4-7}",
+		},
+		{
+			name:     "no cluster to take it: nothing is placed",
+			fj:       fleetJob(musterv1.PlacementDivided, 4, 8, indexedJob),
+			from:     rangeShard(4, 8, 2, nil),
+			eligible: nil,
+			none:     true,
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rest, left := remainderOf(&tc.fj.Spec.Template.Spec, tc.from)
+			if !left {
+				t.Fatal("remainderOf found nothing left")
+			}
+			parts := placeRemainder(tc.fj, tc.from, rest, tc.eligible, tc.fit)
+			if tc.none {
+				if len(parts) != 0 {
+					t.Fatalf("parts %s, want none", describeParts(parts))
+				}
+				return
+			}
+			if got := describeParts(parts); got != tc.want {
+				t.Errorf("parts %s, want %s", got, tc.want)
+			}
+			for _, p := range parts {
+				if p.part == "" || p.part != parts[0].part || p.replaces != tc.from.workUID || p.indexes != nil {
+					t.Errorf("part %+v: want the same part name on each, replacing %s, with a set of indexes and no range", p, tc.from.workUID)
+				}
+			}
+		})
+	}
+}
+
+func weights(cluster string, w int32) func(*musterv1.FleetJob) {
+	return func(fj *musterv1.FleetJob) {
+		fj.Spec.Placement.Division = &musterv1.Division{Weights: []musterv1.ClusterWeight{{ClusterName: cluster, Weight: w}}}
+	}
+}
+
+// TestNothingLeftNothingMoves: a shard whose every index or completion the hub saw
+// succeed is finished in all but its Job's condition; it stays and keeps its count.
+func TestNothingLeftNothingMoves(t *testing.T) {
+	for name, tc := range map[string]struct {
+		fj   *musterv1.FleetJob
+		from shardState
+	}{
+		"Indexed":             {fleetJob(musterv1.PlacementDivided, 2, 4, indexedJob), shardState{shard: shard{completions: ptr.To[int32](2), indexes: &musterv1.IndexRange{Start: 2, End: 4}}, status: &batchv1.JobStatus{Succeeded: 2, CompletedIndexes: "0,1"}}},
+		"NonIndexed":          {fleetJob(musterv1.PlacementDivided, 2, 4), shardState{shard: shard{completions: ptr.To[int32](2)}, status: &batchv1.JobStatus{Succeeded: 2}}},
+		"without completions": {fleetJob(musterv1.PlacementDivided, 2, 4, workQueue), shardState{status: &batchv1.JobStatus{Succeeded: 1}}},
+	} {
+		if _, left := remainderOf(&tc.fj.Spec.Template.Spec, tc.from); left {
+			t.Errorf("%s: something left of a shard that is done", name)
+		}
+	}
+}
+
+// TestSupersededShardsNoLongerCount: a shard whose parts an earlier round placed is
+// evicted even when that round could not record it.
+func TestSupersededShardsNoLongerCount(t *testing.T) {
+	states := []shardState{
+		{shard: shard{cluster: "c1"}, workUID: "w1"},
+		{shard: shard{cluster: "c2"}, workUID: "w2"},
+		{shard: shard{cluster: "c1", part: "p", replaces: "w2"}, workUID: "w3"},
+	}
+	stay, gone := superseded(states)
+	if len(stay) != 2 || len(gone) != 1 || gone[0].workUID != "w2" {
+		t.Errorf("stay %v, gone %v; want w1 and w3 to stay, w2 gone", stay, gone)
+	}
+}
