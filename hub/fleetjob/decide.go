@@ -207,7 +207,10 @@ func summarize(fj *musterv1.FleetJob, shards []shardState, now time.Time) (muste
 
 // clusterEntry is a shard's entry in its FleetJob's status.
 func clusterEntry(s shardState) musterv1.ClusterJobStatus {
-	entry := musterv1.ClusterJobStatus{ClusterName: s.cluster, Subset: s.subset, Parallelism: s.parallelism, Completions: s.completions, Indexes: s.indexes, Phase: shardPhase(s)}
+	entry := musterv1.ClusterJobStatus{
+		ClusterName: s.cluster, Subset: s.subset, Parallelism: s.parallelism, Completions: s.completions, Indexes: s.indexes, Phase: shardPhase(s),
+		Part: s.part, Carried: s.carried,
+	}
 	if st := s.status; st != nil {
 		entry.Active, entry.Ready, entry.Succeeded, entry.Failed = st.Active, ptr.Deref(st.Ready, 0), st.Succeeded, st.Failed
 		entry.CompletedIndexes = fleetCompleted(s, st.CompletedIndexes)

@@ -3,6 +3,7 @@ package app
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -43,13 +44,13 @@ func describeFleetJob(w kubectldescribe.PrefixWriter, fj *musterv1.FleetJob, in 
 			if r := c.Indexes; r != nil {
 				indexes = fmt.Sprintf("%d-%d", r.Start, r.End-1)
 			}
-			cluster := c.ClusterName
-			if c.Subset != "" {
-				cluster = c.Subset + "@" + c.ClusterName
+			if c.Part != "" {
+				indexes = "moved"
 			}
-			w.Write(l1, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\n", cluster, orPending(string(c.Phase)), indexes, count(c.Completions), c.Active, c.Succeeded, c.Failed, orDash(c.CompletedIndexes))
+			w.Write(l1, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\n", shardName(c), orPending(string(c.Phase)), indexes, count(c.Completions), c.Active, c.Succeeded, c.Failed, orDash(c.CompletedIndexes))
 		}
 		w.Write(l1, "TOTAL\t%s\t-\t%s\t%d\t%d\t%d\t-\n", orPending(string(s.Phase)), count(spec.Completions), s.Active, s.Succeeded, s.Failed)
+		describeFailovers(w, s.Clusters, in.now)
 	}
 	describeShards(w, in, func(raw []byte) {
 		var js batchv1.JobStatus
@@ -150,5 +151,38 @@ func writeTimes(w kubectldescribe.PrefixWriter, start, end *metav1.Time, now tim
 	}
 	if end != nil && start != nil {
 		w.Write(l0, "Completion Time:\t%s (took %s)\n", end.UTC().Format(time.RFC3339), duration.HumanDuration(end.Sub(start.Time)))
+	}
+}
+
+// shardName names a FleetJob shard's row: its cluster, after its subset with a spread,
+// and with the part it runs when it took over what an evicted shard left.
+func shardName(c musterv1.ClusterJobStatus) string {
+	name := c.ClusterName
+	if c.Subset != "" {
+		name = c.Subset + "@" + name
+	}
+	if c.Part != "" {
+		name += " (part " + c.Part + ")"
+	}
+	return name
+}
+
+// describeFailovers writes the evictions the status keeps (the latest few), oldest first,
+// and the pods that succeeded before them that the parts carry.
+func describeFailovers(w kubectldescribe.PrefixWriter, clusters []musterv1.ClusterJobStatus, now time.Time) {
+	var evicted []musterv1.ClusterJobStatus
+	for _, c := range clusters {
+		if c.Phase == musterv1.JobEvicted && c.Eviction != nil {
+			evicted = append(evicted, c)
+		}
+	}
+	if len(evicted) == 0 {
+		return
+	}
+	slices.SortStableFunc(evicted, func(a, b musterv1.ClusterJobStatus) int { return a.Eviction.Time.Compare(b.Eviction.Time.Time) })
+	w.Write(l0, "Failovers:\n")
+	w.Write(l1, "AGE\tCLUSTER\tREASON\tMESSAGE\n")
+	for _, c := range evicted {
+		w.Write(l1, "%s\t%s\t%s\t%s\n", age(now, c.Eviction.Time), shardName(c), c.Eviction.Reason, c.Eviction.Message)
 	}
 }

@@ -146,6 +146,9 @@ func worksByCluster(works []musterv1.Work) (map[string]*musterv1.Work, []string)
 		if s := l[musterv1.SubsetLabel]; s != "" {
 			key = s + "@" + key
 		}
+		if p := l[musterv1.PartLabel]; p != "" {
+			key += " (part " + p + ")"
+		}
 		out[key] = &works[i]
 	}
 	keys := make([]string, 0, len(out))

@@ -124,6 +124,38 @@ func TestDescribeFleetJobSpreadIndexedAndFinished(t *testing.T) {
 	)
 }
 
+// A Divided job that failed over shows the part that took over beside the cluster's own
+// shard, and the eviction in its history, with when and why.
+func TestDescribeFleetJobFailover(t *testing.T) {
+	indexed := batchv1.IndexedCompletion
+	fj := &musterv1.FleetJob{
+		ObjectMeta: metav1.ObjectMeta{Name: "train", Namespace: "ml", CreationTimestamp: *ago(time.Hour)},
+		Spec: musterv1.FleetJobSpec{
+			Placement: musterv1.FleetJobPlacement{Mode: musterv1.PlacementDivided},
+			Template:  batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Completions: new(int32(4)), Parallelism: new(int32(2)), CompletionMode: &indexed}},
+		},
+		Status: musterv1.FleetJobStatus{
+			Phase: musterv1.JobRunning, Succeeded: 3, Active: 1,
+			Clusters: []musterv1.ClusterJobStatus{
+				{ClusterName: "eu-1", Phase: musterv1.JobComplete, Completions: new(int32(2)), Indexes: &musterv1.IndexRange{Start: 0, End: 2}, Succeeded: 2, CompletedIndexes: "0,1"},
+				{ClusterName: "eu-1", Part: "abcd1234", Carried: 1, Phase: musterv1.JobRunning, Completions: new(int32(1)), Active: 1},
+				{ClusterName: "us-1", Phase: musterv1.JobEvicted, Completions: new(int32(2)), Indexes: &musterv1.IndexRange{Start: 2, End: 4}, Succeeded: 1, CompletedIndexes: "2",
+					Eviction: &musterv1.ShardEviction{Time: *ago(5 * time.Minute), Reason: musterv1.FleetJobReasonShardEvicted, Message: "the cluster has taint muster.dev/unreachable:NoExecute"}},
+			},
+		},
+	}
+	wantLines(t, described(t, fj, nil),
+		"CLUSTER PHASE INDEXES COMPLETIONS ACTIVE SUCCEEDED FAILED COMPLETED-INDEXES",
+		"eu-1 Complete 0-1 2 0 2 0 0,1",
+		"eu-1 (part abcd1234) Running moved 1 1 0 0 -",
+		"us-1 Evicted 2-3 2 0 1 0 2",
+		"TOTAL Running - 4 1 3 0 -",
+		"Failovers:",
+		"AGE CLUSTER REASON MESSAGE",
+		"5m us-1 ShardEvicted the cluster has taint muster.dev/unreachable:NoExecute",
+	)
+}
+
 // work is a shard's Work in cluster (subset optional) with the agent's feedback.
 func work(cluster, subset string, conds []metav1.Condition, manifests ...musterv1.ManifestStatus) musterv1.Work {
 	labels := map[string]string{musterv1.ClusterNameLabel: cluster}
@@ -254,9 +286,11 @@ func TestConditionSummary(t *testing.T) {
 }
 
 func TestWorksByClusterSortsByShard(t *testing.T) {
-	works := []musterv1.Work{work("us-1", "", nil), work("eu-1", "spot", nil), work("eu-1", "", nil)}
+	part := work("eu-1", "", nil)
+	part.Labels[musterv1.PartLabel] = "abcd1234"
+	works := []musterv1.Work{work("us-1", "", nil), work("eu-1", "spot", nil), work("eu-1", "", nil), part}
 	byKey, keys := worksByCluster(works)
-	if want := []string{"eu-1", "spot@eu-1", "us-1"}; !cmp.Equal(keys, want) {
+	if want := []string{"eu-1", "eu-1 (part abcd1234)", "spot@eu-1", "us-1"}; !cmp.Equal(keys, want) {
 		t.Errorf("keys = %v, want %v", keys, want)
 	}
 	if byKey["spot@eu-1"] != &works[1] {

@@ -84,14 +84,21 @@ func fleetJobView(fj *musterv1.FleetJob) Job {
 	j := Job{Kind: "FleetJob", Namespace: fj.Namespace, Name: fj.Name, Phase: orPending(string(s.Phase)), Clusters: []ClusterProgress{}}
 	// The fleet's total is what its shards were given (a Duplicate job runs every
 	// completion in every cluster); before placement, the template's.
+	// An evicted shard no longer counts; the pods it had seen succeed stay counted
+	// with the part that took over (carried).
 	var total int32
 	for _, c := range s.Clusters {
 		name := c.ClusterName
 		if c.Subset != "" {
 			name = c.Subset + "@" + c.ClusterName
 		}
+		if c.Part != "" {
+			name += " (part " + c.Part + ")"
+		}
 		want := ptr.Deref(c.Completions, 0)
-		total += want
+		if c.Phase != musterv1.JobEvicted {
+			total += want + c.Carried
+		}
 		j.Clusters = append(j.Clusters, ClusterProgress{Cluster: name, Phase: orPending(string(c.Phase)),
 			Progress: progress(c.Succeeded, want, c.Active, c.Succeeded, c.Failed)})
 	}

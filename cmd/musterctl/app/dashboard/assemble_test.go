@@ -88,6 +88,21 @@ func TestFleetJobView(t *testing.T) {
 				{Cluster: "spot@m2", Phase: "Complete", Progress: Progress{Done: 2, Total: 2, Succeeded: 2, Percent: 100}},
 			}},
 	}, {
+		name: "failed over: an evicted shard counts no longer, the part that took over carries what it had done",
+		in: musterv1.FleetJob{ObjectMeta: metav1.ObjectMeta{Name: "pi", Namespace: "ns"}, Spec: template(ptr.To[int32](4)),
+			Status: musterv1.FleetJobStatus{Phase: musterv1.JobRunning, Active: 1, Succeeded: 3, Clusters: []musterv1.ClusterJobStatus{
+				{ClusterName: "m1", Completions: ptr.To[int32](2), Phase: musterv1.JobComplete, Succeeded: 2},
+				{ClusterName: "m1", Part: "abcd1234", Carried: 1, Completions: ptr.To[int32](1), Phase: musterv1.JobRunning, Active: 1},
+				{ClusterName: "m2", Completions: ptr.To[int32](2), Phase: musterv1.JobEvicted, Succeeded: 1},
+			}}},
+		want: Job{Kind: "FleetJob", Namespace: "ns", Name: "pi", Phase: "Running",
+			Progress: Progress{Done: 3, Total: 4, Active: 1, Succeeded: 3, Percent: 75},
+			Clusters: []ClusterProgress{
+				{Cluster: "m1", Phase: "Complete", Progress: Progress{Done: 2, Total: 2, Succeeded: 2, Percent: 100}},
+				{Cluster: "m1 (part abcd1234)", Phase: "Running", Progress: Progress{Total: 1, Active: 1}},
+				{Cluster: "m2", Phase: "Evicted", Progress: Progress{Done: 1, Total: 2, Succeeded: 1, Percent: 50}},
+			}},
+	}, {
 		name: "failed: the failure's message wins over the others",
 		in: musterv1.FleetJob{ObjectMeta: metav1.ObjectMeta{Name: "pi", Namespace: "ns"}, Spec: template(nil),
 			Status: musterv1.FleetJobStatus{Phase: musterv1.JobFailed, Failed: 1,
