@@ -5,7 +5,10 @@ package fleetjob
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -22,11 +25,11 @@ import (
 // toleration is how long the failover jobs tolerate an unreachable cluster.
 const toleration = 5 * time.Second
 
-// failoverWork is a Single FleetJob running on member2, a Duplicate one on both members,
-// and a long Single one on member1, for member2's agent and then member1's to be stopped
-// under them.
+// failoverWork is a Single FleetJob running on member2, a Duplicate one and a Divided
+// Indexed one on both members, and a long Single one on member1, for member2's agent and
+// then member1's to be stopped under them.
 type failoverWork struct {
-	single, duplicate, stays *musterv1.FleetJob
+	single, duplicate, divided, stays *musterv1.FleetJob
 	// failoversBefore is the hub's muster_failovers_total{kind="FleetJob"} before.
 	failoversBefore float64
 }
@@ -52,9 +55,11 @@ func placeFailoverWork(t *testing.T) *failoverWork {
 		return slices.DeleteFunc(ts, func(x corev1.Taint) bool { return x.Key == hold.Key })
 	})
 	w.duplicate = create(t, newFleetJob("copies", musterv1.PlacementDuplicate, 1, 1, lasting(20*time.Second), tolerateUnreachable))
+	w.divided = create(t, newFleetJob("remainder", musterv1.PlacementDivided, 2, 4, indexedMode, lasting(10*time.Second), tolerateUnreachable))
 	w.stays = create(t, newFleetJob("stays", musterv1.PlacementSingle, 1, 1, lasting(10*time.Minute), tolerateUnreachable))
 	waitForShards(t, w.stays, member1.Name)
-	for _, fj := range []*musterv1.FleetJob{w.single, w.duplicate, w.stays} {
+	waitForShards(t, w.divided, member1.Name, member2.Name)
+	for _, fj := range []*musterv1.FleetJob{w.single, w.duplicate, w.divided, w.stays} {
 		waitForPhase(t, fj, musterv1.JobRunning, time.Minute)
 	}
 	return w
@@ -125,9 +130,99 @@ func (w *failoverWork) expectMoved(t *testing.T, stopped time.Time) {
 		t.Logf("%s: agent stopped; evicted %s later; complete %s later", fj.Name,
 			evictedAt.Sub(stopped).Round(time.Second), fj.Status.CompletionTime.Sub(stopped).Round(time.Second))
 	}
-	if got := failovers(t) - w.failoversBefore; got < 2 {
-		t.Errorf("muster_failovers_total{kind=FleetJob} rose by %v, want 2", got)
+	w.expectIndexesOnce(t, stopped)
+	if got := failovers(t) - w.failoversBefore; got < 3 {
+		t.Errorf("muster_failovers_total{kind=FleetJob} rose by %v, want 3", got)
 	}
+}
+
+// expectIndexesOnce waits until the Divided job is complete and checks that the hub
+// counted every index once: the indexes it saw succeed on member2 before the agent
+// stopped, and those member1 ran, its own and the part that moved to it, make 0-3 with
+// none twice; member1's pods say the same by their fleet indexes.
+func (w *failoverWork) expectIndexesOnce(t *testing.T, stopped time.Time) {
+	fj := waitForPhase(t, w.divided, musterv1.JobComplete, 2*time.Minute)
+	counted := map[string]int{}
+	var evictedAt time.Time
+	for _, c := range fj.Status.Clusters {
+		if c.Phase == musterv1.JobEvicted && c.Eviction != nil {
+			evictedAt = c.Eviction.Time.Time
+		}
+		for _, i := range indexList(c.CompletedIndexes) {
+			counted[i]++
+		}
+		t.Logf("%s: %s %s completed %q", fj.Name, c.ClusterName, c.Phase, c.CompletedIndexes)
+	}
+	for _, i := range []string{"0", "1", "2", "3"} {
+		if counted[i] != 1 {
+			t.Errorf("%s: index %s counted %d times in the hub's status, want once", fj.Name, i, counted[i])
+		}
+	}
+	if fj.Status.Succeeded != 4 || fj.Status.Progress != "4/4" {
+		t.Errorf("%s counts %d succeeded (%s), want 4 (4/4)", fj.Name, fj.Status.Succeeded, fj.Status.Progress)
+	}
+	var pods corev1.PodList
+	if err := member1.Client.List(t.Context(), &pods, client.InNamespace(ns), client.MatchingLabels{"app": w.divided.Name}); err != nil {
+		t.Fatal(err)
+	}
+	ran := map[string]int{}
+	for _, p := range pods.Items {
+		if p.Status.Phase == corev1.PodSucceeded {
+			ran[p.Annotations[musterv1.GlobalIndexAnnotation]]++
+		}
+	}
+	for i, n := range ran {
+		if n != 1 || counted[i] != 1 {
+			t.Errorf("%s: fleet index %s succeeded in %d pods of member1, counted %d times", fj.Name, i, n, counted[i])
+		}
+	}
+	t.Logf("%s: agent stopped; evicted %s later; complete %s later; member1 ran fleet indexes %v", fj.Name,
+		evictedAt.Sub(stopped).Round(time.Second), fj.Status.CompletionTime.Sub(stopped).Round(time.Second), slices.Sorted(maps.Keys(ran)))
+	logCopies(t, w.divided.Name, stopped, pods.Items)
+}
+
+// logCopies logs, for the note's timeline, when the pods of job on member2 (cut off from
+// the hub, still running) and on member1 started and in what phase they are, relative to
+// the agent's stop: without fencing a moved index may run in both at once.
+func logCopies(t *testing.T, job string, stopped time.Time, onMember1 []corev1.Pod) {
+	var onMember2 corev1.PodList
+	if err := member2.Client.List(t.Context(), &onMember2, client.InNamespace(ns), client.MatchingLabels{"app": job}); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []struct {
+		name string
+		pods []corev1.Pod
+	}{{member2.Name, onMember2.Items}, {member1.Name, onMember1}} {
+		for _, p := range m.pods {
+			started := "-"
+			if p.Status.StartTime != nil {
+				started = p.Status.StartTime.Sub(stopped).Round(time.Second).String()
+			}
+			t.Logf("%s: %s runs fleet index %s: started %s after the stop, %s", job, m.name, p.Annotations[musterv1.GlobalIndexAnnotation], started, p.Status.Phase)
+		}
+	}
+}
+
+// indexList lists the indexes of a completedIndexes such as "0,2-3".
+func indexList(s string) []string {
+	var out []string
+	for part := range strings.SplitSeq(s, ",") {
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := strconv.Atoi(lo)
+		if err != nil {
+			continue
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.Atoi(hi); err != nil {
+				continue
+			}
+		}
+		for i := a; i <= b; i++ {
+			out = append(out, strconv.Itoa(i))
+		}
+	}
+	return out
 }
 
 // expectWithdrawn waits until member2's agent, back, has deleted the Jobs of the shards
@@ -140,7 +235,7 @@ func (w *failoverWork) expectWithdrawn(t *testing.T) {
 		}
 		var left []string
 		for _, j := range jobs.Items {
-			if j.Name == w.single.Name || j.Name == w.duplicate.Name {
+			if j.Name == w.single.Name || j.Name == w.duplicate.Name || j.Name == w.divided.Name {
 				left = append(left, j.Name)
 			}
 		}
