@@ -71,7 +71,7 @@ func Setup(_ context.Context, mgr ctrl.Manager, opts *Options) (*Controllers, er
 		}).SetupWithManager},
 		{"broadcastjob", (&broadcastjob.Reconciler{
 			Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("muster-broadcastjob"), Clock: clock.RealClock{}, Inventory: inv,
-			PodSecurityLevel: level,
+			PodSecurityLevel: level, Failover: gate,
 		}).SetupWithManager},
 	}
 	if err := hubmetrics.RegisterFleet(mgr.GetClient(), health.LeaseName, time.Now); err != nil {

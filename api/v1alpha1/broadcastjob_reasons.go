@@ -32,6 +32,13 @@ const (
 	// BroadcastJobReasonNoPlacement is a hub BroadcastJob's NodesEligible=False when it has
 	// no spec.placement.
 	BroadcastJobReasonNoPlacement = "NoPlacement"
+	// BroadcastJobReasonShardEvicted is the reason of a shard withdrawn from a cluster
+	// whose NoExecute taint the placement no longer tolerates; BroadcastJobReasonFailedOver
+	// the event that says so, and BroadcastJobReasonFailoverHeld the warning event of an
+	// eviction held because most of the clusters the placement selects are unreachable.
+	BroadcastJobReasonShardEvicted = "ShardEvicted"
+	BroadcastJobReasonFailedOver   = "FailedOver"
+	BroadcastJobReasonFailoverHeld = "FailoverHeld"
 	// BroadcastJobReasonRestartLimitExceeded is the warning event of a pod stopped and
 	// counted as failed after more restarts than restartLimit.
 	BroadcastJobReasonRestartLimitExceeded = "RestartLimitExceeded"

@@ -150,7 +150,7 @@ type BroadcastJobSpec struct {
 }
 
 // BroadcastJobPhase summarises a BroadcastJob.
-// +kubebuilder:validation:Enum=Pending;Running;Paused;Completed;Failed
+// +kubebuilder:validation:Enum=Pending;Running;Paused;Completed;Failed;Evicted
 type BroadcastJobPhase string
 
 const (
@@ -165,6 +165,9 @@ const (
 	BroadcastJobCompleted BroadcastJobPhase = "Completed"
 	// BroadcastJobFailedPh: the Failed condition is True.
 	BroadcastJobFailedPh BroadcastJobPhase = "Failed"
+	// BroadcastJobEvicted: a shard the hub withdrew from its cluster (a shard's phase
+	// only): its nodes no longer count as desired.
+	BroadcastJobEvicted BroadcastJobPhase = "Evicted"
 )
 
 // BroadcastCounts are the pod counters of a BroadcastJob or of one of its shards. They are
@@ -195,9 +198,15 @@ type ClusterBroadcastStatus struct {
 	// there is no cap.
 	// +optional
 	Parallelism *int32 `json:"parallelism,omitempty"`
-	// phase of the shard: Pending, Running, Paused, Completed or Failed.
+	// phase of the shard: Pending, Running, Paused, Completed or Failed; Evicted once the
+	// hub withdrew the shard from its cluster (see eviction), when its nodes and counts no
+	// longer add to the job's.
 	// +optional
 	Phase BroadcastJobPhase `json:"phase,omitempty"`
+	// eviction says when and why the hub withdrew the shard from its cluster; set with
+	// phase Evicted.
+	// +optional
+	Eviction *ShardEviction `json:"eviction,omitempty"`
 }
 
 // BroadcastJobStatus reports progress, fleet-wide on the hub.

@@ -29,6 +29,7 @@ import (
 
 	bcj "github.com/musterhq/muster/api/broadcastjob"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/hub/internal/failover"
 	"github.com/musterhq/muster/hub/internal/shardowner"
 	"github.com/musterhq/muster/hub/inventory"
 	hubmetrics "github.com/musterhq/muster/hub/metrics"
@@ -53,6 +54,9 @@ type Reconciler struct {
 	// PodSecurityLevel is the enforce level of a hub namespace whose labels name none
 	// (empty: podsecurity.DefaultLevel); the shards' Works carry their namespace's levels.
 	PodSecurityLevel psaapi.Level
+	// Failover, when set, takes shards off clusters whose NoExecute taints their job no
+	// longer tolerates; nil leaves placed shards where they are.
+	Failover *failover.Gate
 
 	// writes are the job status writes the cache may not show yet.
 	writes patch.Writes
@@ -136,7 +140,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	moves, err := r.failover(ctx, &observed, works)
+	if err != nil {
+		return patch.Requeue(err)
+	}
 	plan := decideFleet(observed)
+	plan.requeueAfter = earliest(plan.requeueAfter, moves.requeue)
 	if plan.pause {
 		// The pause is persisted first and alone; the status then says why, so a later
 		// round can tell this pause from one the user made.
@@ -174,6 +183,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		log.FromContext(ctx).Info("no member cluster can run the BroadcastJob; it waits for one", "message", stuck.Message)
 	}
 	r.announce(ctx, job, plan.news)
+	hubmetrics.Failovers.WithLabelValues("BroadcastJob").Add(float64(moves.evicted))
+	for _, e := range moves.events {
+		r.Recorder.Eventf(job, nil, e.eventType, e.reason, "Evict", "%s", e.note)
+	}
 	if bcj.Finished(&plan.status) {
 		if left, ok := bcj.TTLLeft(job, r.Clock.Now()); ok {
 			return ctrl.Result{RequeueAfter: max(left, time.Second)}, nil
@@ -211,7 +224,7 @@ func (r *Reconciler) observe(ctx context.Context, job *musterv1.BroadcastJob, wo
 	if r.Inventory != nil {
 		fit = r.Inventory.EligibleCountByCluster(&job.Spec.Template.Spec)
 	}
-	o := fleetObserved{job: job, excluded: excluded, now: r.Clock.Now()}
+	o := fleetObserved{job: job, members: members.Items, excluded: excluded, now: r.Clock.Now()}
 	for _, name := range names {
 		c := cluster{name: name, eligible: slices.Contains(eligible, name), inventoryDesired: int32(fit[name])}
 		if w, ok := works[name]; ok {
@@ -305,4 +318,12 @@ func (r *Reconciler) deleteAfterTTL(ctx context.Context, job *musterv1.Broadcast
 	}
 	log.FromContext(ctx).Info("deleted BroadcastJob after ttlSecondsAfterFinished")
 	return ctrl.Result{}, nil
+}
+
+// earliest is the sooner of two requeue delays, zero meaning none.
+func earliest(a, b time.Duration) time.Duration {
+	if a == 0 || (b != 0 && b < a) {
+		return b
+	}
+	return a
 }

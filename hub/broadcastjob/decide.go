@@ -51,11 +51,18 @@ type cluster struct {
 	// applied: the agent created the shard; applyError is the member's refusal of it.
 	applied    bool
 	applyError string
+	// withdrawn: the shard was evicted in an earlier round and its Work is being
+	// removed; evicted: it is evicted in this one. Either way the cluster no longer runs
+	// the job.
+	withdrawn bool
+	evicted   *musterv1.ShardEviction
 }
 
 type fleetObserved struct {
 	job      *musterv1.BroadcastJob
 	clusters []cluster
+	// members are the member clusters, for failover.
+	members []musterv1.MemberCluster
 	// excluded counts the clusters the placement leaves out, by reason.
 	excluded map[string]int
 	now      time.Time
@@ -81,7 +88,7 @@ func decideFleet(o fleetObserved) fleetPlan {
 	job := o.job
 	fleet := countFleet(o.clusters)
 	status := startFleetStatus(o)
-	status.Clusters = fleet.entries
+	status.Clusters = append(fleet.entries, evictedEntries(job.Status.Clusters, o.clusters)...)
 	status.BroadcastCounts = fleet.totals
 	status.Parallelism = parallelism.Resolve(job.Spec.Parallelism, fleet.totals.Desired)
 
@@ -130,7 +137,7 @@ func countFleet(clusters []cluster) fleetTally {
 	var t fleetTally
 	for i := range clusters {
 		c := &clusters[i]
-		if !c.hasShard && !c.eligible {
+		if (!c.hasShard && !c.eligible) || c.withdrawn || c.evicted != nil {
 			continue
 		}
 		t.running = append(t.running, c)
@@ -229,6 +236,9 @@ func stopRunning(status *musterv1.BroadcastJobStatus) {
 	status.Clusters = slices.Clone(status.Clusters)
 	for i := range status.Clusters {
 		c := &status.Clusters[i]
+		if c.Phase == musterv1.BroadcastJobEvicted {
+			continue
+		}
 		c.Failed += c.Active
 		c.Active = 0
 	}

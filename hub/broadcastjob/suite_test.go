@@ -18,7 +18,9 @@ import (
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/hub/broadcastjob"
+	"github.com/musterhq/muster/hub/internal/failover"
 	"github.com/musterhq/muster/internal/testing/envtest"
+	"github.com/musterhq/muster/placement/clusters"
 )
 
 var (
@@ -33,7 +35,12 @@ var (
 func TestMain(m *testing.M) {
 	os.Exit(envtest.Main(m, &env, func(mgr ctrl.Manager) error {
 		recorder = envtest.NewCountingRecorder(mgr.GetEventRecorder("test"))
-		return (&broadcastjob.Reconciler{Client: mgr.GetClient(), Recorder: recorder, Clock: clock}).SetupWithManager(mgr)
+		// Evictions are not rate limited here: each test's own are all it waits for.
+		gate := failover.New(clock, 1000, clusters.DefaultDisruptionThreshold, failover.DefaultUnreachableTolerationSeconds)
+		if err := mgr.Add(gate.Runnable()); err != nil {
+			return err
+		}
+		return (&broadcastjob.Reconciler{Client: mgr.GetClient(), Recorder: recorder, Clock: clock, Failover: gate}).SetupWithManager(mgr)
 	}))
 }
 

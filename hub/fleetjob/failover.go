@@ -3,7 +3,6 @@ package fleetjob
 import (
 	"context"
 	"fmt"
-	"math"
 	"slices"
 	"time"
 
@@ -30,13 +29,6 @@ const maxEvicted = 8
 // heldRecheck is how soon an eviction held by the disruption gate is looked at again.
 const heldRecheck = 30 * time.Second
 
-// policy is what dueEvictions takes of the failover gate: when this hub began to watch,
-// and the toleration of the unreachable taint of an object that has none.
-type policy struct {
-	since             time.Time
-	tolerationSeconds int64
-}
-
 // eviction is a shard due to leave its cluster, and why.
 type eviction struct {
 	state shardState
@@ -47,11 +39,10 @@ type eviction struct {
 // clusters' NoExecute taints, and when the next pending one falls due (zero: none).
 // A finished shard stays, since its result is counted, and so does a Divided shard
 // with nothing left to run (its Job has yet to say Complete), and a spread's. No taint
-// counts from before g.since, and a placement without a toleration of the unreachable taint
-// tolerates it for g.tolerationSeconds. members are the shards' clusters by name; a shard
+// counts from before p.Since, and a placement without a toleration of the unreachable
+// taint tolerates it for p.UnreachableTolerationSeconds. members are the shards' clusters by name; a shard
 // whose cluster is gone is registration's to release.
-func dueEvictions(fj *musterv1.FleetJob, states []shardState, members map[string]*musterv1.MemberCluster, g policy, now time.Time) ([]eviction, time.Time) {
-	tolerations, _ := clusters.WithDefaultToleration(slices.Clone(fj.Spec.Placement.Tolerations), g.tolerationSeconds, math.MaxInt)
+func dueEvictions(fj *musterv1.FleetJob, states []shardState, members map[string]*musterv1.MemberCluster, p clusters.EvictionPolicy, now time.Time) ([]eviction, time.Time) {
 	var due []eviction
 	var next time.Time
 	for _, s := range states {
@@ -62,7 +53,7 @@ func dueEvictions(fj *musterv1.FleetJob, states []shardState, members map[string
 		if _, left := remainderOf(&fj.Spec.Template.Spec, s); divided(fj) && !left {
 			continue
 		}
-		e := clusters.EvictAt(tolerations, mc.Spec.Taints, g.since)
+		e := p.EvictAt(fj.Spec.Placement.Tolerations, mc.Spec.Taints)
 		switch {
 		case e.At.IsZero():
 		case e.Due(now):
@@ -164,7 +155,7 @@ func (r *Reconciler) failover(ctx context.Context, snap *snapshot) (failoverResu
 		res.evicted = append(res.evicted, evictedEntry(s, "its unfinished part was placed on other clusters", now))
 	}
 	res.shards = stay
-	due, next := dueEvictions(snap.fj, stay, snap.clusters, policy{since: r.Failover.Since(), tolerationSeconds: r.Failover.UnreachableTolerationSeconds}, now)
+	due, next := dueEvictions(snap.fj, stay, snap.clusters, r.Failover.Policy(), now)
 	if !next.IsZero() {
 		res.requeue = next.Sub(now) + time.Second
 	}

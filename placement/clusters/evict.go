@@ -2,6 +2,8 @@ package clusters
 
 import (
 	"fmt"
+	"math"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -128,6 +130,21 @@ func later(a *metav1.Time, b time.Time) time.Time {
 
 // unreachableNoExecute is the taint the hub puts on a member cluster whose agent stopped
 // renewing its lease, with the effect that moves work.
+// EvictionPolicy is what the hub brings to an eviction decision: Since, when this hub
+// began to watch (no taint counts from before), and the toleration of the unreachable
+// taint a placement without one gets.
+type EvictionPolicy struct {
+	Since                        time.Time
+	UnreachableTolerationSeconds int64
+}
+
+// EvictAt is EvictAt for work placed under tolerations, with the default toleration of
+// the unreachable taint added when none of them matches it.
+func (p EvictionPolicy) EvictAt(tolerations []corev1.Toleration, taints []corev1.Taint) Eviction {
+	withDefault, _ := WithDefaultToleration(slices.Clone(tolerations), p.UnreachableTolerationSeconds, math.MaxInt)
+	return EvictAt(withDefault, taints, p.Since)
+}
+
 var unreachableNoExecute = corev1.Taint{Key: musterv1.UnreachableTaintKey, Effect: corev1.TaintEffectNoExecute}
 
 // WithDefaultToleration returns tolerations with muster.dev/unreachable:NoExecute

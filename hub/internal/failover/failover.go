@@ -13,6 +13,8 @@ import (
 	"golang.org/x/time/rate"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	"github.com/musterhq/muster/placement/clusters"
 )
 
 // Defaults of the hub's flags.
@@ -84,3 +86,9 @@ func (g *Gate) Take() bool { return g.limiter.Allow() }
 
 // RetryAfter is how soon a caller whose Take failed looks again.
 func (g *Gate) RetryAfter() time.Duration { return time.Second }
+
+// Policy is what the gate brings to an eviction decision now: when this hub began to
+// watch, and the default toleration of the unreachable taint.
+func (g *Gate) Policy() clusters.EvictionPolicy {
+	return clusters.EvictionPolicy{Since: g.Since(), UnreachableTolerationSeconds: g.UnreachableTolerationSeconds}
+}
