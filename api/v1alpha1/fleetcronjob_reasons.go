@@ -20,6 +20,10 @@ const (
 	FleetCronJobReasonSawCompletedJob = "SawCompletedJob"
 	// FleetCronJobReasonMissingJob is the event of an active run that no longer exists.
 	FleetCronJobReasonMissingJob = "MissingJob"
+	// FleetCronJobReasonLostJob is the warning event of a run deleted because failover
+	// evicted it from every member cluster and none can take it: it counts as finished
+	// (failed), so that Forbid and Replace do not wait for it for ever.
+	FleetCronJobReasonLostJob = "LostJob"
 	// FleetCronJobReasonChildNameTaken is the warning event of a run created under its
 	// alternate name because an object the cron does not control holds the slot's name
 	// (or of a run not created because both are held).

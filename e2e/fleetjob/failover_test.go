@@ -30,6 +30,8 @@ const toleration = 5 * time.Second
 // then member1's to be stopped under them.
 type failoverWork struct {
 	single, duplicate, divided, stays *musterv1.FleetJob
+	// everywhere is a BroadcastJob on both members' work nodes.
+	everywhere *musterv1.BroadcastJob
 	// failoversBefore is the hub's muster_failovers_total{kind="FleetJob"} before.
 	failoversBefore float64
 }
@@ -59,9 +61,19 @@ func placeFailoverWork(t *testing.T) *failoverWork {
 	w.stays = create(t, newFleetJob("stays", musterv1.PlacementSingle, 1, 1, lasting(10*time.Minute), tolerateUnreachable))
 	waitForShards(t, w.stays, member1.Name)
 	waitForShards(t, w.divided, member1.Name, member2.Name)
+	w.everywhere = newBroadcastJob("everywhere", broadcastOutcome("Succeeded", 20*time.Second), func(j *musterv1.BroadcastJob) {
+		j.Spec.Placement.Tolerations = []corev1.Toleration{{
+			Key: musterv1.UnreachableTaintKey, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To(int64(toleration / time.Second)),
+		}}
+	})
+	if err := fleet.Hub.Client.Create(t.Context(), w.everywhere); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = fleet.Hub.Client.Delete(context.Background(), w.everywhere) })
 	for _, fj := range []*musterv1.FleetJob{w.single, w.duplicate, w.divided, w.stays} {
 		waitForPhase(t, fj, musterv1.JobRunning, time.Minute)
 	}
+	waitForBroadcastPhase(t, w.everywhere, musterv1.BroadcastJobRunning)
 	return w
 }
 
@@ -134,6 +146,27 @@ func (w *failoverWork) expectMoved(t *testing.T, stopped time.Time) {
 	if got := failovers(t) - w.failoversBefore; got < 3 {
 		t.Errorf("muster_failovers_total{kind=FleetJob} rose by %v, want 3", got)
 	}
+	w.expectCompleteOnTheRest(t, stopped)
+}
+
+// expectCompleteOnTheRest waits until the BroadcastJob completes on member1's nodes alone,
+// member2's shard evicted with its reason and its nodes no longer desired.
+func (w *failoverWork) expectCompleteOnTheRest(t *testing.T, stopped time.Time) {
+	got := waitForBroadcastPhase(t, w.everywhere, musterv1.BroadcastJobCompleted)
+	var evicted *musterv1.ClusterBroadcastStatus
+	for i, c := range got.Status.Clusters {
+		if c.ClusterName == member2.Name && c.Phase == musterv1.BroadcastJobEvicted {
+			evicted = &got.Status.Clusters[i]
+		}
+	}
+	if evicted == nil || evicted.Eviction == nil || evicted.Eviction.Reason != musterv1.BroadcastJobReasonShardEvicted {
+		t.Fatalf("%s completed with clusters %+v; want %s evicted with reason %s", got.Name, got.Status.Clusters, member2.Name, musterv1.BroadcastJobReasonShardEvicted)
+	}
+	if got.Status.Desired != 4 || got.Status.Succeeded != 4 {
+		t.Errorf("%s counts %+v; want member1's 4 nodes desired and succeeded, member2's no longer", got.Name, got.Status.BroadcastCounts)
+	}
+	t.Logf("%s: agent stopped; %s evicted %s later; complete %s later", got.Name, member2.Name,
+		evicted.Eviction.Time.Sub(stopped).Round(time.Second), got.Status.CompletionTime.Sub(stopped).Round(time.Second))
 }
 
 // expectIndexesOnce waits until the Divided job is complete and checks that the hub
@@ -239,7 +272,16 @@ func (w *failoverWork) expectWithdrawn(t *testing.T) {
 				left = append(left, j.Name)
 			}
 		}
-		return len(left) == 0, fmt.Sprintf("Jobs %v remain", left), nil
+		var broadcast musterv1.BroadcastJobList
+		if err := member2.Client.List(ctx, &broadcast, client.InNamespace(ns)); err != nil {
+			return false, "", err
+		}
+		for _, j := range broadcast.Items {
+			if j.Name == w.everywhere.Name {
+				left = append(left, "BroadcastJob "+j.Name)
+			}
+		}
+		return len(left) == 0, fmt.Sprintf("%v remain", left), nil
 	})
 	if err != nil {
 		t.Error(err)

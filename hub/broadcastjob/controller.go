@@ -132,6 +132,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	withdrawn, err := r.withdraw(ctx, job, works)
+	if err != nil {
+		return patch.Requeue(err)
+	}
 	if bcj.Finished(&job.Status) {
 		return r.deleteAfterTTL(ctx, job)
 	}
@@ -140,7 +144,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	moves, err := r.failover(ctx, &observed, works)
+	moves, err := r.failover(ctx, &observed, works, withdrawn)
 	if err != nil {
 		return patch.Requeue(err)
 	}

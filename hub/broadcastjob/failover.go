@@ -92,29 +92,39 @@ func evictedEntries(prev []musterv1.ClusterBroadcastStatus, cs []cluster) []must
 	return out[max(0, len(out)-maxEvicted):]
 }
 
+// withdraw deletes the Works of the shards whose eviction the job's status records, also
+// once the job has finished (a job may complete in the round that evicted a shard), and
+// returns the clusters whose shard is withdrawn or being removed.
+func (r *Reconciler) withdraw(ctx context.Context, job *musterv1.BroadcastJob, works map[string]*musterv1.Work) (map[string]bool, error) {
+	out := map[string]bool{}
+	for name, w := range works {
+		if !withdrawnShard(&job.Status, w) {
+			continue
+		}
+		out[name] = true
+		if w.DeletionTimestamp != nil {
+			continue
+		}
+		if err := r.Client.Delete(ctx, w, client.Preconditions{UID: &w.UID}); err != nil && !apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("withdrawing the evicted shard in cluster %s: %w", name, err)
+		}
+		log.FromContext(ctx).V(2).Info("withdrew an evicted shard of the BroadcastJob", "cluster", name)
+	}
+	return out, nil
+}
+
 // failover takes the shards off clusters the job may no longer stay on, in two rounds so
 // that no eviction is lost: the round that finds a shard due marks it evicted, which the
 // status it writes records (its nodes stop counting as desired, so the job can complete
 // on the rest); a later round, finding the eviction recorded, deletes the shard's Work.
 // Nothing moves while most of the clusters the placement selects are unreachable at once,
 // nor beyond the eviction rate.
-func (r *Reconciler) failover(ctx context.Context, o *fleetObserved, works map[string]*musterv1.Work) (moved, error) {
+func (r *Reconciler) failover(ctx context.Context, o *fleetObserved, works map[string]*musterv1.Work, withdrawn map[string]bool) (moved, error) {
 	var out moved
 	job := o.job
 	for i := range o.clusters {
 		c := &o.clusters[i]
-		w := works[c.name]
-		if !c.hasShard || w == nil || !withdrawnShard(&job.Status, w) {
-			continue
-		}
-		c.withdrawn = true
-		if w.DeletionTimestamp != nil {
-			continue
-		}
-		if err := r.Client.Delete(ctx, w, client.Preconditions{UID: &w.UID}); err != nil && !apierrors.IsNotFound(err) {
-			return out, fmt.Errorf("withdrawing the evicted shard in cluster %s: %w", c.name, err)
-		}
-		log.FromContext(ctx).V(2).Info("withdrew an evicted shard of the BroadcastJob", "cluster", c.name)
+		c.withdrawn = c.hasShard && withdrawn[c.name]
 	}
 	if r.Failover == nil {
 		return out, nil

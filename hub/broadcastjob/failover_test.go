@@ -16,7 +16,7 @@ import (
 
 // TestAnUnreachableClusterIsDroppedAndTheJobCompletesOnTheRest: once the job no longer
 // tolerates the unreachable taint of c2, c2's nodes stop counting as desired, its entry
-// says why, its Work is withdrawn, and the job completes when c1's shard does.
+// says why, the job completes on c1's, and c2's Work is withdrawn.
 func TestAnUnreachableClusterIsDroppedAndTheJobCompletesOnTheRest(t *testing.T) {
 	f := newFixture(t)
 	job := f.job("nodes", f.c1, f.c2)
@@ -36,8 +36,21 @@ func TestAnUnreachableClusterIsDroppedAndTheJobCompletesOnTheRest(t *testing.T) 
 		return got == 5, fmt.Sprint(got)
 	})
 
+	// c1 is done before c2 goes: the job completes in the very round that evicts c2's
+	// shard, and its Work must still be withdrawn after.
+	done := musterv1.BroadcastJobStatus{Phase: musterv1.BroadcastJobCompleted, BroadcastCounts: musterv1.BroadcastCounts{Desired: 2, Succeeded: 2}}
+	bcj.SetCondition(&done, musterv1.BroadcastJobComplete, metav1.ConditionTrue, musterv1.BroadcastJobReasonCompleted, "")
+	f.agentApplies("nodes", f.c1, "", done)
+	envtest.Eventually(t, "c1's shard counted done", func() (bool, string) {
+		got := f.get("nodes").Status.Succeeded
+		return got == 2, fmt.Sprint(got)
+	})
+
 	f.taint(f.c2)
-	envtest.Eventually(t, "c2 evicted and its Work withdrawn", func() (bool, string) {
+	f.waitCondition("nodes", musterv1.BroadcastJobComplete, metav1.ConditionTrue, musterv1.BroadcastJobReasonCompleted, func(j *musterv1.BroadcastJob) bool {
+		return j.Status.Succeeded == 2 && j.Status.Desired == 2
+	})
+	envtest.Eventually(t, "c2 evicted with its reason and its Work withdrawn", func() (bool, string) {
 		s := f.get("nodes").Status
 		var c2 *musterv1.ClusterBroadcastStatus
 		for i := range s.Clusters {
@@ -46,16 +59,8 @@ func TestAnUnreachableClusterIsDroppedAndTheJobCompletesOnTheRest(t *testing.T) 
 			}
 		}
 		works := f.works(f.c2)
-		return s.Desired == 2 && c2 != nil && c2.Phase == musterv1.BroadcastJobEvicted && c2.Eviction != nil &&
-				c2.Eviction.Reason == musterv1.BroadcastJobReasonShardEvicted && len(works) == 0,
-			fmt.Sprintf("desired %d, c2 %+v, %d Works in c2", s.Desired, c2, len(works))
-	})
-
-	done := musterv1.BroadcastJobStatus{Phase: musterv1.BroadcastJobCompleted, BroadcastCounts: musterv1.BroadcastCounts{Desired: 2, Succeeded: 2}}
-	bcj.SetCondition(&done, musterv1.BroadcastJobComplete, metav1.ConditionTrue, musterv1.BroadcastJobReasonCompleted, "")
-	f.agentApplies("nodes", f.c1, "", done)
-	f.waitCondition("nodes", musterv1.BroadcastJobComplete, metav1.ConditionTrue, musterv1.BroadcastJobReasonCompleted, func(j *musterv1.BroadcastJob) bool {
-		return j.Status.Succeeded == 2 && j.Status.Desired == 2
+		return c2 != nil && c2.Phase == musterv1.BroadcastJobEvicted && c2.Eviction != nil && c2.Eviction.Reason == musterv1.BroadcastJobReasonShardEvicted && len(works) == 0,
+			fmt.Sprintf("c2 %+v, %d Works in c2", c2, len(works))
 	})
 	envtest.Eventually(t, "one FailedOver event", func() (bool, string) {
 		n := recorder.Count(f.ns, "nodes", musterv1.BroadcastJobReasonFailedOver)

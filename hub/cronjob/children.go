@@ -26,6 +26,9 @@ type child struct {
 	finished  bool
 	succeeded bool
 	completed *metav1.Time
+	// lost: failover evicted the run from every member cluster and none can take it; it
+	// counts as finished, not succeeded.
+	lost bool
 }
 
 func newChild(cj *musterv1.FleetCronJob, name string, slot time.Time) client.Object {
@@ -76,7 +79,8 @@ func (r *Reconciler) children(ctx context.Context, cj *musterv1.FleetCronJob) ([
 		complete := meta.IsStatusConditionTrue(fj.Status.Conditions, musterv1.FleetJobComplete)
 		failed := meta.IsStatusConditionTrue(fj.Status.Conditions, musterv1.FleetJobFailed)
 		slot, known := scheduledTime(fj)
-		out = append(out, child{obj: fj, scheduled: slot, slotKnown: known, finished: complete || failed, succeeded: complete, completed: fj.Status.CompletionTime})
+		lost := fleetJobLost(&fj.Status)
+		out = append(out, child{obj: fj, scheduled: slot, slotKnown: known, finished: complete || failed || lost, succeeded: complete, completed: fj.Status.CompletionTime, lost: lost})
 	}
 	var bcjs musterv1.BroadcastJobList
 	if err := r.Client.List(ctx, &bcjs, owned...); err != nil {
@@ -89,12 +93,53 @@ func (r *Reconciler) children(ctx context.Context, cj *musterv1.FleetCronJob) ([
 		}
 		complete := meta.IsStatusConditionTrue(b.Status.Conditions, musterv1.BroadcastJobComplete)
 		slot, known := scheduledTime(b)
-		out = append(out, child{obj: b, scheduled: slot, slotKnown: known, finished: bcj.Finished(&b.Status), succeeded: complete, completed: b.Status.CompletionTime})
+		lost := broadcastJobLost(&b.Status)
+		out = append(out, child{obj: b, scheduled: slot, slotKnown: known, finished: bcj.Finished(&b.Status) || lost, succeeded: complete, completed: b.Status.CompletionTime, lost: lost})
 	}
 	slices.SortFunc(out, func(a, b child) int {
 		return cmp.Or(a.scheduled.Compare(b.scheduled), cmp.Compare(a.obj.GetName(), b.obj.GetName()))
 	})
 	return out, nil
+}
+
+// fleetJobLost says whether failover took a FleetJob off every cluster it ran in and no
+// cluster could take it since: it has not finished, every shard its status lists was
+// evicted, and its placement found no eligible cluster. A job just evicted and about to
+// be placed again is not lost (its Scheduled reason is ShardEvicted until it is tried).
+func fleetJobLost(s *musterv1.FleetJobStatus) bool {
+	if meta.IsStatusConditionTrue(s.Conditions, musterv1.FleetJobComplete) || meta.IsStatusConditionTrue(s.Conditions, musterv1.FleetJobFailed) {
+		return false
+	}
+	c := meta.FindStatusCondition(s.Conditions, musterv1.FleetJobScheduled)
+	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != musterv1.ReasonNoEligibleClusters {
+		return false
+	}
+	return len(s.Clusters) > 0 && !slices.ContainsFunc(s.Clusters, func(c musterv1.ClusterJobStatus) bool { return c.Phase != musterv1.JobEvicted })
+}
+
+// broadcastJobLost is fleetJobLost for a BroadcastJob: every shard its status lists was
+// evicted and no cluster is eligible for it.
+func broadcastJobLost(s *musterv1.BroadcastJobStatus) bool {
+	if bcj.Finished(s) {
+		return false
+	}
+	c := meta.FindStatusCondition(s.Conditions, musterv1.BroadcastJobNodesEligible)
+	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != musterv1.ReasonNoEligibleClusters {
+		return false
+	}
+	return len(s.Clusters) > 0 && !slices.ContainsFunc(s.Clusters, func(c musterv1.ClusterBroadcastStatus) bool { return c.Phase != musterv1.BroadcastJobEvicted })
+}
+
+// lostRuns splits children into the lost runs and the others.
+func lostRuns(children []child) (lost, rest []child) {
+	for _, c := range children {
+		if c.lost {
+			lost = append(lost, c)
+		} else {
+			rest = append(rest, c)
+		}
+	}
+	return lost, rest
 }
 
 func scheduledTime(o client.Object) (time.Time, bool) {

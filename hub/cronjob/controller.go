@@ -113,6 +113,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	p.tellLeftActive(leftActive(snap.listed, snap.children))
 	timing := decideTiming(cj, snap.now)
 	track(p.status, cj, snap.children, timing.horizon)
+	lost, kept := lostRuns(snap.children)
+	if err := r.deleteLost(ctx, p, lost); err != nil {
+		return ctrl.Result{}, err
+	}
+	snap.children = kept
 	if err := r.deleteHistory(ctx, p, beyondHistory(cj, snap.children)); err != nil {
 		return ctrl.Result{}, err
 	}

@@ -103,6 +103,26 @@ func TestForbidSkipsWhileARunIsActive(t *testing.T) {
 	f.waitChildren(first, slotName(f.m1.Add(time.Minute)))
 }
 
+// TestForbidDoesNotWaitForARunFailoverLost: a run evicted from every member cluster,
+// which none can take, counts as finished: it is deleted, and the slot it blocked runs.
+func TestForbidDoesNotWaitForARunFailoverLost(t *testing.T) {
+	f := newFixture(t)
+	cj := f.cron("* * * * *", func(cj *musterv1.FleetCronJob) { cj.Spec.ConcurrencyPolicy = musterv1.ConcurrencyForbid })
+	f.tick(cj, time.Minute)
+	first := slotName(f.m1)
+	f.waitChildren(first)
+	f.tick(cj, time.Minute)
+	f.expectEvent(musterv1.FleetCronJobReasonJobAlreadyActive)
+	fj := f.fleetJobs()[first]
+	meta.SetStatusCondition(&fj.Status.Conditions, metav1.Condition{Type: musterv1.FleetJobScheduled, Status: metav1.ConditionFalse, Reason: musterv1.ReasonNoEligibleClusters, Message: "no member cluster can take the job"})
+	fj.Status.Clusters = []musterv1.ClusterJobStatus{{ClusterName: "gone", Phase: musterv1.JobEvicted}}
+	if err := env.Client.Status().Update(t.Context(), fj); err != nil {
+		t.Fatal(err)
+	}
+	f.expectEvent(musterv1.FleetCronJobReasonLostJob)
+	f.waitChildren(slotName(f.m1.Add(time.Minute)))
+}
+
 func TestForbidWithADeadlineDropsTheSkippedSlot(t *testing.T) {
 	f := newFixture(t)
 	cj := f.cron("* * * * *", func(cj *musterv1.FleetCronJob) {

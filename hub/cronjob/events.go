@@ -49,7 +49,10 @@ func (p *pass) tellNews(eventType, reason, action string, related client.Object,
 func (p *pass) tellLeftActive(finished []child, missing []corev1.ObjectReference) {
 	for _, c := range finished {
 		outcome := "Complete"
-		if !c.succeeded {
+		switch {
+		case c.lost:
+			outcome = "Failed (evicted from every member cluster)"
+		case !c.succeeded:
 			outcome = "Failed"
 		}
 		p.tellNews(corev1.EventTypeNormal, musterv1.FleetCronJobReasonSawCompletedJob, "Track", c.obj, "saw run %s finish: %s", c.obj.GetName(), outcome)

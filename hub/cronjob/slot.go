@@ -157,3 +157,17 @@ func (r *Reconciler) deleteHistory(ctx context.Context, p *pass, runs []child) e
 	}
 	return nil
 }
+
+// deleteLost deletes the runs failover lost: a cluster that comes back would otherwise
+// run one again beside the runs the cron started since, which it counts as finished.
+func (r *Reconciler) deleteLost(ctx context.Context, p *pass, runs []child) error {
+	for _, c := range runs {
+		if err := r.Client.Delete(ctx, c.obj, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+			p.tell(corev1.EventTypeWarning, musterv1.FleetCronJobReasonFailedDelete, "Delete", c.obj, "deleting lost run %s: %v", c.obj.GetName(), err)
+			return fmt.Errorf("deleting lost run %s: %w", c.obj.GetName(), err)
+		}
+		p.tell(corev1.EventTypeWarning, musterv1.FleetCronJobReasonLostJob, "Delete", c.obj,
+			"deleted run %s: failover evicted it from every member cluster and none can take it; it counts as failed", c.obj.GetName())
+	}
+	return nil
+}

@@ -40,7 +40,9 @@ func (f *fixture) agentAppliesPart(cluster string, part bool, refusal string, st
 		if err := env.Client.List(f.t.Context(), &list, client.InNamespace(musterv1.MemberNamespace(cluster)), client.MatchingLabels{musterv1.FleetJobNamespaceLabel: f.ns}); err != nil {
 			return err
 		}
-		list.Items = slices.DeleteFunc(list.Items, func(w musterv1.Work) bool { return (w.Labels[musterv1.PartLabel] != "") != part || w.DeletionTimestamp != nil })
+		list.Items = slices.DeleteFunc(list.Items, func(w musterv1.Work) bool {
+			return (w.Labels[musterv1.PartLabel] != "") != part || w.DeletionTimestamp != nil
+		})
 		if len(list.Items) != 1 {
 			return fmt.Errorf("the Work in %s: %d found", cluster, len(list.Items))
 		}
