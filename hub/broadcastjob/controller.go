@@ -144,10 +144,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	moves, err := r.failover(ctx, &observed, works, withdrawn)
-	if err != nil {
-		return patch.Requeue(err)
-	}
+	moves := r.failover(ctx, &observed, works, withdrawn)
 	plan := decideFleet(observed)
 	plan.requeueAfter = earliest(plan.requeueAfter, moves.requeue)
 	if plan.pause {

@@ -119,7 +119,7 @@ func (r *Reconciler) withdraw(ctx context.Context, job *musterv1.BroadcastJob, w
 // on the rest); a later round, finding the eviction recorded, deletes the shard's Work.
 // Nothing moves while most of the clusters the placement selects are unreachable at once,
 // nor beyond the eviction rate.
-func (r *Reconciler) failover(ctx context.Context, o *fleetObserved, works map[string]*musterv1.Work, withdrawn map[string]bool) (moved, error) {
+func (r *Reconciler) failover(ctx context.Context, o *fleetObserved, works map[string]*musterv1.Work, withdrawn map[string]bool) moved {
 	var out moved
 	job := o.job
 	for i := range o.clusters {
@@ -127,7 +127,7 @@ func (r *Reconciler) failover(ctx context.Context, o *fleetObserved, works map[s
 		c.withdrawn = c.hasShard && withdrawn[c.name]
 	}
 	if r.Failover == nil {
-		return out, nil
+		return out
 	}
 	members := make(map[string]*musterv1.MemberCluster, len(o.members))
 	for i := range o.members {
@@ -138,11 +138,11 @@ func (r *Reconciler) failover(ctx context.Context, o *fleetObserved, works map[s
 		out.requeue = next.Sub(o.now) + time.Second
 	}
 	if len(due) == 0 {
-		return out, nil
+		return out
 	}
 	if !r.Failover.Ready() {
 		out.requeue = r.Failover.RetryAfter()
-		return out, nil
+		return out
 	}
 	names := slices.Sorted(maps.Keys(due))
 	if held, down, of := clusters.Disrupted(job.Spec.Placement, o.members, r.Failover.Threshold); held {
@@ -151,7 +151,7 @@ func (r *Reconciler) failover(ctx context.Context, o *fleetObserved, works map[s
 			"not taking the shards off %s: %d of the %d clusters the placement selects are unreachable, more than %.0f%%, so the hub may be the one cut off",
 			clusters.Names(names), down, of, 100*r.Failover.Threshold)})
 		out.requeue = heldRecheck
-		return out, nil
+		return out
 	}
 	for i := range o.clusters {
 		c := &o.clusters[i]
@@ -173,5 +173,5 @@ func (r *Reconciler) failover(ctx context.Context, o *fleetObserved, works map[s
 		// The next round deletes the Works, once the status records their eviction.
 		out.requeue = time.Second
 	}
-	return out, nil
+	return out
 }
