@@ -22,8 +22,12 @@ import (
 	"github.com/musterhq/muster/placement/clusters"
 )
 
-// fleetJobDefaultsPath serves the defaults of new FleetJobs.
-const fleetJobDefaultsPath = "/mutate-muster-dev-v1alpha1-fleetjob"
+// fleetJobDefaultsPath and broadcastJobDefaultsPath serve the defaults of new FleetJobs
+// and BroadcastJobs.
+const (
+	fleetJobDefaultsPath     = "/mutate-muster-dev-v1alpha1-fleetjob"
+	broadcastJobDefaultsPath = "/mutate-muster-dev-v1alpha1-broadcastjob"
+)
 
 // maxTolerations is the placement's MaxItems: a default never makes a list the API
 // server refuses.
@@ -37,33 +41,39 @@ type Defaults struct {
 	UnreachableTolerationSeconds int64
 }
 
-// fleetJobDefaulter adds the default toleration of the unreachable taint, at creation
-// only: the default is then in the object for the user to see, and never changes an
-// object the user wrote since. It answers with the one JSON patch operation that adds the
-// toleration, rather than the typed object marshalled again, which would add every
-// field the user left out as null and change what the API server's validation says.
-type fleetJobDefaulter struct {
+// placementDefaulter adds the default toleration of the unreachable taint to a new
+// object's spec.placement, at creation only: the default is then in the object for the
+// user to see, and never changes an object the user wrote since. It answers with the one
+// JSON patch operation that adds the toleration, rather than the typed object marshalled
+// again, which would add every field the user left out as null and change what the API
+// server's validation says. A FleetJob always has a placement (an empty one selects every
+// cluster); a BroadcastJob without one runs in the cluster it is created in, and gets
+// none (a placement would send it to the fleet).
+type placementDefaulter struct {
 	defaults Defaults
+	kind     string
+	// placementOptional: an object without spec.placement is left as it is.
+	placementOptional bool
 }
 
-func (d fleetJobDefaulter) Handle(_ context.Context, req admission.Request) admission.Response {
-	var fj struct {
+func (d placementDefaulter) Handle(_ context.Context, req admission.Request) admission.Response {
+	var obj struct {
 		Spec *struct {
 			Placement *struct {
 				Tolerations []corev1.Toleration `json:"tolerations"`
 			} `json:"placement"`
 		} `json:"spec"`
 	}
-	if err := json.Unmarshal(req.Object.Raw, &fj); err != nil {
-		return admission.Errored(http.StatusBadRequest, fmt.Errorf("decoding the FleetJob: %w", err))
+	if err := json.Unmarshal(req.Object.Raw, &obj); err != nil {
+		return admission.Errored(http.StatusBadRequest, fmt.Errorf("decoding the %s: %w", d.kind, err))
 	}
-	if fj.Spec == nil {
-		// The API server refuses a FleetJob without a spec; nothing to default.
+	if obj.Spec == nil || (obj.Spec.Placement == nil && d.placementOptional) {
+		// The API server refuses an object without a spec; nothing to default.
 		return admission.Allowed("")
 	}
 	var have []corev1.Toleration
-	if fj.Spec.Placement != nil {
-		have = fj.Spec.Placement.Tolerations
+	if obj.Spec.Placement != nil {
+		have = obj.Spec.Placement.Tolerations
 	}
 	want, added := clusters.WithDefaultToleration(slices.Clone(have), d.defaults.UnreachableTolerationSeconds, maxTolerations)
 	if !added {
@@ -71,7 +81,7 @@ func (d fleetJobDefaulter) Handle(_ context.Context, req admission.Request) admi
 	}
 	op := jsonpatch.JsonPatchOperation{Operation: "add", Path: "/spec/placement/tolerations/-", Value: want[len(want)-1]}
 	switch {
-	case fj.Spec.Placement == nil:
+	case obj.Spec.Placement == nil:
 		op = jsonpatch.JsonPatchOperation{Operation: "add", Path: "/spec/placement", Value: map[string]any{"tolerations": want}}
 	case len(have) == 0:
 		op = jsonpatch.JsonPatchOperation{Operation: "add", Path: "/spec/placement/tolerations", Value: want}
@@ -79,27 +89,13 @@ func (d fleetJobDefaulter) Handle(_ context.Context, req admission.Request) admi
 	return admission.Patched("", op)
 }
 
-// registerDefaults writes the MutatingWebhookConfiguration that sends new FleetJobs to
-// the defaulter (mgr serves it).
+// registerDefaults writes the MutatingWebhookConfiguration that sends new FleetJobs and
+// BroadcastJobs to their defaulters (mgr serves them).
 func registerDefaults(ctx context.Context, c client.Client, e Endpoint, caBundle []byte) error {
-	want := []admissionregistrationv1.MutatingWebhook{{
-		Name:                    "fleetjobs.defaults.muster.dev",
-		ClientConfig:            clientConfig(fleetJobDefaultsPath, e, caBundle),
-		AdmissionReviewVersions: []string{"v1"},
-		SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNone),
-		// The default only shows what the hub does anyway with a FleetJob that has no
-		// toleration of the taint (hub/internal/failover): a hub that is down, or an older
-		// replica mid-rollout that does not serve this path, must not refuse creates.
-		FailurePolicy:      ptr.To(admissionregistrationv1.Ignore),
-		TimeoutSeconds:     ptr.To[int32](5),
-		ReinvocationPolicy: ptr.To(admissionregistrationv1.NeverReinvocationPolicy),
-		Rules: []admissionregistrationv1.RuleWithOperations{{
-			Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
-			Rule: admissionregistrationv1.Rule{
-				APIGroups: []string{musterv1.GroupVersion.Group}, APIVersions: []string{musterv1.GroupVersion.Version}, Resources: []string{"fleetjobs"},
-			},
-		}},
-	}}
+	want := []admissionregistrationv1.MutatingWebhook{
+		defaultsWebhook("fleetjobs", fleetJobDefaultsPath, e, caBundle),
+		defaultsWebhook("broadcastjobs", broadcastJobDefaultsPath, e, caBundle),
+	}
 	cfg := &admissionregistrationv1.MutatingWebhookConfiguration{}
 	err := c.Get(ctx, client.ObjectKey{Name: ConfigurationName}, cfg)
 	if apierrors.IsNotFound(err) {
@@ -117,6 +113,28 @@ func registerDefaults(ctx context.Context, c client.Client, e Endpoint, caBundle
 		return fmt.Errorf("updating the mutating webhook configuration: %w", err)
 	}
 	return nil
+}
+
+// defaultsWebhook sends the creates of resource to the defaulter at path.
+func defaultsWebhook(resource, path string, e Endpoint, caBundle []byte) admissionregistrationv1.MutatingWebhook {
+	return admissionregistrationv1.MutatingWebhook{
+		Name:                    resource + ".defaults.muster.dev",
+		ClientConfig:            clientConfig(path, e, caBundle),
+		AdmissionReviewVersions: []string{"v1"},
+		SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNone),
+		// The default only shows what the hub does anyway with an object that has no
+		// toleration of the taint (hub/internal/failover): a hub that is down, or an older
+		// replica mid-rollout that does not serve this path, must not refuse creates.
+		FailurePolicy:      ptr.To(admissionregistrationv1.Ignore),
+		TimeoutSeconds:     ptr.To[int32](5),
+		ReinvocationPolicy: ptr.To(admissionregistrationv1.NeverReinvocationPolicy),
+		Rules: []admissionregistrationv1.RuleWithOperations{{
+			Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+			Rule: admissionregistrationv1.Rule{
+				APIGroups: []string{musterv1.GroupVersion.Group}, APIVersions: []string{musterv1.GroupVersion.Version}, Resources: []string{resource},
+			},
+		}},
+	}
 }
 
 // clientConfig is how the API server reaches path: at URLHost for a hub running as a

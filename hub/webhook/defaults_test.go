@@ -73,3 +73,25 @@ func TestTheDefaultChangesNothingElse(t *testing.T) {
 		t.Errorf("a FleetJob with an empty template: %v; want the CRD's Required value on spec.template.spec", err)
 	}
 }
+
+// TestANewBroadcastJobWithAPlacementGetsTheDefaultToleration; one without a placement runs
+// in the cluster it is created in and gets none: a placement would send it to the fleet.
+func TestANewBroadcastJobWithAPlacementGetsTheDefaultToleration(t *testing.T) {
+	ns := env.Namespace(t)
+	placed := broadcastJob("placed", ns, nil)
+	placed.Spec.Placement = &musterv1.Placement{}
+	if err := env.Client.Create(t.Context(), placed); err != nil {
+		t.Fatal(err)
+	}
+	if got := placed.Spec.Placement.Tolerations; len(got) != 1 || got[0].Key != musterv1.UnreachableTaintKey || got[0].TolerationSeconds == nil || *got[0].TolerationSeconds != defaultTolerationSeconds {
+		t.Errorf("a placed BroadcastJob was admitted with tolerations %+v, want unreachable:NoExecute for %ds", got, defaultTolerationSeconds)
+	}
+	local := broadcastJob("local", ns, nil)
+	local.Spec.Placement = nil
+	if err := env.Client.Create(t.Context(), local); err != nil {
+		t.Fatal(err)
+	}
+	if local.Spec.Placement != nil {
+		t.Errorf("a BroadcastJob without a placement was admitted with one: %+v", local.Spec.Placement)
+	}
+}

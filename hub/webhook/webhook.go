@@ -100,7 +100,8 @@ func Register(ctx context.Context, mgr ctrl.Manager, c client.Client, e Endpoint
 	if err := ctrl.NewWebhookManagedBy(mgr, &musterv1.Work{}).WithValidator(workValidator{}).WithValidatorCustomPath(workPath).Complete(); err != nil {
 		return err
 	}
-	mgr.GetWebhookServer().Register(fleetJobDefaultsPath, &admission.Webhook{Handler: fleetJobDefaulter{defaults: d}})
+	mgr.GetWebhookServer().Register(fleetJobDefaultsPath, &admission.Webhook{Handler: placementDefaulter{defaults: d, kind: "FleetJob"}})
+	mgr.GetWebhookServer().Register(broadcastJobDefaultsPath, &admission.Webhook{Handler: placementDefaulter{defaults: d, kind: "BroadcastJob", placementOptional: true}})
 	if err := registerDefaults(ctx, c, e, caBundle); err != nil {
 		return err
 	}
