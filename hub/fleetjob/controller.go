@@ -333,15 +333,15 @@ func (r *Reconciler) track(ctx context.Context, snap *snapshot) (outcome, error)
 	fj, works, current := snap.fj, snap.works, snap.shards
 	var scheduled *metav1.Condition
 	var requeue time.Duration
+	var moved failoverResult
 	if snap.spread != nil {
 		res, err := r.placeBySpread(ctx, snap)
 		if err != nil {
 			return outcome{}, err
 		}
 		works, current, scheduled, requeue = res.works, res.shards, &res.scheduled, res.requeue
-	}
-	var moved failoverResult
-	if snap.spread == nil {
+		moved.evicted, moved.events = res.evicted, res.events
+	} else {
 		var err error
 		if moved, err = r.failover(ctx, snap); err != nil {
 			return outcome{}, err
@@ -353,7 +353,7 @@ func (r *Reconciler) track(ctx context.Context, snap *snapshot) (outcome, error)
 	if scheduled != nil {
 		meta.SetStatusCondition(&status.Conditions, *scheduled)
 	}
-	if len(moved.evicted) > 0 && len(current) == 0 {
+	if snap.spread == nil && len(moved.evicted) > 0 && len(current) == 0 {
 		meta.SetStatusCondition(&status.Conditions, evictedScheduled(fj, moved.evicted))
 		requeue = time.Second
 	}

@@ -38,7 +38,7 @@ type eviction struct {
 // dueEvictions returns the shards that must leave their clusters at now under the
 // clusters' NoExecute taints, and when the next pending one falls due (zero: none).
 // A finished shard stays, since its result is counted, and so does a Divided shard
-// with nothing left to run (its Job has yet to say Complete), and a spread's. No taint
+// with nothing left to run (its Job has yet to say Complete). No taint
 // counts from before p.Since, and a placement without a toleration of the unreachable
 // taint tolerates it for p.UnreachableTolerationSeconds. members are the shards' clusters by name; a shard
 // whose cluster is gone is registration's to release.
@@ -47,10 +47,10 @@ func dueEvictions(fj *musterv1.FleetJob, states []shardState, members map[string
 	var next time.Time
 	for _, s := range states {
 		mc := members[s.cluster]
-		if mc == nil || s.subset != "" || finishedPhase(shardPhase(s)) {
+		if mc == nil || finishedPhase(shardPhase(s)) {
 			continue
 		}
-		if _, left := remainderOf(&fj.Spec.Template.Spec, s); divided(fj) && !left {
+		if _, left := remainderOf(&fj.Spec.Template.Spec, s); s.subset == "" && divided(fj) && !left {
 			continue
 		}
 		e := p.EvictAt(fj.Spec.Placement.Tolerations, mc.Spec.Taints)
@@ -396,4 +396,78 @@ func noExecuteChanged(e ctrlevent.UpdateEvent) bool {
 
 func noExecute(taints []corev1.Taint) []corev1.Taint {
 	return slices.DeleteFunc(slices.Clone(taints), func(t corev1.Taint) bool { return t.Effect != corev1.TaintEffectNoExecute })
+}
+
+// spreadLeaving is what failover decides for a FleetJob a WorkloadSpread places: the
+// subsets with the clusters its shards must leave no longer holding them, so that the
+// spread moves their replicas as it moves those an Adaptive strategy finds unschedulable.
+type spreadLeaving struct {
+	subsets []spreadSubset
+	evicted []musterv1.ClusterJobStatus
+	events  []event
+	requeue time.Duration
+}
+
+// spreadFailover takes the clusters whose NoExecute taints the job no longer tolerates out
+// of the holding clusters of the subsets with shards there, under the same gate, rate and
+// default toleration as other shards. The spread then removes those shards and places
+// their replicas where its rules allow; the status keeps each as an evicted entry.
+func (r *Reconciler) spreadFailover(ctx context.Context, snap *snapshot) (spreadLeaving, error) {
+	out := spreadLeaving{subsets: snap.subsets}
+	if r.Failover == nil || spreadFrozen(snap.fj, snap.shards) {
+		// Shards with fixed completions keep their places; they do not move.
+		return out, nil
+	}
+	shardClusters, err := r.shardClusters(ctx, snap.shards)
+	if err != nil {
+		return out, err
+	}
+	now := r.Clock.Now()
+	due, next := dueEvictions(snap.fj, snap.shards, shardClusters, r.Failover.Policy(), now)
+	if !next.IsZero() {
+		out.requeue = next.Sub(now) + time.Second
+	}
+	if len(due) == 0 {
+		return out, nil
+	}
+	if !r.Failover.Ready() {
+		out.requeue = r.Failover.RetryAfter()
+		return out, nil
+	}
+	var members musterv1.MemberClusterList
+	if err := r.Client.List(ctx, &members); err != nil {
+		return out, fmt.Errorf("listing member clusters: %w", err)
+	}
+	if held, down, of := clusters.Disrupted(&snap.fj.Spec.Placement.Placement, members.Items, r.Failover.Threshold); held {
+		out.events = append(out.events, event{corev1.EventTypeWarning, musterv1.FleetJobReasonFailoverHeld, "Evict", fmt.Sprintf(
+			"not moving the replicas off %s: %d of the %d clusters the placement selects are unreachable, more than %.0f%%, so the hub may be the one cut off",
+			clusterList(due), down, of, 100*r.Failover.Threshold)})
+		out.requeue = heldRecheck
+		return out, nil
+	}
+	out.subsets = slices.Clone(snap.subsets)
+	for _, e := range due {
+		if !r.Failover.Take() {
+			out.requeue = r.Failover.RetryAfter()
+			break
+		}
+		for i := range out.subsets {
+			if out.subsets[i].spec.Name == e.state.subset {
+				out.subsets[i].holding = slices.DeleteFunc(slices.Clone(out.subsets[i].holding), func(c string) bool { return c == e.state.cluster })
+			}
+		}
+		log.FromContext(ctx).Info("evicting a spread shard of the FleetJob", "subset", e.state.subset, "cluster", e.state.cluster, "taint", e.why.Taint.ToString())
+		out.evicted = append(out.evicted, evictedEntry(e.state, e.why.Describe(), now))
+		out.events = append(out.events, event{corev1.EventTypeWarning, musterv1.FleetJobReasonFailedOver, "Evict",
+			fmt.Sprintf("moving the replicas of %s to where the spread allows: %s", e.state.describe(), e.why.Describe())})
+	}
+	return out, nil
+}
+
+// earliestRequeue is the sooner of two requeue delays, zero meaning none.
+func earliestRequeue(a, b time.Duration) time.Duration {
+	if a == 0 || (b != 0 && b < a) {
+		return b
+	}
+	return a
 }

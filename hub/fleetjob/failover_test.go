@@ -10,6 +10,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -243,4 +244,23 @@ func (f *fixture) partIndexes(cluster string) string {
 		f.t.Fatalf("the part's Work on %s: %d found, %v", cluster, len(list.Items), err)
 	}
 	return decodeJob(f.t, &list.Items[0]).Annotations[musterv1.CompletionIndexesAnnotation]
+}
+
+// TestASpreadMovesTheReplicasOffAnUnreachableCluster as its Adaptive strategy moves
+// unschedulable ones: the subset pinned to c2 loses its cluster, and its replicas go to
+// the next subset in fill order; the status keeps the evicted shard.
+func TestASpreadMovesTheReplicasOffAnUnreachableCluster(t *testing.T) {
+	f := newFixture(t)
+	f.create(f.spread(f.subset("pinned", f.c2, ptr.To(intstr.FromInt32(2))), f.subset("rest", f.c1, nil)))
+	fj := f.workers(4)
+	fj.Spec.Placement.Tolerations = []corev1.Toleration{{Key: musterv1.UnreachableTaintKey, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](0)}}
+	f.create(fj)
+	f.waitShards("pinned@" + f.c2 + "=2 rest@" + f.c1 + "=2")
+	f.taint(f.c2, corev1.TaintEffectNoExecute)
+	f.waitShards("rest@" + f.c1 + "=4")
+	envtest.Eventually(t, "the evicted shard in the status", func() (bool, string) {
+		got := evicted(f.fleetJob())
+		return got == f.c2+"="+musterv1.FleetJobReasonShardEvicted, got
+	})
+	env.ExpectEvent(t, f.ns, "workers", musterv1.FleetJobReasonFailedOver)
 }

@@ -79,6 +79,10 @@ type spreadResult struct {
 	// scheduled is the FleetJob's Scheduled condition; requeue says when to look again.
 	scheduled metav1.Condition
 	requeue   time.Duration
+	// evicted are the status entries of the shards failover took off their clusters,
+	// events the events that say so.
+	evicted []musterv1.ClusterJobStatus
+	events  []event
 }
 
 // placeBySpread brings the FleetJob's shards in line with its WorkloadSpread: it creates,
@@ -86,7 +90,11 @@ type spreadResult struct {
 // never writes it: the WorkloadSpread controller reports the shards placed here.
 func (r *Reconciler) placeBySpread(ctx context.Context, snap *snapshot) (spreadResult, error) {
 	fj, ws, works, current := snap.fj, snap.spread, snap.works, snap.shards
-	d := decideSpread(fj, ws, snap.subsets, current, r.unschedulableWindow(), r.Clock.Now())
+	leaving, err := r.spreadFailover(ctx, snap)
+	if err != nil {
+		return spreadResult{}, err
+	}
+	d := decideSpread(fj, ws, leaving.subsets, current, r.unschedulableWindow(), r.Clock.Now())
 	changed, fresh, err := encodeChanges(fj, ws, d.shards, current)
 	if err != nil {
 		return spreadResult{}, err
@@ -109,6 +117,8 @@ func (r *Reconciler) placeBySpread(ctx context.Context, snap *snapshot) (spreadR
 	}
 	r.announceSpreadChange(fj, ws, current, d.shards)
 	res.scheduled = spreadScheduled(fj, ws, res.shards, len(d.shards) > 0)
+	res.evicted, res.events = leaving.evicted, leaving.events
+	res.requeue = earliestRequeue(res.requeue, leaving.requeue)
 	return res, nil
 }
 
