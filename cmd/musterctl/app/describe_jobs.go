@@ -50,7 +50,13 @@ func describeFleetJob(w kubectldescribe.PrefixWriter, fj *musterv1.FleetJob, in 
 			w.Write(l1, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\n", shardName(c), orPending(string(c.Phase)), indexes, count(c.Completions), c.Active, c.Succeeded, c.Failed, orDash(c.CompletedIndexes))
 		}
 		w.Write(l1, "TOTAL\t%s\t-\t%s\t%d\t%d\t%d\t-\n", orPending(string(s.Phase)), count(spec.Completions), s.Active, s.Succeeded, s.Failed)
-		describeFailovers(w, s.Clusters, in.now)
+		evictions := make([]failover, 0, len(s.Clusters))
+		for _, c := range s.Clusters {
+			if c.Phase == musterv1.JobEvicted && c.Eviction != nil {
+				evictions = append(evictions, failover{shardName(c), *c.Eviction})
+			}
+		}
+		describeFailovers(w, evictions, in.now)
 	}
 	describeShards(w, in, func(raw []byte) {
 		var js batchv1.JobStatus
@@ -90,6 +96,13 @@ func describeBroadcastJob(w kubectldescribe.PrefixWriter, job *musterv1.Broadcas
 			broadcastRow(w, c.ClusterName, c.Phase, c.BroadcastCounts, c.Parallelism)
 		}
 		broadcastRow(w, "TOTAL", s.Phase, s.BroadcastCounts, s.Parallelism)
+		evictions := make([]failover, 0, len(s.Clusters))
+		for _, c := range s.Clusters {
+			if c.Phase == musterv1.BroadcastJobEvicted && c.Eviction != nil {
+				evictions = append(evictions, failover{c.ClusterName, *c.Eviction})
+			}
+		}
+		describeFailovers(w, evictions, in.now)
 	}
 	describeShards(w, in, func(raw []byte) {
 		var ms musterv1.BroadcastJobStatus
@@ -167,22 +180,21 @@ func shardName(c musterv1.ClusterJobStatus) string {
 	return name
 }
 
-// describeFailovers writes the evictions the status keeps (the latest few), oldest first,
-// and the pods that succeeded before them that the parts carry.
-func describeFailovers(w kubectldescribe.PrefixWriter, clusters []musterv1.ClusterJobStatus, now time.Time) {
-	var evicted []musterv1.ClusterJobStatus
-	for _, c := range clusters {
-		if c.Phase == musterv1.JobEvicted && c.Eviction != nil {
-			evicted = append(evicted, c)
-		}
-	}
-	if len(evicted) == 0 {
+// failover is an evicted shard, by the name of its row.
+type failover struct {
+	shard    string
+	eviction musterv1.ShardEviction
+}
+
+// describeFailovers writes the evictions a status keeps (the latest few), oldest first.
+func describeFailovers(w kubectldescribe.PrefixWriter, evictions []failover, now time.Time) {
+	if len(evictions) == 0 {
 		return
 	}
-	slices.SortStableFunc(evicted, func(a, b musterv1.ClusterJobStatus) int { return a.Eviction.Time.Compare(b.Eviction.Time.Time) })
+	slices.SortStableFunc(evictions, func(a, b failover) int { return a.eviction.Time.Compare(b.eviction.Time.Time) })
 	w.Write(l0, "Failovers:\n")
 	w.Write(l1, "AGE\tCLUSTER\tREASON\tMESSAGE\n")
-	for _, c := range evicted {
-		w.Write(l1, "%s\t%s\t%s\t%s\n", age(now, c.Eviction.Time), shardName(c), c.Eviction.Reason, c.Eviction.Message)
+	for _, e := range evictions {
+		w.Write(l1, "%s\t%s\t%s\t%s\n", age(now, e.eviction.Time), e.shard, e.eviction.Reason, e.eviction.Message)
 	}
 }

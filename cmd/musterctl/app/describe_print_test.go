@@ -206,6 +206,24 @@ func TestDescribeFleetJobShards(t *testing.T) {
 	)
 }
 
+// A BroadcastJob's evicted shard shows in its clusters and in its failover history.
+func TestDescribeBroadcastJobFailover(t *testing.T) {
+	bj := &musterv1.BroadcastJob{
+		ObjectMeta: metav1.ObjectMeta{Name: "prefetch", Namespace: "ops"},
+		Spec:       musterv1.BroadcastJobSpec{Placement: &musterv1.Placement{}},
+		Status: musterv1.BroadcastJobStatus{Phase: musterv1.BroadcastJobCompleted, BroadcastCounts: musterv1.BroadcastCounts{Desired: 2, Succeeded: 2}, Clusters: []musterv1.ClusterBroadcastStatus{
+			{ClusterName: "eu-1", Phase: musterv1.BroadcastJobCompleted, BroadcastCounts: musterv1.BroadcastCounts{Desired: 2, Succeeded: 2}},
+			{ClusterName: "us-1", Phase: musterv1.BroadcastJobEvicted, BroadcastCounts: musterv1.BroadcastCounts{Desired: 3, Active: 3},
+				Eviction: &musterv1.ShardEviction{Time: *ago(2 * time.Minute), Reason: musterv1.BroadcastJobReasonShardEvicted, Message: "the cluster has taint muster.dev/unreachable:NoExecute"}},
+		}},
+	}
+	wantLines(t, described(t, bj, nil),
+		"Failovers:",
+		"AGE CLUSTER REASON MESSAGE",
+		"2m us-1 ShardEvicted the cluster has taint muster.dev/unreachable:NoExecute",
+	)
+}
+
 func TestDescribeBroadcastJobDefaults(t *testing.T) {
 	pct := intstr.FromString("25%")
 	for _, tc := range []struct {
