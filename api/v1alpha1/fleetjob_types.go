@@ -156,11 +156,11 @@ type ClusterJobStatus struct {
 	Indexes *IndexRange `json:"indexes,omitempty"`
 	// part is set on the shard that runs, in mode Divided, the unfinished part of a shard
 	// evicted from another cluster: a name for the part, beside the cluster's own shard.
-	// carried is how many pods of the evicted shard (and of those it replaced) succeeded,
-	// counted once in the job's totals with this part.
 	// +optional
 	// +kubebuilder:validation:MaxLength=63
 	Part string `json:"part,omitempty"`
+	// carried is how many pods of the evicted shard a part took over from (and of those
+	// that shard had replaced) succeeded: counted once in the job's totals, with this part.
 	// +optional
 	Carried int32 `json:"carried,omitempty"`
 	// active is the number of pending or running pods of the shard's Job.
