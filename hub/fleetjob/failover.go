@@ -438,7 +438,7 @@ func (r *Reconciler) spreadFailover(ctx context.Context, snap *snapshot) (spread
 	if err := r.Client.List(ctx, &members); err != nil {
 		return out, fmt.Errorf("listing member clusters: %w", err)
 	}
-	if held, down, of := clusters.Disrupted(&snap.fj.Spec.Placement.Placement, members.Items, r.Failover.Threshold); held {
+	if held, down, of := clusters.Disrupted(spreadPlacement(snap.subsets), members.Items, r.Failover.Threshold); held {
 		out.events = append(out.events, event{corev1.EventTypeWarning, musterv1.FleetJobReasonFailoverHeld, "Evict", fmt.Sprintf(
 			"not moving the replicas off %s: %d of the %d clusters the placement selects are unreachable, more than %.0f%%, so the hub may be the one cut off",
 			clusterList(due), down, of, 100*r.Failover.Threshold)})
@@ -462,6 +462,18 @@ func (r *Reconciler) spreadFailover(ctx context.Context, snap *snapshot) (spread
 			fmt.Sprintf("moving the replicas of %s to where the spread allows: %s", e.state.describe(), e.why.Describe())})
 	}
 	return out, nil
+}
+
+// spreadPlacement selects the clusters a spread's subsets place on or hold: those the
+// disruption gate weighs, rather than every cluster the FleetJob's own placement allows.
+func spreadPlacement(subs []spreadSubset) *musterv1.Placement {
+	var names []string
+	for _, sub := range subs {
+		names = append(names, sub.clusters...)
+		names = append(names, sub.holding...)
+	}
+	slices.Sort(names)
+	return &musterv1.Placement{ClusterAffinity: musterv1.ClusterAffinity{ClusterNames: slices.Compact(names)}}
 }
 
 // earliestRequeue is the sooner of two requeue delays, zero meaning none.
