@@ -330,7 +330,8 @@ func (r *Reconciler) placeFirst(ctx context.Context, snap *snapshot) (outcome, e
 // spread's changes first, then the sum of the shards' reports, and the shards a failure
 // stops.
 func (r *Reconciler) track(ctx context.Context, snap *snapshot) (outcome, error) {
-	fj, works, current := snap.fj, snap.works, snap.shards
+	fj, works := snap.fj, snap.works
+	var current []shardState
 	var scheduled *metav1.Condition
 	var requeue time.Duration
 	var moved failoverResult
