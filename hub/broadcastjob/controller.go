@@ -157,6 +157,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return patch.Requeue(err)
 		}
 		r.announce(ctx, job, plan.news)
+		r.announceMoves(job, moves)
 		return ctrl.Result{}, nil
 	}
 	taken, err := r.takenName(ctx, job, works, plan.shards)
@@ -184,10 +185,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		log.FromContext(ctx).Info("no member cluster can run the BroadcastJob; it waits for one", "message", stuck.Message)
 	}
 	r.announce(ctx, job, plan.news)
-	hubmetrics.Failovers.WithLabelValues("BroadcastJob").Add(float64(moves.evicted))
-	for _, e := range moves.events {
-		r.Recorder.Eventf(job, nil, e.eventType, e.reason, "Evict", "%s", e.note)
-	}
+	r.announceMoves(job, moves)
 	if bcj.Finished(&plan.status) {
 		if left, ok := bcj.TTLLeft(job, r.Clock.Now()); ok {
 			return ctrl.Result{RequeueAfter: max(left, time.Second)}, nil
@@ -327,4 +325,12 @@ func earliest(a, b time.Duration) time.Duration {
 		return b
 	}
 	return a
+}
+
+// announceMoves counts and announces the evictions a written status records.
+func (r *Reconciler) announceMoves(job *musterv1.BroadcastJob, moves moved) {
+	hubmetrics.Failovers.WithLabelValues("BroadcastJob").Add(float64(moves.evicted))
+	for _, e := range moves.events {
+		r.Recorder.Eventf(job, nil, e.eventType, e.reason, "Evict", "%s", e.note)
+	}
 }

@@ -130,10 +130,11 @@ func broadcastJobLost(s *musterv1.BroadcastJobStatus) bool {
 	return len(s.Clusters) > 0 && !slices.ContainsFunc(s.Clusters, func(c musterv1.ClusterBroadcastStatus) bool { return c.Phase != musterv1.BroadcastJobEvicted })
 }
 
-// lostRuns splits children into the lost runs and the others.
+// lostRuns splits children into the lost runs still to delete and the others (a lost run
+// being deleted stays with them, finished, and is not deleted again).
 func lostRuns(children []child) (lost, rest []child) {
 	for _, c := range children {
-		if c.lost {
+		if c.lost && c.obj.GetDeletionTimestamp() == nil {
 			lost = append(lost, c)
 		} else {
 			rest = append(rest, c)

@@ -43,3 +43,14 @@ func TestLostRuns(t *testing.T) {
 		t.Error("a BroadcastJob with a shard left is lost")
 	}
 }
+
+// TestALostRunBeingDeletedIsNotDeletedAgain: its Works may hold it for as long as the
+// cluster is away; each pass would otherwise delete it again and say so again.
+func TestALostRunBeingDeletedIsNotDeletedAgain(t *testing.T) {
+	deleting := &musterv1.FleetJob{ObjectMeta: metav1.ObjectMeta{Name: "a", DeletionTimestamp: &metav1.Time{}, Finalizers: []string{"x"}}}
+	fresh := &musterv1.FleetJob{ObjectMeta: metav1.ObjectMeta{Name: "b"}}
+	lost, rest := lostRuns([]child{{obj: deleting, lost: true, finished: true}, {obj: fresh, lost: true, finished: true}})
+	if len(lost) != 1 || lost[0].obj != fresh || len(rest) != 1 || rest[0].obj != deleting {
+		t.Errorf("lost %v, rest %v; want b to delete, a left as it is", lost, rest)
+	}
+}

@@ -360,6 +360,11 @@ func (r *Reconciler) track(ctx context.Context, snap *snapshot) (outcome, error)
 	}
 	news := shardConditions(&status, fj.Status.Conditions, current, fj.Generation)
 	for _, k := range stop {
+		if works[k] == nil {
+			// A part written this round: the next round, which sees its Work, stops it.
+			requeue = earliestRequeue(requeue, time.Second)
+			continue
+		}
 		if err := r.suspend(ctx, fj, works[k]); err != nil {
 			return outcome{}, err
 		}

@@ -43,6 +43,11 @@ type eviction struct {
 // taint tolerates it for p.UnreachableTolerationSeconds. members are the shards' clusters by name; a shard
 // whose cluster is gone is registration's to release.
 func dueEvictions(fj *musterv1.FleetJob, states []shardState, members map[string]*musterv1.MemberCluster, p clusters.EvictionPolicy, now time.Time) ([]eviction, time.Time) {
+	if finishedFleet(&fj.Status) {
+		// A finished job's shards stay: their counts are final, and those a failure
+		// stopped must not start again elsewhere.
+		return nil, time.Time{}
+	}
 	var due []eviction
 	var next time.Time
 	for _, s := range states {
@@ -67,19 +72,27 @@ func dueEvictions(fj *musterv1.FleetJob, states []shardState, members map[string
 
 func divided(fj *musterv1.FleetJob) bool { return fj.Spec.Placement.Mode == musterv1.PlacementDivided }
 
+// replaced is a shard whose unfinished part an earlier round began to place, and the
+// parts placed so far.
+type replaced struct {
+	state shardState
+	parts []shardState
+}
+
 // superseded splits states into the shards in force and those whose unfinished part
-// already runs elsewhere: an earlier round placed the parts, and then failed to record
-// the eviction it had decided. Those count no longer, whatever the gate says now.
-func superseded(states []shardState) (stay, gone []shardState) {
-	replaced := map[types.UID]bool{}
+// already runs elsewhere: an earlier round placed the parts (all, or those an error did
+// not cut short) and then failed to record the eviction it had decided. Those count no
+// longer, whatever the gate says now, once the rest of their parts is placed.
+func superseded(states []shardState) (stay []shardState, gone []replaced) {
+	parts := map[types.UID][]shardState{}
 	for _, s := range states {
 		if s.replaces != "" {
-			replaced[s.replaces] = true
+			parts[s.replaces] = append(parts[s.replaces], s)
 		}
 	}
 	for _, s := range states {
-		if replaced[s.workUID] {
-			gone = append(gone, s)
+		if p, ok := parts[s.workUID]; ok {
+			gone = append(gone, replaced{state: s, parts: p})
 		} else {
 			stay = append(stay, s)
 		}
@@ -151,29 +164,30 @@ func (r *Reconciler) failover(ctx context.Context, snap *snapshot) (failoverResu
 	}
 	now := r.Clock.Now()
 	stay, gone := superseded(stay)
-	for _, s := range gone {
-		res.evicted = append(res.evicted, evictedEntry(s, "its unfinished part was placed on other clusters", now))
-	}
 	res.shards = stay
+	members := r.memberList()
+	for _, g := range gone {
+		if err := r.finishMove(ctx, snap.fj, g, members, now, &res); err != nil {
+			return res, err
+		}
+	}
+	stay = res.shards
 	due, next := dueEvictions(snap.fj, stay, snap.clusters, r.Failover.Policy(), now)
 	if !next.IsZero() {
-		res.requeue = next.Sub(now) + time.Second
+		res.requeue = earliestRequeue(res.requeue, next.Sub(now)+time.Second)
 	}
 	if len(due) == 0 {
-		if len(res.evicted) > 0 {
-			res.requeue = time.Second
-		}
 		return res, nil
 	}
 	if !r.Failover.Ready() {
 		res.requeue = r.Failover.RetryAfter()
 		return res, nil
 	}
-	var members musterv1.MemberClusterList
-	if err := r.Client.List(ctx, &members); err != nil {
-		return res, fmt.Errorf("listing member clusters: %w", err)
+	all, err := members(ctx)
+	if err != nil {
+		return res, err
 	}
-	if held, down, of := clusters.Disrupted(&snap.fj.Spec.Placement.Placement, members.Items, r.Failover.Threshold); held {
+	if held, down, of := clusters.Disrupted(&snap.fj.Spec.Placement.Placement, all, r.Failover.Threshold); held {
 		msg := fmt.Sprintf("not moving the shards off %s: %d of the %d clusters the placement selects are unreachable, more than %.0f%%, so the hub may be the one cut off",
 			clusterList(due), down, of, 100*r.Failover.Threshold)
 		log.FromContext(ctx).V(2).Info("eviction held by the disruption gate", "clusters", clusterList(due), "unreachable", down, "selected", of)
@@ -182,21 +196,26 @@ func (r *Reconciler) failover(ctx context.Context, snap *snapshot) (failoverResu
 		return res, nil
 	}
 	for _, e := range due {
+		var planned []shard
+		if divided(snap.fj) {
+			// The parts are planned before a token is spent: a shard whose rest no
+			// cluster can take must not hold up the evictions of others.
+			rest, _ := remainderOf(&snap.fj.Spec.Template.Spec, e.state)
+			var held string
+			if planned, held = r.planParts(snap.fj, e.state, rest, 0, all); held != "" {
+				r.holdMove(ctx, e.state, held, &res)
+				continue
+			}
+		}
 		if !r.Failover.Take() {
 			res.requeue = r.Failover.RetryAfter()
 			break
 		}
 		ev := failedOverEvent(snap.fj, e)
 		if divided(snap.fj) {
-			parts, held, err := r.moveRemainder(ctx, snap.fj, e.state, members.Items)
+			parts, err := r.writeParts(ctx, snap.fj, e.state, planned)
 			if err != nil {
 				return res, err
-			}
-			if held != "" {
-				log.FromContext(ctx).V(2).Info("eviction held: no cluster can take the unfinished part", "cluster", e.state.cluster)
-				res.events = append(res.events, event{corev1.EventTypeWarning, musterv1.FleetJobReasonFailoverHeld, "Evict", held})
-				res.requeue = heldRecheck
-				continue
 			}
 			res.shards = append(res.shards, parts...)
 			ev.note = movedPartNote(e, parts)
@@ -237,48 +256,102 @@ func (r *Reconciler) withdraw(ctx context.Context, w *musterv1.Work, s shardStat
 	return nil
 }
 
-// moveRemainder places what the evicted shard from left unfinished on the other clusters
-// that can take it, writing the parts' Works before the eviction is recorded: the parts'
-// names derive from the evicted Work, so a round that retries writes the same. It
-// returns the parts, or why nothing moves (no other cluster can take the rest; the shard
-// then stays where it is, with its work).
-func (r *Reconciler) moveRemainder(ctx context.Context, fj *musterv1.FleetJob, from shardState, members []musterv1.MemberCluster) ([]shardState, string, error) {
-	rest, _ := remainderOf(&fj.Spec.Template.Spec, from)
+// finishMove completes the move of a shard an earlier round began to move: it places
+// what the parts written so far do not cover, then evicts the shard. When no cluster can
+// take that rest, the shard stays in force and its parts carry nothing this round, so
+// that its succeeded pods are counted once, by it.
+func (r *Reconciler) finishMove(ctx context.Context, fj *musterv1.FleetJob, g replaced, members func(context.Context) ([]musterv1.MemberCluster, error), now time.Time, res *failoverResult) error {
+	if rest, left := uncovered(&fj.Spec.Template.Spec, g.state, g.parts); left {
+		all, err := members(ctx)
+		if err != nil {
+			return err
+		}
+		planned, held := r.planParts(fj, g.state, rest, len(g.parts), all)
+		if held != "" {
+			r.holdMove(ctx, g.state, held, res)
+			res.shards = append(res.shards, g.state)
+			for i := range res.shards {
+				if res.shards[i].replaces == g.state.workUID {
+					res.shards[i].carried = 0
+				}
+			}
+			return nil
+		}
+		parts, err := r.writeParts(ctx, fj, g.state, planned)
+		if err != nil {
+			return err
+		}
+		res.shards = append(res.shards, parts...)
+	}
+	res.evicted = append(res.evicted, evictedEntry(g.state, "its unfinished part was placed on other clusters", now))
+	res.requeue = time.Second
+	return nil
+}
+
+// holdMove reports an eviction held because no other cluster can take the shard's rest.
+func (r *Reconciler) holdMove(ctx context.Context, s shardState, why string, res *failoverResult) {
+	log.FromContext(ctx).V(2).Info("eviction held: no cluster can take the unfinished part", "cluster", s.cluster)
+	res.events = append(res.events, event{corev1.EventTypeWarning, musterv1.FleetJobReasonFailoverHeld, "Evict", why})
+	res.requeue = heldRecheck
+}
+
+// memberList reads the member clusters once per round, when a decision needs them.
+func (r *Reconciler) memberList() func(context.Context) ([]musterv1.MemberCluster, error) {
+	var list *musterv1.MemberClusterList
+	return func(ctx context.Context) ([]musterv1.MemberCluster, error) {
+		if list == nil {
+			l := &musterv1.MemberClusterList{}
+			if err := r.Client.List(ctx, l); err != nil {
+				return nil, fmt.Errorf("listing member clusters: %w", err)
+			}
+			list = l
+		}
+		return list.Items, nil
+	}
+}
+
+// planParts divides the rest of the shard from among the other clusters that can take it
+// (placeRemainder), or says why nothing moves: no other cluster can take it.
+func (r *Reconciler) planParts(fj *musterv1.FleetJob, from shardState, rest remainder, attempt int, members []musterv1.MemberCluster) ([]shard, string) {
 	others := slices.DeleteFunc(slices.Clone(members), func(mc musterv1.MemberCluster) bool { return mc.Name == from.cluster })
 	eligible, excluded := clusters.Eligible(&fj.Spec.Placement.Placement, others)
 	fit := map[string]int{}
 	if r.Inventory != nil {
 		fit = r.Inventory.EligibleCountByCluster(&fj.Spec.Template.Spec.Template.Spec)
 	}
-	parts := placeRemainder(fj, from, rest, eligible, fit)
+	parts := placeRemainder(fj, from, rest, attempt, eligible, fit)
 	if len(parts) == 0 {
 		return nil, fmt.Sprintf("not moving the unfinished part of the shard in %s: no other cluster can take it; %s",
-			from.describe(), clusters.DescribeExcluded(excluded)), nil
+			from.describe(), clusters.DescribeExcluded(excluded))
 	}
+	return parts, ""
+}
+
+// writeParts writes the Works of parts, before the eviction of the shard from is
+// recorded. A Work of a part's name that already exists is one the cache does not show
+// yet: the round is retried once it does, and places only what the parts it then sees
+// leave uncovered (uncovered), never the same indexes twice.
+func (r *Reconciler) writeParts(ctx context.Context, fj *musterv1.FleetJob, from shardState, parts []shard) ([]shardState, error) {
 	works := make([]*musterv1.Work, len(parts))
 	for i, p := range parts {
 		w, err := newWork(fj, p)
 		if err != nil {
-			return nil, "", err
+			return nil, err
 		}
 		works[i] = w
 	}
 	if err := r.annotatePodSecurity(ctx, fj, works...); err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	states := make([]shardState, len(parts))
 	for i, w := range works {
-		err := r.Client.Create(ctx, w)
-		if apierrors.IsAlreadyExists(err) {
-			err = r.Client.Get(ctx, client.ObjectKeyFromObject(w), w)
-		}
-		if err != nil {
-			return nil, "", fmt.Errorf("placing the unfinished part of the shard in %s on %s: %w", from.describe(), parts[i].cluster, err)
+		if err := r.Client.Create(ctx, w); err != nil {
+			return nil, fmt.Errorf("placing the unfinished part of the shard in %s on %s: %w", from.describe(), parts[i].cluster, err)
 		}
 		states[i] = shardState{shard: parts[i], workUID: w.UID}
 	}
 	log.FromContext(ctx).V(2).Info("placed the unfinished part of an evicted shard", "from", from.cluster, "clusters", partClusters(states))
-	return states, "", nil
+	return states, nil
 }
 
 func partClusters(parts []shardState) string {

@@ -1,6 +1,8 @@
 package fleetjob
 
 import (
+	"strconv"
+
 	batchv1 "k8s.io/api/batch/v1"
 	"k8s.io/utils/ptr"
 
@@ -47,16 +49,54 @@ func remainderOf(spec *batchv1.JobSpec, s shardState) (remainder, bool) {
 	return r, succeeded == 0
 }
 
-// partOf names the parts placed for the eviction of the shard in Work uid: the same on
-// each hub replica and at each retry, so a part is never written twice.
-func partOf(uid string) string { return names.Hash("fleetjob-part", uid)[:8] }
+// uncovered is what the remainder of shard s leaves that its parts placed so far do not
+// run: all of it before any part exists; the rest of a placement an error cut short. It
+// says false when the parts cover it. The evicted shard's succeeded pods are carried by
+// the first part written, so a later attempt carries none.
+func uncovered(spec *batchv1.JobSpec, s shardState, parts []shardState) (remainder, bool) {
+	r, left := remainderOf(spec, s)
+	if !left || len(parts) == 0 {
+		return r, left
+	}
+	var placed int32
+	var covered indexset.Set
+	for _, p := range parts {
+		placed += ptr.Deref(p.completions, 0)
+		covered = covered.Union(p.fleet())
+		if p.carried > 0 {
+			r.carried = 0
+		}
+	}
+	switch {
+	case r.indexed:
+		r.indexes = r.indexes.Minus(covered)
+		r.completions = ptr.To(int32(r.indexes.Len()))
+		return r, r.indexes.Len() > 0
+	case r.completions != nil:
+		r.completions = ptr.To(max(*r.completions-placed, 0))
+		return r, *r.completions > 0
+	}
+	// A job without completions is done at its first success, which any part may bring.
+	return r, false
+}
+
+// partOf names the parts placed, at the given attempt, for the eviction of the shard in
+// Work uid: the same on each hub replica and at each retry of an attempt, so a part is
+// never written twice; a later attempt (the rest of a placement an error cut short,
+// numbered by the parts that exist) gets names of its own.
+func partOf(uid string, attempt int) string {
+	if attempt == 0 {
+		return names.Hash("fleetjob-part", uid)[:8]
+	}
+	return names.Hash("fleetjob-part", uid, strconv.Itoa(attempt))[:8]
+}
 
 // placeRemainder divides r among eligible clusters (sorted; fit counts their nodes that
 // fit the pod template) by the job's division, as a first placement divides the whole:
 // weights where the division names the clusters, their fitting nodes otherwise. Each
 // part of an Indexed job runs its share of the indexes left, in order. None when no
 // cluster can take any of it.
-func placeRemainder(fj *musterv1.FleetJob, from shardState, r remainder, eligible []string, fit map[string]int) []shard {
+func placeRemainder(fj *musterv1.FleetJob, from shardState, r remainder, attempt int, eligible []string, fit map[string]int) []shard {
 	spec := batchv1.JobSpec{Parallelism: r.parallelism, Completions: r.completions, CompletionMode: fj.Spec.Template.Spec.CompletionMode}
 	parts := divideSpec(&spec, fj.Spec.Placement.Division, eligible, fit)
 	if len(parts) == 0 {
@@ -65,7 +105,8 @@ func placeRemainder(fj *musterv1.FleetJob, from shardState, r remainder, eligibl
 	}
 	for i := range parts {
 		p := &parts[i]
-		p.part, p.replaces = partOf(string(from.workUID)), from.workUID
+		// A part of a suspended shard (the job was stopped) starts suspended too.
+		p.part, p.replaces, p.suspend = partOf(string(from.workUID), attempt), from.workUID, from.suspend
 		if r.indexed && p.indexes != nil {
 			p.fleetIndexes = r.indexes.Slice(int(p.indexes.Start), int(p.indexes.End)).String()
 			p.indexes = nil

@@ -4,11 +4,15 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/placement/clusters"
 )
 
 func indexedJob(fj *musterv1.FleetJob) {
@@ -98,7 +102,7 @@ func TestRemainderIsPlacedOnTheOtherClusters(t *testing.T) {
 			if !left {
 				t.Fatal("remainderOf found nothing left")
 			}
-			parts := placeRemainder(tc.fj, tc.from, rest, tc.eligible, tc.fit)
+			parts := placeRemainder(tc.fj, tc.from, rest, 0, tc.eligible, tc.fit)
 			if tc.none {
 				if len(parts) != 0 {
 					t.Fatalf("parts %s, want none", describeParts(parts))
@@ -149,7 +153,67 @@ func TestSupersededShardsNoLongerCount(t *testing.T) {
 		{shard: shard{cluster: "c1", part: "p", replaces: "w2"}, workUID: "w3"},
 	}
 	stay, gone := superseded(states)
-	if len(stay) != 2 || len(gone) != 1 || gone[0].workUID != "w2" {
-		t.Errorf("stay %v, gone %v; want w1 and w3 to stay, w2 gone", stay, gone)
+	if len(stay) != 2 || len(gone) != 1 || gone[0].state.workUID != "w2" || len(gone[0].parts) != 1 || gone[0].parts[0].workUID != "w3" {
+		t.Errorf("stay %v, gone %v; want w1 and w3 to stay, w2 gone with its part w3", stay, gone)
+	}
+}
+
+// TestUncoveredIsWhatAnInterruptedMoveLeft: when an error cut a placement of parts
+// short, the next attempt places exactly what the written parts do not run, under names
+// of its own, and carries the evicted shard's successes only if no written part does.
+func TestUncoveredIsWhatAnInterruptedMoveLeft(t *testing.T) {
+	spec := fleetJob(musterv1.PlacementDivided, 4, 8, indexedJob).Spec.Template.Spec
+	from := shardState{shard: shard{cluster: "c2", parallelism: ptr.To[int32](4), completions: ptr.To[int32](8), indexes: &musterv1.IndexRange{Start: 0, End: 8}},
+		status: &batchv1.JobStatus{Succeeded: 2, CompletedIndexes: "0,5"}, workUID: "w2"}
+	part := func(set string, carried int32) shardState {
+		return shardState{shard: shard{cluster: "c1", completions: ptr.To(int32(len(strings.Split(set, ",")))), fleetIndexes: set, carried: carried, part: "p", replaces: "w2"}}
+	}
+	cases := []struct {
+		name    string
+		parts   []shardState
+		want    string
+		carried int32
+		none    bool
+	}{
+		{name: "no part yet: the whole rest, carrying the successes", want: "1-4,6,7", carried: 2},
+		{name: "the first part written: the rest of the rest, carrying nothing", parts: []shardState{part("1,2", 2)}, want: "3,4,6,7"},
+		{name: "every part written: nothing", parts: []shardState{part("1,2", 2), part("3,4,6,7", 0)}, none: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r, left := uncovered(&spec, from, tc.parts)
+			if tc.none {
+				if left {
+					t.Fatalf("left %s, want nothing", r.indexes.String())
+				}
+				return
+			}
+			if !left || r.indexes.String() != tc.want || r.carried != tc.carried || ptr.Deref(r.completions, 0) != int32(r.indexes.Len()) {
+				t.Errorf("left %v: %s carrying %d (completions %d), want %s carrying %d", left, r.indexes.String(), r.carried, ptr.Deref(r.completions, 0), tc.want, tc.carried)
+			}
+		})
+	}
+	if partOf("w2", 0) == partOf("w2", 1) {
+		t.Error("a later attempt's parts are named as the first's")
+	}
+}
+
+// TestAFinishedJobDoesNotFailOver: once a FleetJob has failed (its other shards stopped by
+// FailFast) or completed, a shard on a cluster it no longer tolerates stays: moving it
+// would start pods again for a job that is over.
+func TestAFinishedJobDoesNotFailOver(t *testing.T) {
+	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	tainted := &musterv1.MemberCluster{Spec: musterv1.MemberClusterSpec{Taints: []corev1.Taint{{
+		Key: musterv1.UnreachableTaintKey, Effect: corev1.TaintEffectNoExecute, TimeAdded: &metav1.Time{Time: now.Add(-time.Hour)},
+	}}}}
+	states := []shardState{{shard: shard{cluster: "c2", completions: ptr.To[int32](4), indexes: &musterv1.IndexRange{Start: 4, End: 8}, suspend: true}, status: &batchv1.JobStatus{}}}
+	policy := clusters.EvictionPolicy{Since: now.Add(-2 * time.Hour), UnreachableTolerationSeconds: 300}
+	fj := fleetJob(musterv1.PlacementDivided, 4, 8, indexedJob)
+	if due, _ := dueEvictions(fj, states, map[string]*musterv1.MemberCluster{"c2": tainted}, policy, now); len(due) != 1 {
+		t.Fatalf("a running job's shard: %d due, want 1", len(due))
+	}
+	fj.Status.Conditions = []metav1.Condition{{Type: musterv1.FleetJobFailed, Status: metav1.ConditionTrue, Reason: musterv1.FleetJobReasonShardFailed}}
+	if due, _ := dueEvictions(fj, states, map[string]*musterv1.MemberCluster{"c2": tainted}, policy, now); len(due) != 0 {
+		t.Errorf("a failed job's stopped shard is due to move: %+v", due)
 	}
 }
