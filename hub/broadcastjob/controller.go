@@ -146,7 +146,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	moves := r.failover(ctx, &observed, works, withdrawn)
 	plan := decideFleet(observed)
-	plan.requeueAfter = earliest(plan.requeueAfter, moves.requeue)
+	plan.requeueAfter = patch.Soonest(plan.requeueAfter, moves.requeue)
 	if plan.pause {
 		// The pause is persisted first and alone; the status then says why, so a later
 		// round can tell this pause from one the user made.
@@ -317,14 +317,6 @@ func (r *Reconciler) deleteAfterTTL(ctx context.Context, job *musterv1.Broadcast
 	}
 	log.FromContext(ctx).Info("deleted BroadcastJob after ttlSecondsAfterFinished")
 	return ctrl.Result{}, nil
-}
-
-// earliest is the sooner of two requeue delays, zero meaning none.
-func earliest(a, b time.Duration) time.Duration {
-	if a == 0 || (b != 0 && b < a) {
-		return b
-	}
-	return a
 }
 
 // announceMoves counts and announces the evictions a written status records.

@@ -362,7 +362,7 @@ func (r *Reconciler) track(ctx context.Context, snap *snapshot) (outcome, error)
 	for _, k := range stop {
 		if works[k] == nil {
 			// A part written this round: the next round, which sees its Work, stops it.
-			requeue = earliestRequeue(requeue, time.Second)
+			requeue = patch.Soonest(requeue, time.Second)
 			continue
 		}
 		if err := r.suspend(ctx, fj, works[k]); err != nil {

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/internal/patch"
 	"github.com/musterhq/muster/placement/clusters"
 )
 
@@ -174,7 +175,7 @@ func (r *Reconciler) failover(ctx context.Context, snap *snapshot) (failoverResu
 	stay = res.shards
 	due, next := dueEvictions(snap.fj, stay, snap.clusters, r.Failover.Policy(), now)
 	if !next.IsZero() {
-		res.requeue = earliestRequeue(res.requeue, next.Sub(now)+time.Second)
+		res.requeue = patch.Soonest(res.requeue, next.Sub(now)+time.Second)
 	}
 	if len(due) == 0 {
 		return res, nil
@@ -547,12 +548,4 @@ func spreadPlacement(subs []spreadSubset) *musterv1.Placement {
 	}
 	slices.Sort(names)
 	return &musterv1.Placement{ClusterAffinity: musterv1.ClusterAffinity{ClusterNames: slices.Compact(names)}}
-}
-
-// earliestRequeue is the sooner of two requeue delays, zero meaning none.
-func earliestRequeue(a, b time.Duration) time.Duration {
-	if a == 0 || (b != 0 && b < a) {
-		return b
-	}
-	return a
 }

@@ -118,7 +118,7 @@ func (r *Reconciler) placeBySpread(ctx context.Context, snap *snapshot) (spreadR
 	r.announceSpreadChange(fj, ws, current, d.shards)
 	res.scheduled = spreadScheduled(fj, ws, res.shards, len(d.shards) > 0)
 	res.evicted, res.events = leaving.evicted, leaving.events
-	res.requeue = earliestRequeue(res.requeue, leaving.requeue)
+	res.requeue = patch.Soonest(res.requeue, leaving.requeue)
 	return res, nil
 }
 
@@ -182,7 +182,7 @@ func (r *Reconciler) writeShards(ctx context.Context, d spreadDecision, works ma
 			errs = append(errs, err)
 			continue
 		case wait:
-			res.requeue = soonest(res.requeue, terminatingRetry)
+			res.requeue = patch.Soonest(res.requeue, terminatingRetry)
 			continue
 		}
 		res.works[k] = w

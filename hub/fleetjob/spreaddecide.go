@@ -16,6 +16,7 @@ import (
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/api/workloadspread"
 	"github.com/musterhq/muster/hub/shards"
+	"github.com/musterhq/muster/internal/patch"
 	"github.com/musterhq/muster/placement/subsets"
 )
 
@@ -61,7 +62,7 @@ func decideSpread(fj *musterv1.FleetJob, ws *musterv1.WorkloadSpread, subs []spr
 	var d spreadDecision
 	strategy := workloadspread.StrategyOf(ws, window)
 	for i := range plans {
-		d.requeue = soonest(d.requeue, plans[i].judge(ws, strategy, total, now))
+		d.requeue = patch.Soonest(d.requeue, plans[i].judge(ws, strategy, total, now))
 	}
 	if spreadFrozen(fj, current) {
 		d.shards = keepShards(current)
@@ -247,14 +248,6 @@ func subsetStatus(status *musterv1.WorkloadSpreadStatus, name string) *musterv1.
 		}
 	}
 	return nil
-}
-
-// soonest is the earlier of two requeue delays, zero meaning none.
-func soonest(a, b time.Duration) time.Duration {
-	if a == 0 || (b != 0 && b < a) {
-		return b
-	}
-	return a
 }
 
 // spreadChanges describes how the shards' replicas changed, for an event: "subset a in

@@ -16,6 +16,7 @@ import (
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/api/workloadspread"
+	"github.com/musterhq/muster/internal/patch"
 )
 
 // spreadOver is a spread with subsets named after their cluster lists: "a:m1" is subset a
@@ -114,7 +115,7 @@ func storeSchedulable(ws *musterv1.WorkloadSpread, subs []spreadSubset, current 
 		}
 		c, w := workloadspread.Schedulable(meta.FindStatusCondition(st.Conditions, musterv1.SubsetSchedulable), in, strategy, now)
 		meta.SetStatusCondition(&st.Conditions, c)
-		wake = soonest(wake, w)
+		wake = patch.Soonest(wake, w)
 	}
 	return wake
 }
@@ -239,7 +240,7 @@ func TestDecideSpread(t *testing.T) {
 			if !slices.Equal(d.remove, tc.remove) {
 				t.Errorf("remove %v, want %v", d.remove, tc.remove)
 			}
-			if requeue := soonest(wake, d.requeue); requeue != tc.requeue {
+			if requeue := patch.Soonest(wake, d.requeue); requeue != tc.requeue {
 				t.Errorf("requeue %v, want %v", requeue, tc.requeue)
 			}
 		})

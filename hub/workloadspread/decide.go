@@ -14,6 +14,7 @@ import (
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/api/workloadspread"
+	"github.com/musterhq/muster/internal/patch"
 	"github.com/musterhq/muster/placement/subsets"
 )
 
@@ -72,7 +73,7 @@ func decide(ws *musterv1.WorkloadSpread, snap *snapshot, strategy workloadspread
 		spec := &ws.Spec.Subsets[i]
 		caps[i] = subsets.Cap(spec.MaxReplicas, total)
 		st, wake := subsetStatus(spec.Name, caps[i], storedCondition(&ws.Status, spec.Name), snap.shards, strategy, now)
-		d.requeue = soonest(d.requeue, wake)
+		d.requeue = patch.Soonest(d.requeue, wake)
 		d.status.Subsets = append(d.status.Subsets, st)
 		d.status.Replicas += st.Replicas
 	}
@@ -133,12 +134,4 @@ func schedulableNews(before *musterv1.WorkloadSpreadStatus, after musterv1.Workl
 		}
 	}
 	return out
-}
-
-// soonest is the earlier of two requeue delays, zero meaning none.
-func soonest(a, b time.Duration) time.Duration {
-	if a == 0 || (b != 0 && b < a) {
-		return b
-	}
-	return a
 }

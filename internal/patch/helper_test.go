@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -243,5 +244,15 @@ func TestRequeue(t *testing.T) {
 				t.Errorf("requeue after %v, want requeue %v", res.RequeueAfter, tc.requeue)
 			}
 		})
+	}
+}
+
+func TestSoonest(t *testing.T) {
+	for _, tc := range []struct{ a, b, want time.Duration }{
+		{0, 0, 0}, {0, time.Second, time.Second}, {time.Second, 0, time.Second}, {time.Second, 2 * time.Second, time.Second}, {3 * time.Second, time.Second, time.Second},
+	} {
+		if got := patch.Soonest(tc.a, tc.b); got != tc.want {
+			t.Errorf("Soonest(%v, %v) = %v, want %v", tc.a, tc.b, got, tc.want)
+		}
 	}
 }

@@ -38,3 +38,12 @@ func Requeues(err error) bool {
 func LostRace(err error) bool {
 	return apierrors.IsConflict(err) || errors.Is(err, ErrStale)
 }
+
+// Soonest is the earlier of two requeue delays, zero meaning none: what a reconcile that
+// has several reasons to look again asks for.
+func Soonest(a, b time.Duration) time.Duration {
+	if a == 0 || (b != 0 && b < a) {
+		return b
+	}
+	return a
+}
