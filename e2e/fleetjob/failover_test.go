@@ -6,9 +6,9 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -18,6 +18,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/musterhq/muster/api/indexset"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/e2e/framework"
 )
@@ -236,24 +237,13 @@ func logCopies(t *testing.T, job string, stopped time.Time, onMember1 []corev1.P
 	}
 }
 
-// indexList lists the indexes of a completedIndexes such as "0,2-3".
+// indexList lists the indexes of a completedIndexes such as "0,2-3" (a few, in tests).
 func indexList(s string) []string {
-	var out []string
-	for part := range strings.SplitSeq(s, ",") {
-		lo, hi, isRange := strings.Cut(part, "-")
-		a, err := strconv.Atoi(lo)
-		if err != nil {
-			continue
-		}
-		b := a
-		if isRange {
-			if b, err = strconv.Atoi(hi); err != nil {
-				continue
-			}
-		}
-		for i := a; i <= b; i++ {
-			out = append(out, strconv.Itoa(i))
-		}
+	set := indexset.Parse(s, math.MaxInt32)
+	out := make([]string, 0, set.Len())
+	for i := range set.Len() {
+		n, _ := set.Nth(i)
+		out = append(out, strconv.Itoa(n))
 	}
 	return out
 }
