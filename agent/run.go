@@ -85,14 +85,19 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	if err := keepIdentity(mgr.GetLocalManager(), reg, holder, creds, hubCfg, opts); err != nil {
+	hubset, err := kubernetes.NewForConfig(hubCfg)
+	if err != nil {
+		return err
+	}
+	renewer := &heartbeat.Renewer{Hub: hubset, Cluster: creds.ClusterName, Holder: holderIdentity(), Interval: opts.HeartbeatInterval}
+	if err := keepIdentity(mgr.GetLocalManager(), reg, holder, creds, hubset, hubCfg, renewer); err != nil {
 		return err
 	}
 	executor, err := worksync.NewExecutor(memberCfg, executorSA)
 	if err != nil {
 		return err
 	}
-	if err := setupControllers(mgr, hub, hubClient, member, executor, creds.ClusterName, opts); err != nil {
+	if err := setupControllers(mgr, hub, hubClient, member, executor, renewer, creds.ClusterName, opts); err != nil {
 		return err
 	}
 	ctrl.Log.Info("agent registered", "cluster", creds.ClusterName, "hub", creds.HubURL, "certificateNotAfter", cert.Leaf.NotAfter)
@@ -102,11 +107,7 @@ func Run(ctx context.Context, opts *Options) error {
 // keepIdentity adds what keeps the agent a member in good standing: the certificate
 // rotator, the heartbeat Lease renewer, the certificate expiry metric, and the rejoiner
 // that restarts the agent to join again when it was denied and a new join line installed.
-func keepIdentity(local manager.Manager, reg *registration.Registrar, holder *registration.CertHolder, creds *registration.Credentials, hubCfg *rest.Config, opts *Options) error {
-	hubset, err := kubernetes.NewForConfig(hubCfg)
-	if err != nil {
-		return err
-	}
+func keepIdentity(local manager.Manager, reg *registration.Registrar, holder *registration.CertHolder, creds *registration.Credentials, hubset kubernetes.Interface, hubCfg *rest.Config, renewer *heartbeat.Renewer) error {
 	hubReader, err := client.New(hubCfg, client.Options{Scheme: scheme.Scheme})
 	if err != nil {
 		return err
@@ -118,7 +119,7 @@ func keepIdentity(local manager.Manager, reg *registration.Registrar, holder *re
 	agentmetrics.ForCluster(creds.ClusterName)
 	for _, r := range []manager.Runnable{
 		&registration.Rotator{Registrar: reg, Holder: holder, Hub: hubset, Credentials: creds},
-		&heartbeat.Renewer{Hub: hubset, Cluster: creds.ClusterName, Holder: holderIdentity(), Interval: opts.HeartbeatInterval},
+		renewer,
 		&registration.Rejoiner{Store: reg.Store, Hub: hubReader, Cluster: creds.ClusterName, Interval: registration.RejoinPoll},
 	} {
 		if err := local.Add(r); err != nil {
@@ -130,7 +131,8 @@ func keepIdentity(local manager.Manager, reg *registration.Registrar, holder *re
 
 // setupControllers registers the agent's controllers: the Work syncer across hub and
 // member, and the member-side Job, BroadcastJob, event relay and inventory controllers.
-func setupControllers(mgr mcmanager.Manager, hub cluster.Cluster, hubClient client.Client, member kubernetes.Interface, executor cluster.Cluster, clusterName string, opts *Options) error {
+// The Job controller fences shards by the renewer's silence.
+func setupControllers(mgr mcmanager.Manager, hub cluster.Cluster, hubClient client.Client, member kubernetes.Interface, executor cluster.Cluster, renewer *heartbeat.Renewer, clusterName string, opts *Options) error {
 	for _, c := range []struct {
 		name  string
 		setup func(mcmanager.Manager) error
@@ -138,7 +140,8 @@ func setupControllers(mgr mcmanager.Manager, hub cluster.Cluster, hubClient clie
 		{"work-sync", (&worksync.Reconciler{Manager: mgr, HubCluster: HubClusterName, Cluster: clusterName, Workers: opts.WorkWorkers, Executor: executor}).SetupWithManager},
 		{"broadcastjob", (&broadcastjob.Reconciler{Manager: mgr, Clock: clock.RealClock{}, Workers: opts.JobWorkers, Binding: opts.BroadcastJobBinding,
 			BatchPeriod: opts.BroadcastJobBatchPeriod, BatchQuiet: opts.BroadcastJobBatchQuiet}).SetupWithManager},
-		{"job", (&job.Reconciler{Manager: mgr, Clock: clock.RealClock{}, Workers: opts.JobWorkers, BatchPeriod: opts.JobBatchPeriod, BatchQuiet: opts.JobBatchQuiet}).SetupWithManager},
+		{"job", (&job.Reconciler{Manager: mgr, Clock: clock.RealClock{}, Workers: opts.JobWorkers, BatchPeriod: opts.JobBatchPeriod, BatchQuiet: opts.JobBatchQuiet,
+			HubSilence: renewer.Silence}).SetupWithManager},
 	} {
 		if err := c.setup(mgr); err != nil {
 			return fmt.Errorf("setting up %s: %w", c.name, err)

@@ -34,6 +34,10 @@ type Options struct {
 	// kube-apiserver's --default-unreachable-toleration-seconds for pods): how long its work
 	// stays on an unreachable cluster before it moves.
 	DefaultUnreachableTolerationSeconds int64
+	// FencingMargin is how much sooner than the hub would move it the agent stops fenced
+	// work (a Job template with podReplacementPolicy: Failed), so that its pods are gone
+	// before their replacements start elsewhere (default 60s; see clusters.Fencing).
+	FencingMargin time.Duration
 	// EvictionRate is how many shards per second the hub evicts at most (default 1).
 	EvictionRate float64
 	// UnhealthyClusterThreshold is the share of a placement's clusters that may be
@@ -82,6 +86,7 @@ func NewOptions() *Options {
 		LeaderElectionNamespace:             "muster-system",
 		ClusterGracePeriod:                  40 * time.Second,
 		DefaultUnreachableTolerationSeconds: failover.DefaultUnreachableTolerationSeconds,
+		FencingMargin:                       clusters.DefaultFencingMargin,
 		EvictionRate:                        failover.DefaultEvictionRate,
 		UnhealthyClusterThreshold:           clusters.DefaultDisruptionThreshold,
 		WebhookPort:                         9443,
@@ -104,6 +109,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.ClusterGracePeriod, "cluster-grace-period", o.ClusterGracePeriod, "how long an agent may miss lease renewals before its cluster is unreachable")
 	fs.Int64Var(&o.DefaultUnreachableTolerationSeconds, "default-unreachable-toleration-seconds", o.DefaultUnreachableTolerationSeconds,
 		"how long a new FleetJob without a toleration of muster.dev/unreachable:NoExecute tolerates it: how long its work stays on an unreachable cluster before it moves")
+	fs.DurationVar(&o.FencingMargin, "fencing-margin", o.FencingMargin,
+		"how long before the hub would move work whose Job template has podReplacementPolicy: Failed its agent, cut off, stops it: it must cover the pods' termination grace period")
 	fs.Float64Var(&o.EvictionRate, "eviction-rate", o.EvictionRate, "shards per second the hub evicts at most from clusters with NoExecute taints")
 	fs.Float64Var(&o.UnhealthyClusterThreshold, "unhealthy-cluster-threshold", o.UnhealthyClusterThreshold,
 		"share (0-1) of the clusters a placement selects that may be unreachable at once while work still moves off them; above it nothing moves")
@@ -143,6 +150,9 @@ func (o *Options) Validate() error {
 	}
 	if o.DefaultUnreachableTolerationSeconds < 0 {
 		errs = append(errs, fmt.Errorf("--default-unreachable-toleration-seconds %d: must not be negative", o.DefaultUnreachableTolerationSeconds))
+	}
+	if o.FencingMargin < 0 {
+		errs = append(errs, fmt.Errorf("--fencing-margin %s: must not be negative", o.FencingMargin))
 	}
 	if o.EvictionRate <= 0 {
 		errs = append(errs, fmt.Errorf("--eviction-rate %v: must be positive, or no work ever moves off a lost cluster", o.EvictionRate))

@@ -49,6 +49,8 @@ func TestDefaultsAreTheDocumentedOnes(t *testing.T) {
 		DefaultUnreachableTolerationSeconds: 300,
 		EvictionRate:                        1,
 		UnhealthyClusterThreshold:           0.55,
+		// Twice a pod's default terminationGracePeriodSeconds.
+		FencingMargin: time.Minute,
 	}
 	if !reflect.DeepEqual(opts, want) {
 		t.Errorf("defaults:\n got %+v\nwant %+v", opts, want)
@@ -84,6 +86,7 @@ func TestFlagsSetTheirOptions(t *testing.T) {
 		{"--max-agent-certificate-lifetime=1h", func(o *hub.Options) bool { return o.MaxAgentCertificateLifetime == time.Hour }},
 		{"--default-unreachable-toleration-seconds=60", func(o *hub.Options) bool { return o.DefaultUnreachableTolerationSeconds == 60 }},
 		{"--eviction-rate=0.1", func(o *hub.Options) bool { return o.EvictionRate == 0.1 }},
+		{"--fencing-margin=90s", func(o *hub.Options) bool { return o.FencingMargin == 90*time.Second }},
 		{"--unhealthy-cluster-threshold=0.7", func(o *hub.Options) bool { return o.UnhealthyClusterThreshold == 0.7 }},
 	} {
 		opts, err := parse(t, c.arg)
@@ -134,6 +137,7 @@ func TestValidateRefusesFlagsTheHubCannotRunWith(t *testing.T) {
 		{args: []string{"--default-unreachable-toleration-seconds=-1"}, want: []string{"--default-unreachable-toleration-seconds -1"}},
 		{args: []string{"--default-unreachable-toleration-seconds=0"}},
 		{args: []string{"--eviction-rate=0"}, want: []string{"--eviction-rate 0", "no work ever moves"}},
+		{args: []string{"--fencing-margin=-1s"}, want: []string{"--fencing-margin -1s"}},
 		{args: []string{"--unhealthy-cluster-threshold=0"}, want: []string{"--unhealthy-cluster-threshold 0"}},
 		{args: []string{"--unhealthy-cluster-threshold=1.5"}, want: []string{"--unhealthy-cluster-threshold 1.5"}},
 		{args: []string{"--unhealthy-cluster-threshold=1"}},

@@ -20,6 +20,7 @@ import (
 	"github.com/musterhq/muster/hub/nodeslice"
 	"github.com/musterhq/muster/hub/registration"
 	"github.com/musterhq/muster/hub/workloadspread"
+	"github.com/musterhq/muster/placement/clusters"
 )
 
 // Controllers are the hub's running parts that other controllers and tests reach into.
@@ -40,6 +41,7 @@ func Setup(_ context.Context, mgr ctrl.Manager, opts *Options) (*Controllers, er
 	}
 	inv := inventory.New()
 	gate := failover.New(clock.RealClock{}, opts.EvictionRate, opts.UnhealthyClusterThreshold, opts.DefaultUnreachableTolerationSeconds)
+	gate.Fencing = clusters.Fencing{Grace: opts.ClusterGracePeriod, Margin: opts.FencingMargin}
 	if err := mgr.Add(gate.Runnable()); err != nil {
 		return nil, fmt.Errorf("adding the failover gate: %w", err)
 	}

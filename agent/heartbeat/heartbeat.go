@@ -5,6 +5,7 @@ package heartbeat
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -30,6 +31,11 @@ type Renewer struct {
 	// Clock times the renewals and stamps them; nil is the real clock. Tests inject a fake
 	// one to step through intervals instead of sleeping them.
 	Clock clock.Clock
+
+	mu sync.Mutex
+	// renewed is when the last renewal that succeeded was sent; started, when the renewer
+	// started, stands for it until one has.
+	renewed, started time.Time
 }
 
 func (r *Renewer) clock() clock.Clock {
@@ -47,11 +53,19 @@ const retryInterval = time.Second
 // hub notices only when renewals stop for its whole grace period.
 func (r *Renewer) Start(ctx context.Context) error {
 	logger := log.FromContext(ctx).WithName("heartbeat")
+	r.mu.Lock()
+	r.started = r.clock().Now()
+	r.mu.Unlock()
 	for {
 		next := r.Interval
-		if err := r.renew(ctx); err != nil {
+		sent := r.clock().Now()
+		if err := r.renew(ctx, sent); err != nil {
 			logger.Error(err, "renewing the hub lease")
 			next = retryInterval
+		} else {
+			r.mu.Lock()
+			r.renewed = sent
+			r.mu.Unlock()
 		}
 		timer := r.clock().NewTimer(next)
 		select {
@@ -63,9 +77,26 @@ func (r *Renewer) Start(ctx context.Context) error {
 	}
 }
 
-func (r *Renewer) renew(ctx context.Context) error {
+// Silence is how long the agent has gone without renewing its Lease: since it sent the
+// last renewal that succeeded (the hub cannot have seen it earlier), or, before any, since
+// the renewer started. It reads the clock's monotonic time, so a step in the time of day
+// neither shortens nor lengthens it. Zero before the renewer starts.
+func (r *Renewer) Silence() time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	from := r.renewed
+	if from.IsZero() {
+		from = r.started
+	}
+	if from.IsZero() {
+		return 0
+	}
+	return r.clock().Since(from)
+}
+
+func (r *Renewer) renew(ctx context.Context, sent time.Time) error {
 	leases := r.Hub.CoordinationV1().Leases(musterv1.MemberNamespace(r.Cluster))
-	now := metav1.NewMicroTime(r.clock().Now())
+	now := metav1.NewMicroTime(sent)
 	lease, err := leases.Get(ctx, LeaseName, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		_, err = leases.Create(ctx, &coordinationv1.Lease{

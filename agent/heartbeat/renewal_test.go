@@ -329,3 +329,42 @@ func TestRenewerStopsWithItsContext(t *testing.T) {
 		t.Errorf("lease renewed at %v after the renewer stopped", now.Spec.RenewTime)
 	}
 }
+
+// TestSilenceCountsFromTheLastRenewalThatSucceeded: the silence an agent fences its work
+// by grows from the renewer's start while the hub refuses it, falls to nothing when a
+// renewal succeeds, and grows again from that renewal, not from the refusals since.
+func TestSilenceCountsFromTheLastRenewalThatSucceeded(t *testing.T) {
+	const cluster = "silence"
+	member(t, cluster)
+	ns := musterv1.MemberNamespace(cluster)
+	agent := rest.CopyConfig(env.Config)
+	agent.Impersonate = rest.ImpersonationConfig{UserName: "muster:agent:" + cluster}
+	hub, err := kubernetes.NewForConfig(agent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk := fakeClock()
+	r := &heartbeat.Renewer{Hub: hub, Cluster: cluster, Holder: "agent-" + cluster, Interval: time.Hour, Clock: clk}
+	if got := r.Silence(); got != 0 {
+		t.Errorf("silence %s before the renewer starts, want none", got)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	go func() { _ = r.Start(ctx) }()
+	waitWaiting(t, clk)
+	clk.Step(5 * time.Second)
+	if got := r.Silence(); got != 5*time.Second {
+		t.Errorf("silence %s after 5s of refused renewals, want 5s, from the start", got)
+	}
+	grant(t, ns, "muster:agent:"+cluster)
+	envtest.Eventually(t, "a renewal that succeeds", func() (bool, string) {
+		waitWaiting(t, clk)
+		clk.Step(time.Second)
+		waitWaiting(t, clk)
+		return r.Silence() < time.Second, r.Silence().String()
+	})
+	clk.Step(10 * time.Minute)
+	if got := r.Silence(); got != 10*time.Minute {
+		t.Errorf("silence %s, 10m after the renewal, want 10m", got)
+	}
+}

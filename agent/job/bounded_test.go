@@ -61,7 +61,7 @@ func TestRoundBoundedByParallelism(t *testing.T) {
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
-		p := decideRound(job, pods, backoffRecord{}, time.Now())
+		p := decideRound(job, pods, backoffRecord{}, fence{}, time.Now())
 		runtime.ReadMemStats(&after)
 		if want := []int{1005}; !slices.Equal(p.create, want) {
 			t.Errorf("completions %d: creates %v, want %v", completions, p.create, want)
@@ -120,7 +120,7 @@ func BenchmarkIndexedRound(b *testing.B) {
 			now := time.Now()
 			b.ReportAllocs()
 			for b.Loop() {
-				decideRound(job, pods, backoffRecord{}, now)
+				decideRound(job, pods, backoffRecord{}, fence{}, now)
 			}
 		})
 	}

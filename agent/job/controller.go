@@ -57,6 +57,10 @@ type Reconciler struct {
 	// with the Job as the round left it. It is a seam for tests, which wait on it to know
 	// that the controller has seen a change before they check that nothing came of it.
 	RoundDone func(*batchv1.Job)
+	// HubSilence, when set, is how long the agent has gone without renewing its hub Lease
+	// (heartbeat.Renewer.Silence): the measure of the fence on shards whose copies must
+	// never run in two clusters at once. Unset, no Job is fenced.
+	HubSilence func() time.Duration
 
 	clusters percluster.Store[*clusterReconciler]
 }
@@ -74,6 +78,16 @@ type clusterReconciler struct {
 	refusals *patch.Refusals
 	// roundDone is the Reconciler's RoundDone, or nothing.
 	roundDone func(*batchv1.Job)
+	// hubSilence is the Reconciler's HubSilence, or nothing.
+	hubSilence func() time.Duration
+}
+
+// fence is the hub's fence on job now (see fenceOf); none without a measure of silence.
+func (r *clusterReconciler) fence(job *batchv1.Job) fence {
+	if r.hubSilence == nil {
+		return fence{}
+	}
+	return fenceOf(job, r.hubSilence())
 }
 
 func newClusterReconciler(cl cluster.Cluster, clk clock.PassiveClock, b rounds.Batching) *clusterReconciler {
@@ -99,7 +113,7 @@ func (r *Reconciler) batching() rounds.Batching {
 func (r *Reconciler) SetupWithManager(mgr mcmanager.Manager) error {
 	r.clusters.New = func(cl cluster.Cluster) *clusterReconciler {
 		c := newClusterReconciler(cl, r.Clock, r.batching())
-		c.roundDone = r.RoundDone
+		c.roundDone, c.hubSilence = r.RoundDone, r.HubSilence
 		return c
 	}
 	return mcbuilder.ControllerManagedBy(mgr).

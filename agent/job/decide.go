@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/musterhq/muster/api/indexset"
+	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 )
 
 // maxPodWritesPerRound bounds creations and deletions in one reconcile, as upstream does,
@@ -165,8 +166,9 @@ func countFinished(job *batchv1.Job, status *batchv1.JobStatus, pods []*corev1.P
 
 // decideEnd returns the condition that ends the job this round, or nil. The order is
 // upstream's: an earlier decision stands; then pod failure policy, backoff limits and
-// the deadline; then per-index limits; then the success policy and completions.
-func decideEnd(job *batchv1.Job, status *batchv1.JobStatus, pods []*corev1.Pod, t tally, active int32, now time.Time) *batchv1.JobCondition {
+// the deadline; then per-index limits; then the success policy and completions; then,
+// Muster's own, the hub's fence f.
+func decideEnd(job *batchv1.Job, status *batchv1.JobStatus, pods []*corev1.Pod, t tally, active int32, f fence, now time.Time) *batchv1.JobCondition {
 	if c := finishing(status); c != nil {
 		return c
 	}
@@ -202,6 +204,10 @@ func decideEnd(job *batchv1.Job, status *batchv1.JobStatus, pods []*corev1.Pod, 
 	}
 	if complete {
 		return newCondition(batchv1.JobSuccessCriteriaMet, reasonCompletionsReached, "Reached expected number of succeeded pods", now)
+	}
+	if f.message != "" {
+		// Last: what the pods already did decides first, and a fence does not undo it.
+		return newCondition(batchv1.JobFailureTarget, musterv1.JobReasonFenced, f.message, now)
 	}
 	return nil
 }

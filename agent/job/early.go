@@ -41,7 +41,7 @@ func (r *clusterReconciler) replaceEarly(ctx context.Context, req ctrl.Request) 
 	if !r.expectations.Satisfied(req.NamespacedName, pods) {
 		return true, nil
 	}
-	toCreate, retry := replacements(job, pods, r.backoff.get(job.UID), r.Clock.Now())
+	toCreate, retry := replacements(job, pods, r.backoff.get(job.UID), r.fence(job), r.Clock.Now())
 	if len(toCreate) == 0 {
 		return false, nil
 	}
@@ -53,8 +53,8 @@ func (r *clusterReconciler) replaceEarly(ctx context.Context, req ctrl.Request) 
 // succeeded since its status was last written, and none when the round has more to do
 // than create pods. The round's decision is decideRound's; the backoff it folds is not
 // stored here, as the round folds the same pods again.
-func replacements(job *batchv1.Job, pods []*corev1.Pod, backoff backoffRecord, now time.Time) ([]int, map[int]indexRetry) {
-	p := decideRound(job, pods, backoff, now)
+func replacements(job *batchv1.Job, pods []*corev1.Pod, backoff backoffRecord, f fence, now time.Time) ([]int, map[int]indexRetry) {
+	p := decideRound(job, pods, backoff, f, now)
 	if !p.onlyReplaces() {
 		return nil, nil
 	}

@@ -47,7 +47,7 @@ func TestReplacements(t *testing.T) {
 			pods: []*corev1.Pod{tracked("a").Index(0).Running().Obj(), tracked("b").Index(1).Phase(corev1.PodSucceeded).Obj(), tracked("c").Index(2).Running().Obj()}, want: 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, _ := replacements(tc.job, tc.pods, tc.backoff, t0)
+			got, _ := replacements(tc.job, tc.pods, tc.backoff, fence{}, t0)
 			if len(got) != tc.want {
 				t.Errorf("replacements = %v, want %d pods", got, tc.want)
 			}
@@ -58,7 +58,7 @@ func TestReplacements(t *testing.T) {
 func TestReplacementsOfAnIndexedJob(t *testing.T) {
 	job := builders.MakeJob("j", "ns").Indexed().Parallelism(2).Completions(4).Obj()
 	pods := []*corev1.Pod{tracked("a").Index(0).Phase(corev1.PodSucceeded).Obj(), tracked("b").Index(1).Running().Obj()}
-	got, _ := replacements(job, pods, backoffRecord{}, t0)
+	got, _ := replacements(job, pods, backoffRecord{}, fence{}, t0)
 	if diff := cmp.Diff([]int{2}, got); diff != "" {
 		t.Errorf("replacements (-want +got):\n%s", diff)
 	}

@@ -3,6 +3,7 @@ package job
 import (
 	"math"
 	"testing"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -10,6 +11,7 @@ import (
 	"github.com/musterhq/muster/internal/testing/builders"
 
 	"github.com/musterhq/muster/api/indexset"
+	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 )
 
 func TestDecideEnd(t *testing.T) {
@@ -29,6 +31,7 @@ func TestDecideEnd(t *testing.T) {
 		pods   []*corev1.Pod
 		tally  tally
 		active int32
+		fence  fence
 		want   want
 	}{
 		{
@@ -166,9 +169,37 @@ func TestDecideEnd(t *testing.T) {
 			name: "without completions and without a success the job runs on",
 			job:  job().Parallelism(2).Obj(),
 		},
+		{
+			name:   "the hub's fence fails a running job",
+			job:    job().Completions(3).Obj(),
+			tally:  tally{succeeded: 1},
+			active: 2,
+			fence:  fence{message: "cut off"},
+			want:   failure(musterv1.JobReasonFenced),
+		},
+		{
+			name:  "a job that reached its completions completes, fenced or not",
+			job:   job().Completions(1).Obj(),
+			tally: tally{succeeded: 1},
+			fence: fence{message: "cut off"},
+			want:  success(reasonCompletionsReached),
+		},
+		{
+			name:  "a job past its backoff limit fails for that, not for the fence",
+			job:   job().BackoffLimit(0).Obj(),
+			tally: tally{failed: 1},
+			fence: fence{message: "cut off"},
+			want:  failure(reasonBackoffLimit),
+		},
+		{
+			name:   "a fence not yet due leaves the job running",
+			job:    job().Completions(3).Obj(),
+			active: 3,
+			fence:  fence{left: time.Minute},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := decideEnd(tc.job, &tc.job.Status, tc.pods, tc.tally, tc.active, t0)
+			got := decideEnd(tc.job, &tc.job.Status, tc.pods, tc.tally, tc.active, tc.fence, t0)
 			switch {
 			case got == nil && tc.want != (want{}):
 				t.Errorf("no decision, want %s (%s)", tc.want.condition, tc.want.reason)

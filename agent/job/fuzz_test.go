@@ -21,7 +21,7 @@ func FuzzIndexedRound(f *testing.F) {
 		job, pods := indexedRound(completions, parallelism, done)
 		now := time.Now()
 		var create []int
-		allocs := testing.AllocsPerRun(1, func() { create = decideRound(job, pods, backoffRecord{}, now).create })
+		allocs := testing.AllocsPerRun(1, func() { create = decideRound(job, pods, backoffRecord{}, fence{}, now).create })
 		if len(create) > int(parallelism) || len(create) > maxPodWritesPerRound {
 			t.Fatalf("creates %d pods at parallelism %d", len(create), parallelism)
 		}

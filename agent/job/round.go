@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/musterhq/muster/internal/patch"
 )
 
 // roundPlan is what one round of a Job decides from the Job, its pods and its recreation
@@ -50,7 +52,7 @@ type roundPlan struct {
 // and released, record the pods that finished since, decide whether the Job ends, and plan
 // the pods it needs. It is the whole decision of sync, and what the early replacement of
 // succeeded pods creates (see replaceEarly).
-func decideRound(job *batchv1.Job, pods []*corev1.Pod, backoff backoffRecord, now time.Time) roundPlan {
+func decideRound(job *batchv1.Job, pods []*corev1.Pod, backoff backoffRecord, f fence, now time.Time) roundPlan {
 	status := job.Status.DeepCopy()
 	if status.StartTime == nil && !suspended(job) {
 		status.StartTime = &metav1.Time{Time: now}
@@ -63,7 +65,7 @@ func decideRound(job *batchv1.Job, pods []*corev1.Pod, backoff backoffRecord, no
 		status:  status,
 		tally:   t,
 		backoff: backoff.fold(t.newSucceeded, slices.Concat(t.newFailed, t.newIgnored)),
-		end:     decideEnd(job, status, pods, t, int32(len(active)), now),
+		end:     decideEnd(job, status, pods, t, int32(len(active)), f, now),
 		active:  active,
 		retry:   retry,
 	}
@@ -83,8 +85,11 @@ func decideRound(job *batchv1.Job, pods []*corev1.Pod, backoff backoffRecord, no
 		// No pod runs or waits to be counted (stopping one would leave it terminating).
 		finish(status, p.end, now)
 	}
-	if left, ok := deadlineLeft(job, status, now); ok && left > 0 && (p.requeue == 0 || left < p.requeue) {
-		p.requeue = left
+	if left, ok := deadlineLeft(job, status, now); ok && left > 0 {
+		p.requeue = patch.Soonest(p.requeue, left)
+	}
+	if p.end == nil {
+		p.requeue = patch.Soonest(p.requeue, f.left)
 	}
 	return p
 }
@@ -123,7 +128,7 @@ func (p *roundPlan) onlyReplaces() bool {
 // once the status holds them release the pods it records (the next round counts them).
 // One status write per round, like one round per batch of pod events.
 func (r *clusterReconciler) sync(ctx context.Context, job *batchv1.Job, pods []*corev1.Pod) (ctrl.Result, error) {
-	p := decideRound(job, pods, r.backoff.get(job.UID), r.Clock.Now())
+	p := decideRound(job, pods, r.backoff.get(job.UID), r.fence(job), r.Clock.Now())
 	r.backoff.set(job.UID, p.backoff)
 
 	var deleted, created int32

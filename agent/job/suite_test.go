@@ -5,6 +5,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -42,10 +43,15 @@ const (
 // kube-controller-manager: tests play the kubelet by setting pod phases.
 func TestMain(m *testing.M) {
 	os.Exit(envtest.MainMulticluster(m, &env, func(mgr mcmanager.Manager) error {
-		r := &job.Reconciler{Manager: mgr, Clock: clock, Workers: 4, BatchPeriod: batchPeriod, BatchQuiet: batchQuiet, RoundDone: func(j *batchv1.Job) { seen.Done(j) }}
+		r := &job.Reconciler{Manager: mgr, Clock: clock, Workers: 4, BatchPeriod: batchPeriod, BatchQuiet: batchQuiet, RoundDone: func(j *batchv1.Job) { seen.Done(j) },
+			HubSilence: func() time.Duration { return time.Duration(hubSilence.Load()) }}
 		return r.SetupWithManager(mgr)
 	}))
 }
+
+// hubSilence is how long the agent has gone without reaching the hub, as the tests of
+// fenced Jobs set it; a Job without a fence never reads it.
+var hubSilence atomic.Int64
 
 // seen records the rounds of the controller: the newest version of each job a round
 // read and finished with.

@@ -85,6 +85,15 @@ const (
 	// local index i runs the i-th of them, shown as IndexOffsetAnnotation's are.
 	CompletionIndexesAnnotation = "muster.dev/completion-indexes"
 
+	// FenceAfterAnnotation, on a shard Job whose template has podReplacementPolicy:
+	// Failed, is how long (a Go duration) its agent may go without renewing its hub Lease
+	// before it stops the Job, so that the hub, which moves the shard only later, never
+	// runs it in two clusters at once. The Job then fails with reason JobReasonFenced.
+	FenceAfterAnnotation = "muster.dev/fence-after"
+	// JobReasonFenced is the reason of the condition that ends a shard Job its agent
+	// stopped because it lost the hub for longer than FenceAfterAnnotation allows.
+	JobReasonFenced = "Fenced"
+
 	// PartLabel, on a Work that carries the unfinished part of an evicted shard of a
 	// Divided FleetJob, tells it from the job's other shard in the same cluster: every
 	// part placed for one eviction has the same, derived from the evicted Work.

@@ -57,15 +57,17 @@ func TestMonitoringQueriesNameExportedMetrics(t *testing.T) {
 	}
 }
 
-// TestAStoppedAgentIsAlertedAndItsWorkMoves stops member2's agent under a Single and a
-// Duplicate FleetJob, which tolerate an unreachable cluster for a few seconds. It scrapes
-// the hub every few seconds into a TSDB, as Prometheus would, evaluating the
-// PrometheusRule's MemberUnreachable after each scrape: it must fire for member2 once the
-// grace period and its for have passed, and never for member1, whose agent runs. Meanwhile
-// the jobs move off member2 and complete on member1. Then member1's agent stops too, and
-// nothing moves; the agents, started again, delete the shards the hub withdrew. One stop
-// serves all of it, to keep the suite short.
-func TestAStoppedAgentIsAlertedAndItsWorkMoves(t *testing.T) {
+// TestACutOffAgentIsAlertedAndItsWorkMoves cuts member2's agent off from the hub (a
+// partition: the agent runs on, and so do its member's pods) under FleetJobs and a
+// BroadcastJob that tolerate an unreachable cluster for a few seconds. It scrapes the hub
+// every few seconds into a TSDB, as Prometheus would, evaluating the PrometheusRule's
+// MemberUnreachable after each scrape: it must fire for member2 once the grace period and
+// its for have passed, and never for member1, whose agent reaches the hub. Meanwhile the
+// jobs move off member2 and complete on member1, the fenced one without an index running
+// in both at once. Then member1's agent is cut off too, and nothing moves; the agents,
+// reaching the hub again, delete the shards the hub withdrew. One partition serves all of
+// it, to keep the suite short.
+func TestACutOffAgentIsAlertedAndItsWorkMoves(t *testing.T) {
 	rule, err := monitoring.AlertingRule("MemberUnreachable")
 	if err != nil {
 		t.Fatal(err)
@@ -73,17 +75,17 @@ func TestAStoppedAgentIsAlertedAndItsWorkMoves(t *testing.T) {
 	store := teststorage.New(t)
 	query := rules.EngineQueryFunc(promqltest.NewTestEngine(t, false, 0, promqltest.DefaultMaxSamplesPerQuery), store)
 	work := placeFailoverWork(t)
-	muster.Agents[member2.Name].Stop()
+	muster.Links[member2.Name].Cut()
 	back := false
 	defer func() {
 		if !back {
-			restartAgent(t, member2)
+			reconnect(t, member2)
 		}
 	}()
 	stopped := time.Now()
 	for deadline := stopped.Add(100 * time.Second); ; time.Sleep(5 * time.Second) {
 		if time.Now().After(deadline) {
-			t.Fatalf("MemberUnreachable did not fire for %s within %s of stopping its agent", member2.Name, time.Since(stopped).Round(time.Second))
+			t.Fatalf("MemberUnreachable did not fire for %s within %s of cutting its agent off", member2.Name, time.Since(stopped).Round(time.Second))
 		}
 		ts := scrapeInto(t, store, muster.MetricsURLs["hub"], "muster_member_heartbeat_age_seconds")
 		firing, _, err := monitoring.Firing(t.Context(), rule, query, ts)
@@ -92,19 +94,19 @@ func TestAStoppedAgentIsAlertedAndItsWorkMoves(t *testing.T) {
 		}
 		clusters := alertClusters(firing)
 		if clusters[member1.Name] {
-			t.Fatalf("MemberUnreachable fired for %s, whose agent runs", member1.Name)
+			t.Fatalf("MemberUnreachable fired for %s, whose agent reaches the hub", member1.Name)
 		}
 		if clusters[member2.Name] {
-			t.Logf("MemberUnreachable fired for %s %s after its agent stopped", member2.Name, time.Since(stopped).Round(time.Second))
+			t.Logf("MemberUnreachable fired for %s %s after its agent was cut off", member2.Name, time.Since(stopped).Round(time.Second))
 			break
 		}
 	}
 	t.Run("its work moves to member1", func(t *testing.T) { work.expectMoved(t, stopped) })
-	t.Run("with every agent stopped, nothing moves", func(t *testing.T) {
-		defer restartAgent(t, member1)
-		work.expectNothingMovesWithEveryAgentStopped(t)
+	t.Run("with every agent cut off, nothing moves", func(t *testing.T) {
+		defer reconnect(t, member1)
+		work.expectNothingMovesWithEveryAgentCutOff(t)
 	})
-	restartAgent(t, member2)
+	reconnect(t, member2)
 	back = true
 	t.Run("its agent, back, deletes the withdrawn shards", work.expectWithdrawn)
 }
@@ -148,12 +150,10 @@ func alertClusters(alerts []*rules.Alert) map[string]bool {
 	return out
 }
 
-// restartAgent starts member's agent again and waits until the hub sees it Available, as
+// reconnect heals member's link to the hub and waits until the hub sees it Available, as
 // the suite's other tests expect.
-func restartAgent(t *testing.T, member *framework.Cluster) {
-	if err := muster.StartAgent(member); err != nil {
-		t.Fatal(err)
-	}
+func reconnect(t *testing.T, member *framework.Cluster) {
+	muster.Links[member.Name].Heal()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if _, err := framework.WaitForClusterCondition(ctx, fleet.Hub, member.Name, musterv1.MemberClusterAvailable, metav1.ConditionTrue, time.Minute); err != nil {

@@ -9,12 +9,15 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -26,11 +29,15 @@ import (
 // toleration is how long the failover jobs tolerate an unreachable cluster.
 const toleration = 5 * time.Second
 
-// failoverWork is a Single FleetJob running on member2, a Duplicate one and a Divided
-// Indexed one on both members, and a long Single one on member1, for member2's agent and
-// then member1's to be stopped under them.
+// failoverWork is a Single FleetJob running on member2, a Duplicate one and two Divided
+// Indexed ones on both members (one of them fenced), and a long Single one on member1,
+// for member2's agent and then member1's to be cut off from the hub under them.
 type failoverWork struct {
 	single, duplicate, divided, stays *musterv1.FleetJob
+	// fenced is Divided and Indexed with podReplacementPolicy: Failed; fencedPods log its
+	// pods in each member from before the cut on.
+	fenced     *musterv1.FleetJob
+	fencedPods map[string]*podLog
 	// everywhere is a BroadcastJob on both members' work nodes.
 	everywhere *musterv1.BroadcastJob
 	// failoversBefore is the hub's muster_failovers_total{kind="FleetJob"} before.
@@ -59,9 +66,14 @@ func placeFailoverWork(t *testing.T) *failoverWork {
 	})
 	w.duplicate = create(t, newFleetJob("copies", musterv1.PlacementDuplicate, 1, 1, lasting(20*time.Second), tolerateUnreachable))
 	w.divided = create(t, newFleetJob("remainder", musterv1.PlacementDivided, 2, 4, indexedMode, lasting(10*time.Second), tolerateUnreachable))
+	// Its pods outlast the fence (25 s of silence: the grace period, 40 s, and the
+	// toleration, 5 s, less the suite's margin, 20 s), so that the fence is what stops them.
+	w.fenced = create(t, newFleetJob("fenced", musterv1.PlacementDivided, 2, 4, indexedMode, lasting(40*time.Second), tolerateUnreachable, fencedTemplate))
 	w.stays = create(t, newFleetJob("stays", musterv1.PlacementSingle, 1, 1, lasting(10*time.Minute), tolerateUnreachable))
 	waitForShards(t, w.stays, member1.Name)
 	waitForShards(t, w.divided, member1.Name, member2.Name)
+	waitForShards(t, w.fenced, member1.Name, member2.Name)
+	w.fencedPods = map[string]*podLog{member1.Name: watchPods(t, member1, w.fenced.Name), member2.Name: watchPods(t, member2, w.fenced.Name)}
 	w.everywhere = newBroadcastJob("everywhere", broadcastOutcome("Succeeded", 20*time.Second), func(j *musterv1.BroadcastJob) {
 		j.Spec.Placement.Tolerations = []corev1.Toleration{{
 			Key: musterv1.UnreachableTaintKey, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To(int64(toleration / time.Second)),
@@ -71,20 +83,20 @@ func placeFailoverWork(t *testing.T) *failoverWork {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = fleet.Hub.Client.Delete(context.Background(), w.everywhere) })
-	for _, fj := range []*musterv1.FleetJob{w.single, w.duplicate, w.divided, w.stays} {
+	for _, fj := range []*musterv1.FleetJob{w.single, w.duplicate, w.divided, w.fenced, w.stays} {
 		waitForPhase(t, fj, musterv1.JobRunning, time.Minute)
 	}
 	waitForBroadcastPhase(t, w.everywhere, musterv1.BroadcastJobRunning)
 	return w
 }
 
-// expectNothingMovesWithEveryAgentStopped stops member1's agent too: once the hub has
+// expectNothingMovesWithEveryAgentCutOff cuts member1's agent off too: once the hub has
 // said it holds the eviction of the job on member1 (every cluster the job selects is
 // unreachable, so the hub may be the one cut off), the job is still there and no
 // eviction was counted.
-func (w *failoverWork) expectNothingMovesWithEveryAgentStopped(t *testing.T) {
+func (w *failoverWork) expectNothingMovesWithEveryAgentCutOff(t *testing.T) {
 	before := failovers(t)
-	muster.Agents[member1.Name].Stop()
+	muster.Links[member1.Name].Cut()
 	err := framework.Until(t.Context(), 2*time.Minute, "a FailoverHeld event on FleetJob stays", func(ctx context.Context) (bool, string, error) {
 		var list eventsv1.EventList
 		if err := fleet.Hub.Client.List(ctx, &list, client.InNamespace(ns)); err != nil {
@@ -106,14 +118,14 @@ func (w *failoverWork) expectNothingMovesWithEveryAgentStopped(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(got.Status.Clusters) != 1 || got.Status.Clusters[0].ClusterName != member1.Name || got.Status.Clusters[0].Phase == musterv1.JobEvicted {
-		t.Errorf("with every agent stopped, %s's shards are %+v; want it left on %s", got.Name, got.Status.Clusters, member1.Name)
+		t.Errorf("with every agent cut off, %s's shards are %+v; want it left on %s", got.Name, got.Status.Clusters, member1.Name)
 	}
 	if n := failovers(t) - before; n != 0 {
-		t.Errorf("%v evictions counted with every agent stopped", n)
+		t.Errorf("%v evictions counted with every agent cut off", n)
 	}
 }
 
-// expectMoved waits until, with member2's agent stopped at stopped, the Single job has
+// expectMoved waits until, with member2's agent cut off at stopped, the Single job has
 // moved to member1 and completed there and the Duplicate job has dropped member2's copy
 // and completed on member1, and logs the timeline.
 func (w *failoverWork) expectMoved(t *testing.T, stopped time.Time) {
@@ -143,9 +155,11 @@ func (w *failoverWork) expectMoved(t *testing.T, stopped time.Time) {
 		t.Logf("%s: agent stopped; evicted %s later; complete %s later", fj.Name,
 			evictedAt.Sub(stopped).Round(time.Second), fj.Status.CompletionTime.Sub(stopped).Round(time.Second))
 	}
-	w.expectIndexesOnce(t, stopped)
-	if got := failovers(t) - w.failoversBefore; got < 3 {
-		t.Errorf("muster_failovers_total{kind=FleetJob} rose by %v, want 3", got)
+	w.expectIndexesOnce(t, w.divided, stopped)
+	w.expectIndexesOnce(t, w.fenced, stopped)
+	w.expectFenced(t, stopped)
+	if got := failovers(t) - w.failoversBefore; got < 4 {
+		t.Errorf("muster_failovers_total{kind=FleetJob} rose by %v, want 4", got)
 	}
 	w.expectCompleteOnTheRest(t, stopped)
 }
@@ -174,8 +188,8 @@ func (w *failoverWork) expectCompleteOnTheRest(t *testing.T, stopped time.Time) 
 // counted every index once: the indexes it saw succeed on member2 before the agent
 // stopped, and those member1 ran, its own and the part that moved to it, make 0-3 with
 // none twice; member1's pods say the same by their fleet indexes.
-func (w *failoverWork) expectIndexesOnce(t *testing.T, stopped time.Time) {
-	fj := waitForPhase(t, w.divided, musterv1.JobComplete, 2*time.Minute)
+func (w *failoverWork) expectIndexesOnce(t *testing.T, divided *musterv1.FleetJob, stopped time.Time) {
+	fj := waitForPhase(t, divided, musterv1.JobComplete, 2*time.Minute)
 	counted := map[string]int{}
 	var evictedAt time.Time
 	for _, c := range fj.Status.Clusters {
@@ -196,7 +210,7 @@ func (w *failoverWork) expectIndexesOnce(t *testing.T, stopped time.Time) {
 		t.Errorf("%s counts %d succeeded (%s), want 4 (4/4)", fj.Name, fj.Status.Succeeded, fj.Status.Progress)
 	}
 	var pods corev1.PodList
-	if err := member1.Client.List(t.Context(), &pods, client.InNamespace(ns), client.MatchingLabels{"app": w.divided.Name}); err != nil {
+	if err := member1.Client.List(t.Context(), &pods, client.InNamespace(ns), client.MatchingLabels{"app": divided.Name}); err != nil {
 		t.Fatal(err)
 	}
 	ran := map[string]int{}
@@ -212,7 +226,122 @@ func (w *failoverWork) expectIndexesOnce(t *testing.T, stopped time.Time) {
 	}
 	t.Logf("%s: agent stopped; evicted %s later; complete %s later; member1 ran fleet indexes %v", fj.Name,
 		evictedAt.Sub(stopped).Round(time.Second), fj.Status.CompletionTime.Sub(stopped).Round(time.Second), slices.Sorted(maps.Keys(ran)))
-	logCopies(t, w.divided.Name, stopped, pods.Items)
+	logCopies(t, divided.Name, stopped, pods.Items)
+}
+
+// fencedTemplate asks for no replacement pod before the old one is gone, which makes the
+// hub fence the job's shards, with a termination grace period well within the suite's
+// fencing margin.
+func fencedTemplate(fj *musterv1.FleetJob) {
+	fj.Spec.Template.Spec.PodReplacementPolicy = ptr.To(batchv1.Failed)
+	fj.Spec.Template.Spec.Template.Spec.TerminationGracePeriodSeconds = ptr.To[int64](5)
+}
+
+// expectFenced checks, by the API servers' own timestamps, that the fenced job never ran
+// an index in both members at once: member2's agent, cut off, deleted its pods (each
+// deletion timestamp, when its grace period ends, is the latest it can still run) before
+// member1's first pod of the part that moved there was created; and its Job says Fenced.
+func (w *failoverWork) expectFenced(t *testing.T, stopped time.Time) {
+	var lastGone time.Time
+	cutOff := w.fencedPods[member2.Name].seen()
+	for name, p := range cutOff {
+		if p.deleting.IsZero() {
+			t.Errorf("%s: member2's pod %s (fleet index %s) was never deleted", w.fenced.Name, name, p.index)
+			continue
+		}
+		lastGone = later(lastGone, p.deleting)
+		t.Logf("%s: member2's pod for fleet index %s created %s, deleted (grace over) %s after the cut", w.fenced.Name, p.index,
+			p.created.Sub(stopped).Round(time.Second), p.deleting.Sub(stopped).Round(time.Second))
+	}
+	var firstPart time.Time
+	for _, p := range w.fencedPods[member1.Name].seen() {
+		if !strings.Contains(p.job, "-part-") {
+			continue
+		}
+		if firstPart.IsZero() || p.created.Before(firstPart) {
+			firstPart = p.created
+		}
+		t.Logf("%s: member1's replacement for fleet index %s created %s after the cut", w.fenced.Name, p.index, p.created.Sub(stopped).Round(time.Second))
+	}
+	switch {
+	case len(cutOff) == 0 || firstPart.IsZero():
+		t.Errorf("%s: saw %d pods in member2 and a replacement in member1 at %v; want both", w.fenced.Name, len(cutOff), firstPart)
+	case !lastGone.Before(firstPart):
+		t.Errorf("%s: member2's last pod could run until %s after the cut, member1's replacement was created %s after it: two copies at once",
+			w.fenced.Name, lastGone.Sub(stopped).Round(time.Second), firstPart.Sub(stopped).Round(time.Second))
+	default:
+		t.Logf("%s: gap between member2's last pod gone and member1's first replacement: %s", w.fenced.Name, firstPart.Sub(lastGone).Round(time.Second))
+	}
+	var jobs batchv1.JobList
+	if err := member2.Client.List(t.Context(), &jobs, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range jobs.Items {
+		if j.Name == w.fenced.Name && !slices.ContainsFunc(j.Status.Conditions, func(c batchv1.JobCondition) bool {
+			return c.Type == batchv1.JobFailed && c.Reason == musterv1.JobReasonFenced
+		}) {
+			t.Errorf("member2's Job %s has conditions %+v; want Failed with reason %s", j.Name, j.Status.Conditions, musterv1.JobReasonFenced)
+		}
+	}
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// podSeen is what a watch saw of a pod: when it was created and when its deletion
+// timestamp says its grace period ends, by its member's API server; its Job and fleet index.
+type podSeen struct {
+	created, deleting time.Time
+	job, index        string
+}
+
+// podLog is the pods of one job in one member, as a watch saw them.
+type podLog struct {
+	mu   sync.Mutex
+	pods map[string]podSeen
+}
+
+func (l *podLog) seen() map[string]podSeen {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return maps.Clone(l.pods)
+}
+
+// watchPods logs the pods labelled app=job in member from now until the test ends: a
+// deleted pod vanishes at once in a kwok cluster, and with it its deletion timestamp.
+func watchPods(t *testing.T, member *framework.Cluster, job string) *podLog {
+	t.Helper()
+	w, err := member.Clientset.CoreV1().Pods(ns).Watch(context.Background(), metav1.ListOptions{LabelSelector: "app=" + job})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+	l := &podLog{pods: map[string]podSeen{}}
+	go func() {
+		for ev := range w.ResultChan() {
+			p, ok := ev.Object.(*corev1.Pod)
+			if !ok {
+				continue
+			}
+			l.mu.Lock()
+			seen := l.pods[p.Name]
+			seen.created = p.CreationTimestamp.Time
+			seen.index = p.Annotations[musterv1.GlobalIndexAnnotation]
+			if ref := metav1.GetControllerOf(p); ref != nil {
+				seen.job = ref.Name
+			}
+			if p.DeletionTimestamp != nil {
+				seen.deleting = p.DeletionTimestamp.Time
+			}
+			l.pods[p.Name] = seen
+			l.mu.Unlock()
+		}
+	}()
+	return l
 }
 
 // logCopies logs, for the note's timeline, when the pods of job on member2 (cut off from
@@ -258,7 +387,7 @@ func (w *failoverWork) expectWithdrawn(t *testing.T) {
 		}
 		var left []string
 		for _, j := range jobs.Items {
-			if j.Name == w.single.Name || j.Name == w.duplicate.Name || j.Name == w.divided.Name {
+			if j.Name == w.single.Name || j.Name == w.duplicate.Name || j.Name == w.divided.Name || j.Name == w.fenced.Name {
 				left = append(left, j.Name)
 			}
 		}

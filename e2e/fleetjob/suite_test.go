@@ -31,7 +31,7 @@ const (
 )
 
 // parallelTests is how many tests run at once. The two that stop or kill an agent
-// (TestAStoppedAgentIsAlertedAndItsWorkMoves, TestAgentKilledMidRunLosesNoCompletionAndAddsNoPod)
+// (TestACutOffAgentIsAlertedAndItsWorkMoves, TestAgentKilledMidRunLosesNoCompletionAndAddsNoPod)
 // run first, alone; the others each follow their own FleetJob, chosen by name or label,
 // and run together after them. They wait on the fleet far more than they compute.
 const parallelTests = 4
@@ -41,7 +41,12 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	os.Exit(framework.RunSuite(m, framework.SuiteConfig{Name: "fleetjob", Fleet: framework.FleetOptions{Members: 2}, Prepare: addNodes}, &fleet, &muster))
+	os.Exit(framework.RunSuite(m, framework.SuiteConfig{
+		Name: "fleetjob", Fleet: framework.FleetOptions{Members: 2}, Prepare: addNodes,
+		// Each agent reaches the hub through a link the failover test cuts; the fencing
+		// margin is short enough for its jobs, whose pods stop within 5 s.
+		LinkAgents: true, HubArgs: []string{"--fencing-margin=20s"},
+	}, &fleet, &muster))
 }
 
 // addNodes gives each member four nodes of pool "work"; member2 also has the node whose

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/url"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -41,6 +42,10 @@ type Muster struct {
 	// MetricsURLs are the Prometheus endpoints of the processes started, by process name
 	// ("hub", "agent-member1"), each on a free local port.
 	MetricsURLs map[string]string
+	// LinkAgents joins each member through a Link of its own, for tests that partition an
+	// agent from the hub; Links holds them by member name.
+	LinkAgents bool
+	Links      map[string]*Link
 }
 
 var joinLine = regexp.MustCompile(`musterctl (join .*) --cluster-name <name>`)
@@ -51,7 +56,7 @@ func InstallHub(ctx context.Context, f *Fleet) (*Muster, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Muster{Fleet: f, Bin: bin, Agents: map[string]*Process{}, Hubs: map[string]*Process{}, MetricsURLs: map[string]string{}}
+	m := &Muster{Fleet: f, Bin: bin, Agents: map[string]*Process{}, Hubs: map[string]*Process{}, MetricsURLs: map[string]string{}, Links: map[string]*Link{}}
 	out, err := m.Musterctl(ctx, f.Hub, "init", "--no-deploy")
 	if err != nil {
 		return nil, err
@@ -167,8 +172,34 @@ func FreePort() (int, error) {
 	return port, l.Close()
 }
 
+// link makes member's Link to the hub and returns the join arguments that name it as the
+// hub's address.
+func (m *Muster) link(member *Cluster) ([]string, error) {
+	hubURL := ""
+	for i, a := range m.JoinArgs {
+		if v, ok := strings.CutPrefix(a, "--hub-apiserver="); ok {
+			hubURL = v
+		} else if a == "--hub-apiserver" && i+1 < len(m.JoinArgs) {
+			hubURL = m.JoinArgs[i+1]
+		}
+	}
+	u, err := url.Parse(hubURL)
+	if err != nil || u.Host == "" {
+		return nil, fmt.Errorf("the join line names no hub address to link %s through (%q): %v", member.Name, hubURL, err)
+	}
+	l, err := NewLink(u.Host)
+	if err != nil {
+		return nil, err
+	}
+	m.Links[member.Name] = l
+	return []string{"--hub-apiserver", "https://" + l.Addr()}, nil
+}
+
 // Stop stops the hub and agent processes.
 func (m *Muster) Stop() {
+	for _, l := range m.Links {
+		l.Close()
+	}
 	for _, p := range m.Agents {
 		p.Stop()
 	}
@@ -229,8 +260,16 @@ func (m *Muster) JoinAndAccept(ctx context.Context, members []*Cluster, agentArg
 	// musterctl join writes only to its own member (and reads the hub): the members join at once.
 	var joins errgroup.Group
 	for _, member := range members {
+		var through []string
+		if m.LinkAgents {
+			arg, err := m.link(member)
+			if err != nil {
+				return err
+			}
+			through = arg
+		}
 		joins.Go(func() error {
-			_, err := m.Join(ctx, member, member.Name)
+			_, err := m.Join(ctx, member, member.Name, through...)
 			return err
 		})
 	}

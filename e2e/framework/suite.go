@@ -22,6 +22,8 @@ type SuiteConfig struct {
 	Join func(*Fleet) []*Cluster
 	// HubArgs are extra muster-hub flags.
 	HubArgs []string
+	// LinkAgents joins every member through a Link the tests can cut (Muster.Links).
+	LinkAgents bool
 }
 
 // RunSuite is the TestMain of such a suite: it brings the fleet up, installs the hub, runs
@@ -73,6 +75,7 @@ func RunSuite(m *testing.M, cfg SuiteConfig, fleet **Fleet, muster **Muster) int
 		return 1
 	}
 	*muster = mu
+	mu.LinkAgents = cfg.LinkAgents
 	phase("hub installed")
 	if err := mu.StartHubProcess(append([]string{"--leader-elect=false"}, cfg.HubArgs...)...); err != nil {
 		fmt.Fprintln(os.Stderr, err)

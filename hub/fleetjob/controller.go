@@ -287,8 +287,13 @@ func (r *Reconciler) placeFirst(ctx context.Context, snap *snapshot) (outcome, e
 		meta.SetStatusCondition(&status.Conditions, d.scheduled)
 		return outcome{status: status}, nil
 	}
+	var fence time.Duration
+	if r.Failover != nil {
+		fence, _ = r.fencing(fj)
+	}
 	works := make([]*musterv1.Work, len(d.shards))
 	for i, s := range d.shards {
+		s.fence = fence
 		w, err := newWork(fj, s)
 		if err != nil {
 			return outcome{}, err

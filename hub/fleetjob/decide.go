@@ -139,6 +139,9 @@ func shardPhase(s shardState) musterv1.JobPhase {
 		return musterv1.JobPending
 	case jobCondition(s.status, batchv1.JobComplete):
 		return musterv1.JobComplete
+	case fencedBy(s) != "":
+		// Not a failure of the job's: its agent stopped it for the hub to move it.
+		return musterv1.JobRunning
 	case jobCondition(s.status, batchv1.JobFailed):
 		return musterv1.JobFailed
 	case jobCondition(s.status, batchv1.JobSuspended):

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -30,10 +31,53 @@ const maxEvicted = 8
 // heldRecheck is how soon an eviction held by the disruption gate is looked at again.
 const heldRecheck = 30 * time.Second
 
-// eviction is a shard due to leave its cluster, and why.
+// eviction is a shard due to leave its cluster, and why: a NoExecute taint, or its
+// agent's fence.
 type eviction struct {
 	state shardState
 	why   clusters.Eviction
+	// fenced is the message with which the shard's agent ended its Job, cut off from
+	// the hub past the shard's fence (see fencedBy).
+	fenced string
+}
+
+// describe says why the shard leaves, for its status entry and events.
+func (e eviction) describe() string {
+	if e.fenced != "" {
+		return "its agent stopped it, cut off from the hub: " + e.fenced
+	}
+	return e.why.Describe()
+}
+
+// fencedBy returns the message with which a shard's agent ended its Job for the hub's
+// fence; empty when it did not.
+func fencedBy(s shardState) string {
+	if s.status == nil {
+		return ""
+	}
+	for _, c := range s.status.Conditions {
+		if (c.Type == batchv1.JobFailureTarget || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue && c.Reason == musterv1.JobReasonFenced {
+			return c.Message
+		}
+	}
+	return ""
+}
+
+// fencing returns the fence fj's shards carry and the eviction policy that moves them no
+// sooner than the margin after their agents stop them; no fence for a job whose Job
+// template replaces a pod before the old one is gone (podReplacementPolicy other than
+// Failed), or whose work never moves. A WorkloadSpread's shards get none: the spread
+// moves replicas, which its own rules already let run twice.
+func (r *Reconciler) fencing(fj *musterv1.FleetJob) (time.Duration, clusters.EvictionPolicy) {
+	p := r.Failover.Policy()
+	if ptr.Deref(fj.Spec.Template.Spec.PodReplacementPolicy, "") != batchv1.Failed {
+		return 0, p
+	}
+	after, fenced, ok := r.Failover.Fence(fj.Spec.Placement.Tolerations)
+	if !ok {
+		return 0, p
+	}
+	return after, fenced
 }
 
 // dueEvictions returns the shards that must leave their clusters at now under the
@@ -54,6 +98,11 @@ func dueEvictions(fj *musterv1.FleetJob, states []shardState, members map[string
 	for _, s := range states {
 		mc := members[s.cluster]
 		if mc == nil || finishedPhase(shardPhase(s)) {
+			continue
+		}
+		if msg := fencedBy(s); msg != "" {
+			// Its pods are stopped for good: the rest runs elsewhere, taint or none.
+			due = append(due, eviction{state: s, fenced: msg})
 			continue
 		}
 		if _, left := remainderOf(&fj.Spec.Template.Spec, s); s.subset == "" && divided(fj) && !left {
@@ -173,7 +222,8 @@ func (r *Reconciler) failover(ctx context.Context, snap *snapshot) (failoverResu
 		}
 	}
 	stay = res.shards
-	due, next := dueEvictions(snap.fj, stay, snap.clusters, r.Failover.Policy(), now)
+	_, policy := r.fencing(snap.fj)
+	due, next := dueEvictions(snap.fj, stay, snap.clusters, policy, now)
 	if !next.IsZero() {
 		res.requeue = patch.Soonest(res.requeue, next.Sub(now)+time.Second)
 	}
@@ -221,9 +271,9 @@ func (r *Reconciler) failover(ctx context.Context, snap *snapshot) (failoverResu
 			res.shards = append(res.shards, parts...)
 			ev.note = movedPartNote(e, parts)
 		}
-		log.FromContext(ctx).Info("evicting a shard of the FleetJob", "cluster", e.state.cluster, "taint", e.why.Taint.ToString())
+		log.FromContext(ctx).Info("evicting a shard of the FleetJob", "cluster", e.state.cluster, "why", e.describe())
 		res.shards = slices.DeleteFunc(res.shards, func(s shardState) bool { return s.key() == e.state.key() })
-		res.evicted = append(res.evicted, evictedEntry(e.state, e.why.Describe(), now))
+		res.evicted = append(res.evicted, evictedEntry(e.state, e.describe(), now))
 		res.events = append(res.events, ev)
 	}
 	if len(res.evicted) > 0 {
@@ -325,6 +375,10 @@ func (r *Reconciler) planParts(fj *musterv1.FleetJob, from shardState, rest rema
 		return nil, fmt.Sprintf("not moving the unfinished part of the shard in %s: no other cluster can take it; %s",
 			from.describe(), clusters.DescribeExcluded(excluded))
 	}
+	fence, _ := r.fencing(fj)
+	for i := range parts {
+		parts[i].fence = fence
+	}
 	return parts, ""
 }
 
@@ -374,15 +428,15 @@ func movedPartNote(e eviction, parts []shardState) string {
 		}
 		what = fmt.Sprintf("the %d unfinished of its %d completions", left, *e.state.completions)
 	}
-	return fmt.Sprintf("moved %s from %s to %s: %s", what, e.state.describe(), partClusters(parts), e.why.Describe())
+	return fmt.Sprintf("moved %s from %s to %s: %s", what, e.state.describe(), partClusters(parts), e.describe())
 }
 
 // failedOverEvent announces an eviction: a Single job's shard moves (placed again next
 // round, whose Placed event names where), a Duplicate job's copy is dropped.
 func failedOverEvent(fj *musterv1.FleetJob, e eviction) event {
-	note := fmt.Sprintf("withdrew the shard from %s, to be placed again: %s", e.state.describe(), e.why.Describe())
+	note := fmt.Sprintf("withdrew the shard from %s, to be placed again: %s", e.state.describe(), e.describe())
 	if fj.Spec.Placement.Mode == musterv1.PlacementDuplicate {
-		note = fmt.Sprintf("dropped the copy in %s from the job: %s", e.state.describe(), e.why.Describe())
+		note = fmt.Sprintf("dropped the copy in %s from the job: %s", e.state.describe(), e.describe())
 	}
 	return event{corev1.EventTypeWarning, musterv1.FleetJobReasonFailedOver, "Evict", note}
 }
@@ -530,10 +584,10 @@ func (r *Reconciler) spreadFailover(ctx context.Context, snap *snapshot) (spread
 				out.subsets[i].holding = slices.DeleteFunc(slices.Clone(out.subsets[i].holding), func(c string) bool { return c == e.state.cluster })
 			}
 		}
-		log.FromContext(ctx).Info("evicting a spread shard of the FleetJob", "subset", e.state.subset, "cluster", e.state.cluster, "taint", e.why.Taint.ToString())
-		out.evicted = append(out.evicted, evictedEntry(e.state, e.why.Describe(), now))
+		log.FromContext(ctx).Info("evicting a spread shard of the FleetJob", "subset", e.state.subset, "cluster", e.state.cluster, "why", e.describe())
+		out.evicted = append(out.evicted, evictedEntry(e.state, e.describe(), now))
 		out.events = append(out.events, event{corev1.EventTypeWarning, musterv1.FleetJobReasonFailedOver, "Evict",
-			fmt.Sprintf("moving the replicas of %s to where the spread allows: %s", e.state.describe(), e.why.Describe())})
+			fmt.Sprintf("moving the replicas of %s to where the spread allows: %s", e.state.describe(), e.describe())})
 	}
 	return out, nil
 }

@@ -9,6 +9,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
@@ -234,6 +235,65 @@ func TestADividedIndexedJobMovesTheIndexesNotSeenToSucceed(t *testing.T) {
 		n := recorder.Count(f.ns, "workers", musterv1.FleetJobReasonFailedOver)
 		return n == 1, fmt.Sprint(n)
 	})
+}
+
+// TestAFencedShardMovesAsSoonAsItsAgentSaysSo: a job whose template asks for no
+// replacement before the old pod is gone carries the hub's fence on its shards (the grace
+// period, 40 s, and the toleration, 300 s, less the margin, 60 s); an agent that reports
+// its shard ended by that fence (cut off past it, then back before the hub moved it) has
+// the shard's unfinished part moved at once, without a taint, and the job does not fail.
+func TestAFencedShardMovesAsSoonAsItsAgentSaysSo(t *testing.T) {
+	f := newFixture(t)
+	fj := f.workers(2)
+	fj.Spec.Template.Spec.Completions = ptr.To[int32](4)
+	fj.Spec.Template.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
+	fj.Spec.Template.Spec.PodReplacementPolicy = ptr.To(batchv1.Failed)
+	fj.Spec.Placement.Mode = musterv1.PlacementDivided
+	fj.Spec.Placement.ClusterNames = []string{f.c1, f.c2}
+	fj.Spec.Placement.Tolerations = []corev1.Toleration{{Key: musterv1.UnreachableTaintKey, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](300)}}
+	f.create(fj)
+	f.waitShards("@" + f.c1 + "=1/2 @" + f.c2 + "=1/2")
+	for _, c := range []string{f.c1, f.c2} {
+		if got := f.shardJob(c).Annotations[musterv1.FenceAfterAnnotation]; got != "4m40s" {
+			t.Errorf("the shard Job on %s has fence %q, want 4m40s", c, got)
+		}
+	}
+
+	fenced := []batchv1.JobCondition{{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, Reason: musterv1.JobReasonFenced, Message: "cut off for 4m41s"}}
+	f.agentApplies(f.c2, "", batchv1.JobStatus{Succeeded: 1, Failed: 1, CompletedIndexes: "0", Conditions: fenced})
+	f.waitShards("@" + f.c1 + "=1/1 @" + f.c1 + "=1/2")
+	if got := f.partIndexes(f.c1); got != "3" {
+		t.Fatalf("the part on %s runs fleet indexes %q, want 3 (2 succeeded on %s)", f.c1, got, f.c2)
+	}
+	f.waitCondition(musterv1.FleetJobScheduled, metav1.ConditionTrue, musterv1.FleetJobReasonPlaced, func(fj *musterv1.FleetJob) bool {
+		return evicted(fj) == f.c2+"="+musterv1.FleetJobReasonShardEvicted
+	})
+	if got := f.fleetJob(); meta.IsStatusConditionTrue(got.Status.Conditions, musterv1.FleetJobFailed) || got.Status.Succeeded != 1 {
+		t.Errorf("after the fenced shard moved the job has conditions %+v and %d succeeded; want it running with c2's success counted", got.Status.Conditions, got.Status.Succeeded)
+	}
+	var list musterv1.WorkList
+	if err := env.Client.List(t.Context(), &list, client.InNamespace(musterv1.MemberNamespace(f.c1)), client.HasLabels{musterv1.PartLabel}); err != nil || len(list.Items) != 1 {
+		t.Fatalf("the part's Work on %s: %v", f.c1, err)
+	}
+	if got := decodeJob(t, &list.Items[0]).Annotations[musterv1.FenceAfterAnnotation]; got != "4m40s" {
+		t.Errorf("the part carries fence %q, want the job's 4m40s", got)
+	}
+}
+
+// shardJob reads the Job of the job's own shard on cluster.
+func (f *fixture) shardJob(cluster string) *batchv1.Job {
+	f.t.Helper()
+	var list musterv1.WorkList
+	if err := env.Client.List(f.t.Context(), &list, client.InNamespace(musterv1.MemberNamespace(cluster)), client.MatchingLabels{musterv1.FleetJobNamespaceLabel: f.ns}); err != nil {
+		f.t.Fatal(err)
+	}
+	for i := range list.Items {
+		if list.Items[i].Labels[musterv1.PartLabel] == "" {
+			return decodeJob(f.t, &list.Items[i])
+		}
+	}
+	f.t.Fatalf("no shard Work on %s", cluster)
+	return nil
 }
 
 // partIndexes reads the fleet indexes the part of an evicted shard on cluster runs.

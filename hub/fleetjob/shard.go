@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -46,6 +47,9 @@ type shard struct {
 	fleetIndexes string
 	replaces     types.UID
 	carried      int32
+	// fence is how long the shard's agent may go without reaching the hub before it
+	// stops the shard (musterv1.FenceAfterAnnotation); zero for none.
+	fence time.Duration
 }
 
 func (s shard) key() string { return shards.PartKey(shards.Key(s.cluster, s.subset), s.part) }
@@ -117,6 +121,9 @@ func shardJob(fj *musterv1.FleetJob, s shard) *batchv1.Job {
 	if s.subset != "" {
 		job.Labels[musterv1.SubsetLabel] = s.subset
 	}
+	if s.fence > 0 {
+		setAnnotation(job, musterv1.FenceAfterAnnotation, s.fence.String())
+	}
 	switch {
 	case s.fleetIndexes != "":
 		setAnnotation(job, musterv1.CompletionIndexesAnnotation, s.fleetIndexes)
@@ -177,6 +184,9 @@ func readWork(work *musterv1.Work) (shard, *batchv1.JobStatus, error) {
 		if n, err := strconv.ParseInt(work.Annotations[musterv1.CarriedSucceededAnnotation], 10, 32); err == nil && n > 0 {
 			s.carried = int32(n)
 		}
+	}
+	if d, err := time.ParseDuration(job.Annotations[musterv1.FenceAfterAnnotation]); err == nil && d > 0 {
+		s.fence = d
 	}
 	if v, ok := job.Annotations[musterv1.IndexOffsetAnnotation]; ok {
 		if start, err := strconv.Atoi(v); err == nil {

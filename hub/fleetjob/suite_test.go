@@ -43,6 +43,7 @@ func TestMain(m *testing.M) {
 		recorder = envtest.NewCountingRecorder(mgr.GetEventRecorder("test"))
 		// Evictions are not rate limited here: each test's own are all it waits for.
 		gate := failover.New(clock, 1000, clusters.DefaultDisruptionThreshold, failover.DefaultUnreachableTolerationSeconds)
+		gate.Fencing = clusters.Fencing{Grace: 40 * time.Second, Margin: clusters.DefaultFencingMargin}
 		if err := mgr.Add(gate.Runnable()); err != nil {
 			return err
 		}

@@ -39,6 +39,11 @@ func (e Eviction) Describe() string {
 // was itself cut off, or restarted, gives every cluster a fresh tolerationSeconds rather
 // than evicting everything it finds tainted.
 func EvictAt(tolerations []corev1.Toleration, taints []corev1.Taint, since time.Time) Eviction {
+	return evictAt(tolerations, taints, since, 0)
+}
+
+// evictAt is EvictAt with the unreachable taint tolerated for minUnreachable at least.
+func evictAt(tolerations []corev1.Toleration, taints []corev1.Taint, since time.Time, minUnreachable time.Duration) Eviction {
 	var out Eviction
 	for i := range taints {
 		t := &taints[i]
@@ -50,6 +55,9 @@ func EvictAt(tolerations []corev1.Toleration, taints []corev1.Taint, since time.
 			// A taint without timeAdded is not counted until the hub has stamped it: from
 			// the leader's start it could be long due the instant it appears.
 			continue
+		}
+		if t.Key == musterv1.UnreachableTaintKey {
+			wait = max(wait, minUnreachable)
 		}
 		at := later(t.TimeAdded, since).Add(wait)
 		if out.At.IsZero() || at.Before(out.At) {
@@ -128,23 +136,34 @@ func later(a *metav1.Time, b time.Time) time.Time {
 	return b
 }
 
-// unreachableNoExecute is the taint the hub puts on a member cluster whose agent stopped
-// renewing its lease, with the effect that moves work.
 // EvictionPolicy is what the hub brings to an eviction decision: Since, when this hub
 // began to watch (no taint counts from before), and the toleration of the unreachable
 // taint a placement without one gets.
 type EvictionPolicy struct {
 	Since                        time.Time
 	UnreachableTolerationSeconds int64
+	// MinUnreachableToleration, when set, is the least time work stays on an unreachable
+	// cluster whatever its tolerations say: fenced work's (see Fencing.Plan).
+	MinUnreachableToleration time.Duration
 }
 
 // EvictAt is EvictAt for work placed under tolerations, with the default toleration of
 // the unreachable taint added when none of them matches it.
 func (p EvictionPolicy) EvictAt(tolerations []corev1.Toleration, taints []corev1.Taint) Eviction {
 	withDefault, _ := WithDefaultToleration(slices.Clone(tolerations), p.UnreachableTolerationSeconds, math.MaxInt)
-	return EvictAt(withDefault, taints, p.Since)
+	return evictAt(withDefault, taints, p.Since, p.MinUnreachableToleration)
 }
 
+// UnreachableToleration is how long work placed under tolerations stays on an unreachable
+// cluster, the default toleration added when none matches the taint; false: for ever.
+func (p EvictionPolicy) UnreachableToleration(tolerations []corev1.Toleration) (time.Duration, bool) {
+	withDefault, _ := WithDefaultToleration(slices.Clone(tolerations), p.UnreachableTolerationSeconds, math.MaxInt)
+	wait, forever := tolerated(withDefault, &unreachableNoExecute)
+	return wait, !forever
+}
+
+// unreachableNoExecute is the taint the hub puts on a member cluster whose agent stopped
+// renewing its lease, with the effect that moves work.
 var unreachableNoExecute = corev1.Taint{Key: musterv1.UnreachableTaintKey, Effect: corev1.TaintEffectNoExecute}
 
 // WithDefaultToleration returns tolerations with muster.dev/unreachable:NoExecute

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
@@ -40,7 +41,9 @@ type Gate struct {
 	// same default into new objects for people to see, and this covers those it did not
 	// reach (created before, admitted while the webhook was down, or edited since).
 	UnreachableTolerationSeconds int64
-	limiter                      *rate.Limiter
+	// Fencing times the fence of work that must never run in two clusters at once.
+	Fencing clusters.Fencing
+	limiter *rate.Limiter
 
 	mu    sync.Mutex
 	since time.Time
@@ -91,4 +94,19 @@ func (g *Gate) RetryAfter() time.Duration { return time.Second }
 // watch, and the default toleration of the unreachable taint.
 func (g *Gate) Policy() clusters.EvictionPolicy {
 	return clusters.EvictionPolicy{Since: g.Since(), UnreachableTolerationSeconds: g.UnreachableTolerationSeconds}
+}
+
+// Fence returns, for fenced work placed under tolerations, how long its agent may go
+// without renewing before it stops the work, and the policy that moves the work no sooner
+// than the margin after that; false when the work tolerates the unreachable taint for
+// ever: it never moves, so it needs no fence.
+func (g *Gate) Fence(tolerations []corev1.Toleration) (time.Duration, clusters.EvictionPolicy, bool) {
+	p := g.Policy()
+	toleration, ok := p.UnreachableToleration(tolerations)
+	if !ok {
+		return 0, p, false
+	}
+	after, tolerate := g.Fencing.Plan(toleration)
+	p.MinUnreachableToleration = tolerate
+	return after, p, true
 }

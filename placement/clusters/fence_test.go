@@ -1,0 +1,67 @@
+package clusters
+
+import (
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+)
+
+func TestFencingStopsTheAgentMarginBeforeTheHubMoves(t *testing.T) {
+	for _, c := range []struct {
+		name                      string
+		fencing                   Fencing
+		toleration                time.Duration
+		wantAfter, wantToleration time.Duration
+	}{
+		{name: "defaults", fencing: Fencing{Grace: 40 * time.Second, Margin: DefaultFencingMargin}, toleration: 300 * time.Second,
+			wantAfter: 280 * time.Second, wantToleration: 300 * time.Second},
+		{name: "a short toleration is lengthened to leave the agent its minimum", fencing: Fencing{Grace: 40 * time.Second, Margin: DefaultFencingMargin},
+			toleration: 5 * time.Second, wantAfter: MinFenceAfter, wantToleration: 40 * time.Second},
+		{name: "zero toleration", fencing: Fencing{Grace: 40 * time.Second, Margin: 20 * time.Second},
+			wantAfter: MinFenceAfter, wantToleration: 0},
+		{name: "a margin below the grace period keeps the toleration", fencing: Fencing{Grace: 40 * time.Second, Margin: 20 * time.Second},
+			toleration: 5 * time.Second, wantAfter: 25 * time.Second, wantToleration: 5 * time.Second},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			after, tolerate := c.fencing.Plan(c.toleration)
+			if after != c.wantAfter || tolerate != c.wantToleration {
+				t.Errorf("Plan(%s) = %s, %s; want %s, %s", c.toleration, after, tolerate, c.wantAfter, c.wantToleration)
+			}
+			// The property the plan exists for: the hub, tainting Grace after the last
+			// renewal and moving the work tolerate after that, moves it Margin after
+			// the agent stopped it at the earliest.
+			if gap := c.fencing.Grace + tolerate - after; gap < c.fencing.Margin {
+				t.Errorf("the hub moves the work %s after the agent stops it, less than the margin %s", gap, c.fencing.Margin)
+			}
+			if after < MinFenceAfter {
+				t.Errorf("the agent stops the work after %s of silence, under %s", after, MinFenceAfter)
+			}
+		})
+	}
+}
+
+func TestMinUnreachableTolerationDelaysOnlyTheUnreachableTaint(t *testing.T) {
+	start := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	unreachable := corev1.Taint{Key: musterv1.UnreachableTaintKey, Effect: corev1.TaintEffectNoExecute, TimeAdded: &metav1.Time{Time: start}}
+	drain := corev1.Taint{Key: "maintenance", Effect: corev1.TaintEffectNoExecute, TimeAdded: &metav1.Time{Time: start}}
+	tolerations := []corev1.Toleration{{Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](5)}}
+	p := EvictionPolicy{Since: start, UnreachableTolerationSeconds: 300, MinUnreachableToleration: time.Minute}
+	if got := p.EvictAt(tolerations, []corev1.Taint{unreachable}).At; !got.Equal(start.Add(time.Minute)) {
+		t.Errorf("unreachable for 5 s tolerated with a minimum of 1 m: evicted at %s, want %s", got, start.Add(time.Minute))
+	}
+	if got := p.EvictAt(tolerations, []corev1.Taint{drain}).At; !got.Equal(start.Add(5 * time.Second)) {
+		t.Errorf("a drain taint is evicted at %s, want %s: the minimum is for the unreachable taint", got, start.Add(5*time.Second))
+	}
+	if d, ok := p.UnreachableToleration(nil); !ok || d != 300*time.Second {
+		t.Errorf("UnreachableToleration(none) = %s, %v; want the default 300s", d, ok)
+	}
+	forever := []corev1.Toleration{{Key: musterv1.UnreachableTaintKey, Operator: corev1.TolerationOpExists}}
+	if _, ok := p.UnreachableToleration(forever); ok {
+		t.Error("a toleration without seconds tolerates for ever, not for a time")
+	}
+}
