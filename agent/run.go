@@ -89,7 +89,8 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	renewer := &heartbeat.Renewer{Hub: hubset, Cluster: creds.ClusterName, Holder: holderIdentity(), Interval: opts.HeartbeatInterval}
+	renewer := &heartbeat.Renewer{Hub: hubset, Cluster: creds.ClusterName, Holder: holderIdentity(), Interval: opts.HeartbeatInterval,
+		Checkpoint: &heartbeat.Checkpoint{Member: member, Namespace: opts.Namespace}}
 	if err := keepIdentity(mgr.GetLocalManager(), reg, holder, creds, hubset, hubCfg, renewer); err != nil {
 		return err
 	}
@@ -97,6 +98,7 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	renewer.Restore(ctx)
 	if err := setupControllers(mgr, hub, hubClient, member, executor, renewer, creds.ClusterName, opts); err != nil {
 		return err
 	}

@@ -110,7 +110,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.Int64Var(&o.DefaultUnreachableTolerationSeconds, "default-unreachable-toleration-seconds", o.DefaultUnreachableTolerationSeconds,
 		"how long a new FleetJob without a toleration of muster.dev/unreachable:NoExecute tolerates it: how long its work stays on an unreachable cluster before it moves")
 	fs.DurationVar(&o.FencingMargin, "fencing-margin", o.FencingMargin,
-		"how long before the hub would move work whose Job template has podReplacementPolicy: Failed its agent, cut off, stops it: it must cover the pods' termination grace period")
+		"how much sooner than the hub would move it an agent cut off from the hub stops work whose Job template has podReplacementPolicy: Failed; it must cover the pods' termination grace period")
 	fs.Float64Var(&o.EvictionRate, "eviction-rate", o.EvictionRate, "shards per second the hub evicts at most from clusters with NoExecute taints")
 	fs.Float64Var(&o.UnhealthyClusterThreshold, "unhealthy-cluster-threshold", o.UnhealthyClusterThreshold,
 		"share (0-1) of the clusters a placement selects that may be unreachable at once while work still moves off them; above it nothing moves")
@@ -151,8 +151,8 @@ func (o *Options) Validate() error {
 	if o.DefaultUnreachableTolerationSeconds < 0 {
 		errs = append(errs, fmt.Errorf("--default-unreachable-toleration-seconds %d: must not be negative", o.DefaultUnreachableTolerationSeconds))
 	}
-	if o.FencingMargin < 0 {
-		errs = append(errs, fmt.Errorf("--fencing-margin %s: must not be negative", o.FencingMargin))
+	if o.FencingMargin <= 0 {
+		errs = append(errs, fmt.Errorf("--fencing-margin %s: must be positive, or a fenced pod may still run when its replacement starts", o.FencingMargin))
 	}
 	if o.EvictionRate <= 0 {
 		errs = append(errs, fmt.Errorf("--eviction-rate %v: must be positive, or no work ever moves off a lost cluster", o.EvictionRate))

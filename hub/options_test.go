@@ -137,7 +137,7 @@ func TestValidateRefusesFlagsTheHubCannotRunWith(t *testing.T) {
 		{args: []string{"--default-unreachable-toleration-seconds=-1"}, want: []string{"--default-unreachable-toleration-seconds -1"}},
 		{args: []string{"--default-unreachable-toleration-seconds=0"}},
 		{args: []string{"--eviction-rate=0"}, want: []string{"--eviction-rate 0", "no work ever moves"}},
-		{args: []string{"--fencing-margin=-1s"}, want: []string{"--fencing-margin -1s"}},
+		{args: []string{"--fencing-margin=0s"}, want: []string{"--fencing-margin 0s", "must be positive"}},
 		{args: []string{"--unhealthy-cluster-threshold=0"}, want: []string{"--unhealthy-cluster-threshold 0"}},
 		{args: []string{"--unhealthy-cluster-threshold=1.5"}, want: []string{"--unhealthy-cluster-threshold 1.5"}},
 		{args: []string{"--unhealthy-cluster-threshold=1"}},

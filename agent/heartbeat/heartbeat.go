@@ -28,6 +28,10 @@ type Renewer struct {
 	Cluster  string
 	Holder   string
 	Interval time.Duration
+	// Checkpoint, when set, keeps the time of the last renewal that succeeded in the
+	// member, so that an agent restarted while cut off from the hub counts its Silence
+	// from then rather than from its start.
+	Checkpoint *Checkpoint
 	// Clock times the renewals and stamps them; nil is the real clock. Tests inject a fake
 	// one to step through intervals instead of sleeping them.
 	Clock clock.Clock
@@ -53,9 +57,7 @@ const retryInterval = time.Second
 // hub notices only when renewals stop for its whole grace period.
 func (r *Renewer) Start(ctx context.Context) error {
 	logger := log.FromContext(ctx).WithName("heartbeat")
-	r.mu.Lock()
-	r.started = r.clock().Now()
-	r.mu.Unlock()
+	r.Restore(ctx)
 	for {
 		next := r.Interval
 		sent := r.clock().Now()
@@ -66,6 +68,11 @@ func (r *Renewer) Start(ctx context.Context) error {
 			r.mu.Lock()
 			r.renewed = sent
 			r.mu.Unlock()
+			if r.Checkpoint != nil {
+				if err := r.Checkpoint.save(ctx, sent); err != nil {
+					logger.Error(err, "recording in the member when the agent last reached the hub")
+				}
+			}
 		}
 		timer := r.clock().NewTimer(next)
 		select {
@@ -77,10 +84,38 @@ func (r *Renewer) Start(ctx context.Context) error {
 	}
 }
 
+// Restore starts the count of Silence, from the last renewal an earlier process of the
+// agent recorded in Checkpoint, or from now. The agent calls it before its controllers
+// start, so that none takes an agent restarted while cut off for one that just reached
+// the hub; Start calls it when that was not done.
+func (r *Renewer) Restore(ctx context.Context) {
+	r.mu.Lock()
+	restored := !r.started.IsZero()
+	r.mu.Unlock()
+	if restored {
+		return
+	}
+	start := r.clock().Now()
+	var last time.Time
+	if r.Checkpoint != nil {
+		var err error
+		if last, err = r.Checkpoint.load(ctx); err != nil {
+			log.FromContext(ctx).WithName("heartbeat").Error(err, "reading when the agent last reached the hub; its silence counts from its start")
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.started = start
+	if !last.IsZero() && last.Before(start) {
+		// Wall-clock time from an earlier process: its silence goes on from there.
+		r.renewed = last
+	}
+}
+
 // Silence is how long the agent has gone without renewing its Lease: since it sent the
 // last renewal that succeeded (the hub cannot have seen it earlier), or, before any, since
-// the renewer started. It reads the clock's monotonic time, so a step in the time of day
-// neither shortens nor lengthens it. Zero before the renewer starts.
+// Restore. Within one process it reads the clock's monotonic time, so a step in the time
+// of day neither shortens nor lengthens it. Zero before Restore.
 func (r *Renewer) Silence() time.Duration {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -116,4 +151,53 @@ func (r *Renewer) renew(ctx context.Context, sent time.Time) error {
 	lease.Spec.LeaseDurationSeconds = ptr.To(int32(r.Interval.Seconds()))
 	_, err = leases.Update(ctx, lease, metav1.UpdateOptions{})
 	return err
+}
+
+// CheckpointName is the Lease, in the agent's namespace of its member, whose renewTime is
+// when the agent last reached the hub.
+const CheckpointName = "muster-agent-hub-renewal"
+
+// Checkpoint keeps when the agent last reached the hub in a Lease of its member, which it
+// reaches when cut off from the hub. A time read back from it is of the wall clock: an
+// earlier process's monotonic clock is gone.
+type Checkpoint struct {
+	Member    kubernetes.Interface
+	Namespace string
+}
+
+// load returns the time recorded; zero when none is.
+func (c *Checkpoint) load(ctx context.Context) (time.Time, error) {
+	lease, err := c.Member.CoordinationV1().Leases(c.Namespace).Get(ctx, CheckpointName, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return time.Time{}, nil
+	}
+	if err != nil {
+		return time.Time{}, fmt.Errorf("reading lease %s/%s: %w", c.Namespace, CheckpointName, err)
+	}
+	if lease.Spec.RenewTime == nil {
+		return time.Time{}, nil
+	}
+	return lease.Spec.RenewTime.Time, nil
+}
+
+// save records t.
+func (c *Checkpoint) save(ctx context.Context, t time.Time) error {
+	leases := c.Member.CoordinationV1().Leases(c.Namespace)
+	stamp := metav1.NewMicroTime(t)
+	lease, err := leases.Get(ctx, CheckpointName, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		_, err = leases.Create(ctx, &coordinationv1.Lease{
+			ObjectMeta: metav1.ObjectMeta{Name: CheckpointName, Namespace: c.Namespace},
+			Spec:       coordinationv1.LeaseSpec{RenewTime: &stamp},
+		}, metav1.CreateOptions{})
+		return err
+	}
+	if err != nil {
+		return fmt.Errorf("reading lease %s/%s: %w", c.Namespace, CheckpointName, err)
+	}
+	lease.Spec.RenewTime = &stamp
+	if _, err := leases.Update(ctx, lease, metav1.UpdateOptions{}); err != nil {
+		return fmt.Errorf("updating lease %s/%s: %w", c.Namespace, CheckpointName, err)
+	}
+	return nil
 }

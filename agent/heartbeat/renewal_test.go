@@ -368,3 +368,52 @@ func TestSilenceCountsFromTheLastRenewalThatSucceeded(t *testing.T) {
 		t.Errorf("silence %s, 10m after the renewal, want 10m", got)
 	}
 }
+
+// TestARestartedAgentCountsItsSilenceFromItsLastRenewal: the renewer records each renewal
+// that succeeded in the member (here the same API server); a renewer started again while
+// the hub refuses it counts its silence from that renewal, not from its own start, so an
+// agent restarted while cut off stops fenced work no later than the one before it would.
+func TestARestartedAgentCountsItsSilenceFromItsLastRenewal(t *testing.T) {
+	const cluster = "restarted"
+	member(t, cluster)
+	ns := musterv1.MemberNamespace(cluster)
+	grant(t, ns, "muster:agent:"+cluster)
+	memberClient, err := kubernetes.NewForConfig(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkpoint := &heartbeat.Checkpoint{Member: memberClient, Namespace: ns}
+	agent := rest.CopyConfig(env.Config)
+	agent.Impersonate = rest.ImpersonationConfig{UserName: "muster:agent:" + cluster}
+	hub, err := kubernetes.NewForConfig(agent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := &heartbeat.Renewer{Hub: hub, Cluster: cluster, Holder: "first", Interval: time.Hour, Checkpoint: checkpoint}
+	ctx, cancel := context.WithCancel(t.Context())
+	go func() { _ = first.Start(ctx) }()
+	lease := waitForLease(t, cluster, 10*time.Second, anyLease)
+	var recorded *coordinationv1.Lease
+	envtest.Eventually(t, "the renewal recorded in the member", func() (bool, string) {
+		recorded, err = memberClient.CoordinationV1().Leases(ns).Get(t.Context(), heartbeat.CheckpointName, metav1.GetOptions{})
+		return err == nil && recorded.Spec.RenewTime != nil, fmt.Sprint(err)
+	})
+	cancel()
+	if !recorded.Spec.RenewTime.Equal(lease.Spec.RenewTime) {
+		t.Errorf("the member records %v, the hub's lease says %v; want the same renewal", recorded.Spec.RenewTime, lease.Spec.RenewTime)
+	}
+
+	// Ten minutes later the agent starts again and the hub refuses it.
+	clk := clocktesting.NewFakeClock(recorded.Spec.RenewTime.Add(10 * time.Minute))
+	refused := rest.CopyConfig(env.Config)
+	refused.Impersonate = rest.ImpersonationConfig{UserName: "muster:agent:nobody"}
+	hubRefusing, err := kubernetes.NewForConfig(refused)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := &heartbeat.Renewer{Hub: hubRefusing, Cluster: cluster, Holder: "second", Interval: time.Hour, Clock: clk, Checkpoint: checkpoint}
+	second.Restore(t.Context())
+	if got := second.Silence(); got != 10*time.Minute {
+		t.Errorf("the restarted agent's silence is %s; want 10m, since the renewal the first one recorded", got)
+	}
+}

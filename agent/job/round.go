@@ -44,7 +44,8 @@ type roundPlan struct {
 	release []*corev1.Pod
 	// suspension is the event that reports a change of the Suspended condition, if any.
 	suspension *suspensionEvent
-	// requeue is when time alone changes the decision: a backoff or the deadline ends.
+	// requeue is when time alone changes the decision: a backoff, the deadline or the
+	// hub's fence ends.
 	requeue time.Duration
 }
 

@@ -57,18 +57,16 @@ func tolerateUnreachable(fj *musterv1.FleetJob) {
 func placeFailoverWork(t *testing.T) *failoverWork {
 	t.Helper()
 	w := &failoverWork{failoversBefore: failovers(t)}
-	hold := corev1.Taint{Key: "e2e.muster.dev/hold", Effect: corev1.TaintEffectNoSchedule}
-	setTaints(t, member1.Name, func(ts []corev1.Taint) []corev1.Taint { return append(ts, hold) })
-	w.single = create(t, newFleetJob("moves", musterv1.PlacementSingle, 1, 1, lasting(20*time.Second), tolerateUnreachable))
-	waitForShards(t, w.single, member2.Name)
-	setTaints(t, member1.Name, func(ts []corev1.Taint) []corev1.Taint {
-		return slices.DeleteFunc(ts, func(x corev1.Taint) bool { return x.Key == hold.Key })
-	})
+	w.single = createOnMember2(t, newFleetJob("moves", musterv1.PlacementSingle, 1, 1, lasting(20*time.Second), tolerateUnreachable))
 	w.duplicate = create(t, newFleetJob("copies", musterv1.PlacementDuplicate, 1, 1, lasting(20*time.Second), tolerateUnreachable))
 	w.divided = create(t, newFleetJob("remainder", musterv1.PlacementDivided, 2, 4, indexedMode, lasting(10*time.Second), tolerateUnreachable))
 	// Its pods outlast the fence (25 s of silence: the grace period, 40 s, and the
-	// toleration, 5 s, less the suite's margin, 20 s), so that the fence is what stops them.
-	w.fenced = create(t, newFleetJob("fenced", musterv1.PlacementDivided, 2, 4, indexedMode, lasting(40*time.Second), tolerateUnreachable, fencedTemplate))
+	// toleration, 5 s, less the suite's margin, 20 s), counted from a renewal up to 10 s
+	// before the cut, with room for the time from their start to the cut: the fence, not
+	// their end, is what stops them.
+	// Two pods at a time in each member: member2's two indexes move as one part, which
+	// runs them at once in member1.
+	w.fenced = create(t, newFleetJob("fenced", musterv1.PlacementDivided, 4, 4, indexedMode, lasting(55*time.Second), tolerateUnreachable, fencedTemplate))
 	w.stays = create(t, newFleetJob("stays", musterv1.PlacementSingle, 1, 1, lasting(10*time.Minute), tolerateUnreachable))
 	waitForShards(t, w.stays, member1.Name)
 	waitForShards(t, w.divided, member1.Name, member2.Name)
@@ -88,6 +86,89 @@ func placeFailoverWork(t *testing.T) *failoverWork {
 	}
 	waitForBroadcastPhase(t, w.everywhere, musterv1.BroadcastJobRunning)
 	return w
+}
+
+// createOnMember2 creates a Single FleetJob and waits until it is placed on member2:
+// member1 is tainted NoSchedule meanwhile (the first by name would be member1).
+func createOnMember2(t *testing.T, fj *musterv1.FleetJob) *musterv1.FleetJob {
+	t.Helper()
+	hold := corev1.Taint{Key: "e2e.muster.dev/hold", Effect: corev1.TaintEffectNoSchedule}
+	setTaints(t, member1.Name, func(ts []corev1.Taint) []corev1.Taint { return append(ts, hold) })
+	create(t, fj)
+	waitForShards(t, fj, member2.Name)
+	setTaints(t, member1.Name, func(ts []corev1.Taint) []corev1.Taint {
+		return slices.DeleteFunc(ts, func(x corev1.Taint) bool { return x.Key == hold.Key })
+	})
+	return fj
+}
+
+// hubOutage is how long the hub is down in TestARestartedHubGivesEveryClusterAFreshGracePeriod,
+// and gracePeriod the suite hub's --cluster-grace-period (its default).
+const (
+	hubOutage   = 2 * time.Minute
+	gracePeriod = 40 * time.Second
+)
+
+// TestARestartedHubGivesEveryClusterAFreshGracePeriod stops the hub for two minutes, in
+// which member2's renewals do not reach it either (its agent is cut off): the hub, back,
+// finds member2's Lease two minutes stale, far past the grace period and the job's
+// toleration. It must not take that for member2's own outage. It measures from its own
+// start, so it taints member2 no sooner than the grace period after it, and when member2's
+// agent reaches it again within the job's toleration, nothing has moved.
+func TestARestartedHubGivesEveryClusterAFreshGracePeriod(t *testing.T) {
+	fj := createOnMember2(t, newFleetJob("outlasts", musterv1.PlacementSingle, 1, 1, lasting(10*time.Minute), func(fj *musterv1.FleetJob) {
+		fj.Spec.Placement.Tolerations = []corev1.Toleration{{
+			Key: musterv1.UnreachableTaintKey, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](60),
+		}}
+	}))
+	waitForPhase(t, fj, musterv1.JobRunning, time.Minute)
+	healed := false
+	defer func() {
+		if !healed {
+			reconnect(t, member2)
+		}
+	}()
+	var restarted time.Time
+	err := muster.RestartHub("hub-restarted", func() {
+		muster.Links[member2.Name].Cut()
+		time.Sleep(hubOutage)
+		restarted = time.Now()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var taint corev1.Taint
+	err = framework.Until(t.Context(), 2*gracePeriod, "the restarted hub to taint member2", func(ctx context.Context) (bool, string, error) {
+		var mc musterv1.MemberCluster
+		if err := fleet.Hub.Client.Get(ctx, client.ObjectKey{Name: member2.Name}, &mc); err != nil {
+			return false, "", err
+		}
+		for _, x := range mc.Spec.Taints {
+			if x.Key == musterv1.UnreachableTaintKey && x.Effect == corev1.TaintEffectNoExecute && x.TimeAdded != nil {
+				taint = x
+				return true, "", nil
+			}
+		}
+		return false, fmt.Sprint(mc.Spec.Taints), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after := taint.TimeAdded.Sub(restarted); after < gracePeriod {
+		t.Errorf("the restarted hub tainted member2 %s after it started, whose Lease it had not seen for %s; want no sooner than the grace period, %s",
+			after.Round(time.Second), hubOutage, gracePeriod)
+	} else {
+		t.Logf("the restarted hub tainted member2 %s after it started, the Lease %s stale", after.Round(time.Second), time.Since(restarted.Add(-hubOutage)).Round(time.Second))
+	}
+	reconnect(t, member2)
+	healed = true
+	got := waitForPhase(t, fj, musterv1.JobRunning, time.Minute)
+	if len(got.Status.Clusters) != 1 || got.Status.Clusters[0].ClusterName != member2.Name || got.Status.Clusters[0].Phase == musterv1.JobEvicted {
+		t.Errorf("after the hub's outage %s's shards are %+v; want it left on %s", got.Name, got.Status.Clusters, member2.Name)
+	}
+	if n := failovers(t); n != 0 {
+		t.Errorf("the restarted hub counted %v evictions", n)
+	}
 }
 
 // expectNothingMovesWithEveryAgentCutOff cuts member1's agent off too: once the hub has
@@ -152,7 +233,7 @@ func (w *failoverWork) expectMoved(t *testing.T, stopped time.Time) {
 		if fj.Status.Succeeded != 1 || fj.Status.Progress != "1/1" {
 			t.Errorf("%s counts %d succeeded (%s); the evicted copy must not count", fj.Name, fj.Status.Succeeded, fj.Status.Progress)
 		}
-		t.Logf("%s: agent stopped; evicted %s later; complete %s later", fj.Name,
+		t.Logf("%s: agent cut off; evicted %s later; complete %s later", fj.Name,
 			evictedAt.Sub(stopped).Round(time.Second), fj.Status.CompletionTime.Sub(stopped).Round(time.Second))
 	}
 	w.expectIndexesOnce(t, w.divided, stopped)
@@ -180,7 +261,7 @@ func (w *failoverWork) expectCompleteOnTheRest(t *testing.T, stopped time.Time) 
 	if got.Status.Desired != 4 || got.Status.Succeeded != 4 {
 		t.Errorf("%s counts %+v; want member1's 4 nodes desired and succeeded, member2's no longer", got.Name, got.Status.BroadcastCounts)
 	}
-	t.Logf("%s: agent stopped; %s evicted %s later; complete %s later", got.Name, member2.Name,
+	t.Logf("%s: agent cut off; %s evicted %s later; complete %s later", got.Name, member2.Name,
 		evicted.Eviction.Time.Sub(stopped).Round(time.Second), got.Status.CompletionTime.Sub(stopped).Round(time.Second))
 }
 
@@ -224,7 +305,7 @@ func (w *failoverWork) expectIndexesOnce(t *testing.T, divided *musterv1.FleetJo
 			t.Errorf("%s: fleet index %s succeeded in %d pods of member1, counted %d times", fj.Name, i, n, counted[i])
 		}
 	}
-	t.Logf("%s: agent stopped; evicted %s later; complete %s later; member1 ran fleet indexes %v", fj.Name,
+	t.Logf("%s: agent cut off; evicted %s later; complete %s later; member1 ran fleet indexes %v", fj.Name,
 		evictedAt.Sub(stopped).Round(time.Second), fj.Status.CompletionTime.Sub(stopped).Round(time.Second), slices.Sorted(maps.Keys(ran)))
 	logCopies(t, divided.Name, stopped, pods.Items)
 }
@@ -361,7 +442,7 @@ func logCopies(t *testing.T, job string, stopped time.Time, onMember1 []corev1.P
 			if p.Status.StartTime != nil {
 				started = p.Status.StartTime.Sub(stopped).Round(time.Second).String()
 			}
-			t.Logf("%s: %s runs fleet index %s: started %s after the stop, %s", job, m.name, p.Annotations[musterv1.GlobalIndexAnnotation], started, p.Status.Phase)
+			t.Logf("%s: %s runs fleet index %s: started %s after the cut, %s", job, m.name, p.Annotations[musterv1.GlobalIndexAnnotation], started, p.Status.Phase)
 		}
 	}
 }

@@ -30,9 +30,10 @@ const (
 	failingNode = "e2e-failing-node"
 )
 
-// parallelTests is how many tests run at once. The two that stop or kill an agent
-// (TestACutOffAgentIsAlertedAndItsWorkMoves, TestAgentKilledMidRunLosesNoCompletionAndAddsNoPod)
-// run first, alone; the others each follow their own FleetJob, chosen by name or label,
+// parallelTests is how many tests run at once. The three that cut an agent off, restart
+// the hub or kill an agent (TestACutOffAgentIsAlertedAndItsWorkMoves,
+// TestARestartedHubGivesEveryClusterAFreshGracePeriod,
+// TestAgentKilledMidRunLosesNoCompletionAndAddsNoPod) run first, alone; the others each follow their own FleetJob, chosen by name or label,
 // and run together after them. They wait on the fleet far more than they compute.
 const parallelTests = 4
 

@@ -1,7 +1,6 @@
 package framework
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -62,11 +61,9 @@ func (l *Link) Close() {
 func (l *Link) serve() {
 	for {
 		in, err := l.listener.Accept()
-		if errors.Is(err, net.ErrClosed) {
-			return
-		}
 		if err != nil {
-			continue
+			// Closed, or broken: either way the link relays no more.
+			return
 		}
 		go l.relay(in)
 	}

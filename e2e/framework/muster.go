@@ -46,6 +46,8 @@ type Muster struct {
 	// agent from the hub; Links holds them by member name.
 	LinkAgents bool
 	Links      map[string]*Link
+	// hubArgs are the suite hub's extra flags, for RestartHub.
+	hubArgs []string
 }
 
 var joinLine = regexp.MustCompile(`musterctl (join .*) --cluster-name <name>`)
@@ -112,7 +114,22 @@ func (m *Muster) StartHubProcess(extra ...string) error {
 	if err != nil {
 		return err
 	}
+	m.HubProc, m.hubArgs = p, extra
+	return nil
+}
+
+// RestartHub stops the suite's hub and starts it again with the same flags, once down has
+// returned (what happens while the hub is down), logging as name; MetricsURLs["hub"]
+// follows it.
+func (m *Muster) RestartHub(name string, down func()) error {
+	m.HubProc.Stop()
+	down()
+	p, err := m.StartHub(name, m.hubArgs...)
+	if err != nil {
+		return err
+	}
 	m.HubProc = p
+	m.MetricsURLs["hub"] = m.MetricsURLs[name]
 	return nil
 }
 
@@ -184,8 +201,11 @@ func (m *Muster) link(member *Cluster) ([]string, error) {
 		}
 	}
 	u, err := url.Parse(hubURL)
-	if err != nil || u.Host == "" {
-		return nil, fmt.Errorf("the join line names no hub address to link %s through (%q): %v", member.Name, hubURL, err)
+	if err != nil {
+		return nil, fmt.Errorf("the hub address to link %s through: %w", member.Name, err)
+	}
+	if u.Host == "" {
+		return nil, fmt.Errorf("the join line names no hub address to link %s through (%q)", member.Name, hubURL)
 	}
 	l, err := NewLink(u.Host)
 	if err != nil {

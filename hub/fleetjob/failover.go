@@ -50,27 +50,29 @@ func (e eviction) describe() string {
 }
 
 // fencedBy returns the message with which a shard's agent ended its Job for the hub's
-// fence; empty when it did not.
+// fence; empty when it did not. Only Failed counts: the agent writes it once the Job's
+// pods are gone, whereas FailureTarget comes while they may still be terminating.
 func fencedBy(s shardState) string {
 	if s.status == nil {
 		return ""
 	}
 	for _, c := range s.status.Conditions {
-		if (c.Type == batchv1.JobFailureTarget || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue && c.Reason == musterv1.JobReasonFenced {
+		if c.Type == batchv1.JobFailed && c.Status == corev1.ConditionTrue && c.Reason == musterv1.JobReasonFenced {
 			return c.Message
 		}
 	}
 	return ""
 }
 
-// fencing returns the fence fj's shards carry and the eviction policy that moves them no
-// sooner than the margin after their agents stop them; no fence for a job whose Job
-// template replaces a pod before the old one is gone (podReplacementPolicy other than
-// Failed), or whose work never moves. A WorkloadSpread's shards get none: the spread
-// moves replicas, which its own rules already let run twice.
+// fencing returns the fence new shards of fj carry and the eviction policy that moves
+// them no sooner than the margin after their agents stop them; no fence for a job whose
+// Job template replaces a pod before the old one is gone (podReplacementPolicy other
+// than Failed), whose work never moves, or that is Duplicate (an evicted copy is dropped,
+// not run elsewhere). A WorkloadSpread's shards get none: the spread moves replicas,
+// which its own rules already let run twice.
 func (r *Reconciler) fencing(fj *musterv1.FleetJob) (time.Duration, clusters.EvictionPolicy) {
 	p := r.Failover.Policy()
-	if ptr.Deref(fj.Spec.Template.Spec.PodReplacementPolicy, "") != batchv1.Failed {
+	if ptr.Deref(fj.Spec.Template.Spec.PodReplacementPolicy, "") != batchv1.Failed || fj.Spec.Placement.Mode == musterv1.PlacementDuplicate {
 		return 0, p
 	}
 	after, fenced, ok := r.Failover.Fence(fj.Spec.Placement.Tolerations)
@@ -80,13 +82,14 @@ func (r *Reconciler) fencing(fj *musterv1.FleetJob) (time.Duration, clusters.Evi
 	return after, fenced
 }
 
-// dueEvictions returns the shards that must leave their clusters at now under the
-// clusters' NoExecute taints, and when the next pending one falls due (zero: none).
-// A finished shard stays, since its result is counted, and so does a Divided shard
-// with nothing left to run (its Job has yet to say Complete). No taint
-// counts from before p.Since, and a placement without a toleration of the unreachable
-// taint tolerates it for p.UnreachableTolerationSeconds. members are the shards' clusters by name; a shard
-// whose cluster is gone is registration's to release.
+// dueEvictions returns the shards that must leave their clusters at now, under the
+// clusters' NoExecute taints or because their agents fenced them, and when the next
+// pending one falls due (zero: none). A finished shard stays, since its result is
+// counted, and so does a Divided shard with nothing left to run (its Job has yet to say
+// Complete). No taint counts from before p.Since, a placement without a toleration of
+// the unreachable taint tolerates it for p.UnreachableTolerationSeconds, and a fenced
+// shard stays the margin past its fence. members are the shards' clusters by name; a
+// shard whose cluster is gone is registration's to release.
 func dueEvictions(fj *musterv1.FleetJob, states []shardState, members map[string]*musterv1.MemberCluster, p clusters.EvictionPolicy, now time.Time) ([]eviction, time.Time) {
 	if finishedFleet(&fj.Status) {
 		// A finished job's shards stay: their counts are final, and those a failure
@@ -108,7 +111,8 @@ func dueEvictions(fj *musterv1.FleetJob, states []shardState, members map[string
 		if _, left := remainderOf(&fj.Spec.Template.Spec, s); s.subset == "" && divided(fj) && !left {
 			continue
 		}
-		e := p.EvictAt(fj.Spec.Placement.Tolerations, mc.Spec.Taints)
+		// A shard's Job carries the fence it was placed with, which holds over the job's.
+		e := p.ForFence(s.fence).EvictAt(fj.Spec.Placement.Tolerations, mc.Spec.Taints)
 		switch {
 		case e.At.IsZero():
 		case e.Due(now):
@@ -364,7 +368,12 @@ func (r *Reconciler) memberList() func(context.Context) ([]musterv1.MemberCluste
 // planParts divides the rest of the shard from among the other clusters that can take it
 // (placeRemainder), or says why nothing moves: no other cluster can take it.
 func (r *Reconciler) planParts(fj *musterv1.FleetJob, from shardState, rest remainder, attempt int, members []musterv1.MemberCluster) ([]shard, string) {
-	others := slices.DeleteFunc(slices.Clone(members), func(mc musterv1.MemberCluster) bool { return mc.Name == from.cluster })
+	others := members
+	if fencedBy(from) == "" {
+		// A fenced shard's cluster is reachable again and its pods are gone: it may take
+		// a part. Any other evicted shard's cluster is the one being left.
+		others = slices.DeleteFunc(slices.Clone(members), func(mc musterv1.MemberCluster) bool { return mc.Name == from.cluster })
+	}
 	eligible, excluded := clusters.Eligible(&fj.Spec.Placement.Placement, others)
 	fit := map[string]int{}
 	if r.Inventory != nil {

@@ -259,8 +259,23 @@ func TestAFencedShardMovesAsSoonAsItsAgentSaysSo(t *testing.T) {
 		}
 	}
 
-	fenced := []batchv1.JobCondition{{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, Reason: musterv1.JobReasonFenced, Message: "cut off for 4m41s"}}
-	f.agentApplies(f.c2, "", batchv1.JobStatus{Succeeded: 1, Failed: 1, CompletedIndexes: "0", Conditions: fenced})
+	// While its pods terminate the shard stays: its agent has decided, but the pods may
+	// still run.
+	ending := batchv1.JobCondition{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, Reason: musterv1.JobReasonFenced, Message: "cut off for 4m41s"}
+	f.agentApplies(f.c2, "", batchv1.JobStatus{Active: 1, Succeeded: 1, CompletedIndexes: "0", Conditions: []batchv1.JobCondition{ending}})
+	envtest.Eventually(t, "c2's success counted", func() (bool, string) {
+		got := f.fleetJob().Status.Succeeded
+		return got == 1, fmt.Sprint(got)
+	})
+	f.touch()
+	if got := f.shards(); got != "@"+f.c1+"=1/2 @"+f.c2+"=1/2" {
+		t.Fatalf("with the fenced shard's pods still terminating the shards are %q; want them where they were", got)
+	}
+	// Its pods gone, its unfinished part moves at once, without a taint; c2, reachable
+	// again and rid of them, may take it as well as c1 (here c1, first by name).
+	failed := ending
+	failed.Type = batchv1.JobFailed
+	f.agentApplies(f.c2, "", batchv1.JobStatus{Succeeded: 1, Failed: 1, CompletedIndexes: "0", Conditions: []batchv1.JobCondition{ending, failed}})
 	f.waitShards("@" + f.c1 + "=1/1 @" + f.c1 + "=1/2")
 	if got := f.partIndexes(f.c1); got != "3" {
 		t.Fatalf("the part on %s runs fleet indexes %q, want 3 (2 succeeded on %s)", f.c1, got, f.c2)

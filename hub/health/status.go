@@ -37,10 +37,10 @@ type Seen struct {
 // process has seen it. prev is what the previous evaluation saw (nil for the first one)
 // and recorded the cluster's Available status as the MemberCluster holds it ("" for none).
 // Ages are measured on the hub's clock from when it saw each renewal, so an agent whose
-// clock runs ahead cannot stay Available after it stops. On a first read the lease's own
-// age is believed while it is within the grace period; beyond that a cluster recorded
-// Available gets a fresh grace period (this hub may have been the one cut off, or just
-// restarted). A cluster recorded unavailable stays so until this process sees a renewal,
+// clock runs ahead cannot stay Available after it stops. On a first read a lease renewed
+// within the grace period, by its own stamp, counts as renewed then; beyond that a
+// cluster recorded Available gets a fresh grace period too (this hub may have been the
+// one cut off, or just restarted). A cluster recorded unavailable stays so until this process sees a renewal,
 // so that a hub restart never flips a verdict and back.
 func Evaluate(now time.Time, lease *coordinationv1.Lease, grace time.Duration, prev *Seen, recorded metav1.ConditionStatus) (Availability, *Seen) {
 	if lease == nil || lease.Spec.RenewTime == nil {
@@ -82,19 +82,15 @@ func renewedAt(now, renew time.Time, grace time.Duration, prev *Seen, recorded m
 	case recorded == metav1.ConditionUnknown || recorded == metav1.ConditionFalse:
 		return Seen{RenewTime: renew, Waiting: true}
 	case now.Sub(renew) <= grace:
-		// A first read: the agent's clock is believed, never past now.
-		return Seen{RenewTime: renew, At: minTime(renew, now)}
+		// A first read of a renewal the agent stamped within the grace period: it counts
+		// as seen now, not when the agent's clock says. An agent clock running behind
+		// would otherwise age the lease early, and fenced work (clusters.Fencing) would
+		// move less than the margin after its agent stopped it.
+		return Seen{RenewTime: renew, At: now}
 	case recorded == metav1.ConditionTrue:
 		return Seen{RenewTime: renew, At: now}
 	}
 	return Seen{RenewTime: renew, At: renew}
-}
-
-func minTime(a, b time.Time) time.Time {
-	if a.Before(b) {
-		return a
-	}
-	return b
 }
 
 // unreachableTaints keep new placements off a cluster whose agent is gone (NoSchedule)

@@ -32,8 +32,11 @@ func TestEvaluate(t *testing.T) {
 		{name: "no lease yet", wantStatus: metav1.ConditionUnknown, wantReason: musterv1.MemberClusterReasonLeaseNotFound},
 		{name: "lease without renew time", lease: &coordinationv1.Lease{}, wantStatus: metav1.ConditionUnknown, wantReason: musterv1.MemberClusterReasonLeaseNotFound},
 		{name: "just renewed", lease: renewedAgo(0), wantStatus: metav1.ConditionTrue, wantReason: musterv1.MemberClusterReasonAgentRenewing, wantRecheck: 41 * time.Second},
-		{name: "renewed 30s ago", lease: renewedAgo(30 * time.Second), wantStatus: metav1.ConditionTrue, wantReason: musterv1.MemberClusterReasonAgentRenewing, wantRecheck: 11 * time.Second},
-		{name: "exactly at the grace period", lease: renewedAgo(40 * time.Second), wantStatus: metav1.ConditionTrue, wantReason: musterv1.MemberClusterReasonAgentRenewing, wantRecheck: time.Second},
+		// A first read counts a renewal stamped within the grace period as seen now: an
+		// agent clock running behind must not age it early (fenced work moves only the
+		// fencing margin after its agent stops it).
+		{name: "first read of a renewal stamped 30s ago", lease: renewedAgo(30 * time.Second), wantStatus: metav1.ConditionTrue, wantReason: musterv1.MemberClusterReasonAgentRenewing, wantRecheck: 41 * time.Second},
+		{name: "first read exactly at the grace period", lease: renewedAgo(40 * time.Second), wantStatus: metav1.ConditionTrue, wantReason: musterv1.MemberClusterReasonAgentRenewing, wantRecheck: 41 * time.Second},
 		{name: "past the grace period", lease: renewedAgo(41 * time.Second), wantStatus: metav1.ConditionUnknown, wantReason: musterv1.MemberClusterReasonAgentStoppedRenewing},
 		// A hub that restarts (or was itself cut off) finds stale leases: a cluster it had
 		// recorded Available gets a fresh grace period instead of turning Unknown at once.

@@ -35,10 +35,10 @@ var (
 		Help: "Scheduled slots of FleetCronJobs that got no run (missed their starting deadline or too many to catch up), by the run's kind.",
 	}, []string{"kind"})
 	// Failovers counts shards withdrawn from a member cluster whose NoExecute taint their
-	// object no longer tolerates.
+	// object no longer tolerates, or whose agent fenced them.
 	Failovers = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "muster_failovers_total",
-		Help: "Shards the hub withdrew from a member cluster with a NoExecute taint (unreachable, or drained) that their object no longer tolerates, by the object's kind.",
+		Help: "Shards the hub withdrew from a member cluster with a NoExecute taint (unreachable, or drained) that their object no longer tolerates, or that their agent fenced, by the object's kind.",
 	}, []string{"kind"})
 )
 

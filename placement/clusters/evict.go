@@ -145,6 +145,18 @@ type EvictionPolicy struct {
 	// MinUnreachableToleration, when set, is the least time work stays on an unreachable
 	// cluster whatever its tolerations say: fenced work's (see Fencing.Plan).
 	MinUnreachableToleration time.Duration
+	// Fencing is the hub's, for ForFence.
+	Fencing Fencing
+}
+
+// ForFence is p for work whose agent stops it after the fence after (none: zero): it is
+// moved no sooner than the margin after that, whatever its tolerations or the hub's flags
+// became since it was placed.
+func (p EvictionPolicy) ForFence(after time.Duration) EvictionPolicy {
+	if after > 0 {
+		p.MinUnreachableToleration = max(p.MinUnreachableToleration, p.Fencing.Tolerate(after))
+	}
+	return p
 }
 
 // EvictAt is EvictAt for work placed under tolerations, with the default toleration of

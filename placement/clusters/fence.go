@@ -37,3 +37,10 @@ func (f Fencing) Plan(toleration time.Duration) (after, tolerate time.Duration) 
 	tolerate = max(toleration, MinFenceAfter+f.Margin-f.Grace)
 	return f.Grace + tolerate - f.Margin, tolerate
 }
+
+// Tolerate is the least toleration of the unreachable taint that keeps work whose agent
+// stops it after of silence on its cluster the margin longer: what the hub holds to for
+// work placed with that fence, whatever its tolerations or the hub's flags became since.
+func (f Fencing) Tolerate(after time.Duration) time.Duration {
+	return max(after+f.Margin-f.Grace, 0)
+}

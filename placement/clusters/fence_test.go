@@ -41,7 +41,20 @@ func TestFencingStopsTheAgentMarginBeforeTheHubMoves(t *testing.T) {
 			if after < MinFenceAfter {
 				t.Errorf("the agent stops the work after %s of silence, under %s", after, MinFenceAfter)
 			}
+			if got := c.fencing.Tolerate(after); got != tolerate {
+				t.Errorf("Tolerate(%s) = %s; want the plan's own %s", after, got, tolerate)
+			}
 		})
+	}
+}
+
+func TestTolerateHoldsToTheFenceAShardWasPlacedWith(t *testing.T) {
+	placed := Fencing{Grace: 40 * time.Second, Margin: time.Minute}
+	after, _ := placed.Plan(300 * time.Second)
+	// The job's toleration was cut to 5 s since, and the margin raised.
+	now := Fencing{Grace: 40 * time.Second, Margin: 2 * time.Minute}
+	if got := now.Tolerate(after); placed.Grace+got-after < now.Margin {
+		t.Errorf("Tolerate(%s) = %s: the hub would move the shard %s after its agent stops it, under the margin %s", after, got, placed.Grace+got-after, now.Margin)
 	}
 }
 

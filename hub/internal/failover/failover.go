@@ -93,7 +93,7 @@ func (g *Gate) RetryAfter() time.Duration { return time.Second }
 // Policy is what the gate brings to an eviction decision now: when this hub began to
 // watch, and the default toleration of the unreachable taint.
 func (g *Gate) Policy() clusters.EvictionPolicy {
-	return clusters.EvictionPolicy{Since: g.Since(), UnreachableTolerationSeconds: g.UnreachableTolerationSeconds}
+	return clusters.EvictionPolicy{Since: g.Since(), UnreachableTolerationSeconds: g.UnreachableTolerationSeconds, Fencing: g.Fencing}
 }
 
 // Fence returns, for fenced work placed under tolerations, how long its agent may go
