@@ -1,6 +1,7 @@
 package fleetjob
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -58,7 +59,7 @@ func fencedBy(s shardState) string {
 	}
 	for _, c := range s.status.Conditions {
 		if c.Type == batchv1.JobFailed && c.Status == corev1.ConditionTrue && c.Reason == musterv1.JobReasonFenced {
-			return c.Message
+			return cmp.Or(c.Message, "it lost the hub for longer than the shard's fence")
 		}
 	}
 	return ""

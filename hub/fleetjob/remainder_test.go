@@ -217,3 +217,51 @@ func TestAFinishedJobDoesNotFailOver(t *testing.T) {
 		t.Errorf("a failed job's stopped shard is due to move: %+v", due)
 	}
 }
+
+// TestFencedShardsAreDueByTheirAgentOrTheirFence: a shard whose agent ended it for the
+// fence (Failed, its pods gone) is due at once, taint or none; one whose pods still
+// terminate (FailureTarget) is not yet; and under the unreachable taint a shard placed
+// with a fence stays the margin past it, however short its job's toleration became.
+func TestFencedShardsAreDueByTheirAgentOrTheirFence(t *testing.T) {
+	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	fencing := clusters.Fencing{Grace: 40 * time.Second, Margin: time.Minute}
+	policy := clusters.EvictionPolicy{Since: now.Add(-time.Hour), UnreachableTolerationSeconds: 300, Fencing: fencing}
+	fenced := func(types ...batchv1.JobConditionType) *batchv1.JobStatus {
+		s := &batchv1.JobStatus{}
+		for _, ct := range types {
+			s.Conditions = append(s.Conditions, batchv1.JobCondition{Type: ct, Status: corev1.ConditionTrue, Reason: musterv1.JobReasonFenced})
+		}
+		return s
+	}
+	healthy := &musterv1.MemberCluster{}
+	taintedAt := func(ago time.Duration) *musterv1.MemberCluster {
+		return &musterv1.MemberCluster{Spec: musterv1.MemberClusterSpec{Taints: []corev1.Taint{{
+			Key: musterv1.UnreachableTaintKey, Effect: corev1.TaintEffectNoExecute, TimeAdded: &metav1.Time{Time: now.Add(-ago)},
+		}}}}
+	}
+	after, _ := fencing.Plan(300 * time.Second)
+	for _, tc := range []struct {
+		name    string
+		status  *batchv1.JobStatus
+		fence   time.Duration
+		cluster *musterv1.MemberCluster
+		due     bool
+	}{
+		{name: "fenced, pods gone, no taint: at once", status: fenced(batchv1.JobFailureTarget, batchv1.JobFailed), cluster: healthy, due: true},
+		{name: "fenced, pods terminating: not yet", status: fenced(batchv1.JobFailureTarget), cluster: healthy},
+		{name: "placed with a fence, tainted past the job's 5 s but within the fence and margin", status: &batchv1.JobStatus{}, fence: after,
+			cluster: taintedAt(after + fencing.Margin - fencing.Grace - time.Second)},
+		{name: "placed with a fence, tainted past the fence and margin", status: &batchv1.JobStatus{}, fence: after,
+			cluster: taintedAt(after + fencing.Margin - fencing.Grace), due: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fj := fleetJob(musterv1.PlacementSingle, 1, 1)
+			fj.Spec.Placement.Tolerations = []corev1.Toleration{{Key: musterv1.UnreachableTaintKey, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](5)}}
+			states := []shardState{{shard: shard{cluster: "c2", completions: ptr.To[int32](1), fence: tc.fence}, status: tc.status}}
+			due, _ := dueEvictions(fj, states, map[string]*musterv1.MemberCluster{"c2": tc.cluster}, policy, now)
+			if got := len(due) == 1; got != tc.due {
+				t.Errorf("due %v, want %v", due, tc.due)
+			}
+		})
+	}
+}
