@@ -34,10 +34,11 @@ const toleration = 5 * time.Second
 // for member2's agent and then member1's to be cut off from the hub under them.
 type failoverWork struct {
 	single, duplicate, divided, stays *musterv1.FleetJob
-	// fenced is Divided and Indexed with podReplacementPolicy: Failed; fencedPods log its
-	// pods in each member from before the cut on.
-	fenced     *musterv1.FleetJob
-	fencedPods map[string]*podLog
+	// fenced is Divided and Indexed with podReplacementPolicy: Failed.
+	fenced *musterv1.FleetJob
+	// pods log the pods of the two Divided jobs in each member from before the cut on,
+	// by job and member name.
+	pods map[string]*podLog
 	// everywhere is a BroadcastJob on both members' work nodes.
 	everywhere *musterv1.BroadcastJob
 	// failoversBefore is the hub's muster_failovers_total{kind="FleetJob"} before.
@@ -59,7 +60,9 @@ func placeFailoverWork(t *testing.T) *failoverWork {
 	w := &failoverWork{failoversBefore: failovers(t)}
 	w.single = createOnMember2(t, newFleetJob("moves", musterv1.PlacementSingle, 1, 1, lasting(20*time.Second), tolerateUnreachable))
 	w.duplicate = create(t, newFleetJob("copies", musterv1.PlacementDuplicate, 1, 1, lasting(20*time.Second), tolerateUnreachable))
-	w.divided = create(t, newFleetJob("remainder", musterv1.PlacementDivided, 2, 4, indexedMode, lasting(10*time.Second), tolerateUnreachable))
+	// As long as the fenced job's pods, two at a time in each member, so that the two
+	// show the copies of an index with and without fencing side by side.
+	w.divided = create(t, newFleetJob("remainder", musterv1.PlacementDivided, 4, 4, indexedMode, lasting(55*time.Second), tolerateUnreachable))
 	// Its pods outlast the fence (25 s of silence: the grace period, 40 s, and the
 	// toleration, 5 s, less the suite's margin, 20 s), counted from a renewal up to 10 s
 	// before the cut, with room for the time from their start to the cut: the fence, not
@@ -71,7 +74,12 @@ func placeFailoverWork(t *testing.T) *failoverWork {
 	waitForShards(t, w.stays, member1.Name)
 	waitForShards(t, w.divided, member1.Name, member2.Name)
 	waitForShards(t, w.fenced, member1.Name, member2.Name)
-	w.fencedPods = map[string]*podLog{member1.Name: watchPods(t, member1, w.fenced.Name), member2.Name: watchPods(t, member2, w.fenced.Name)}
+	w.pods = map[string]*podLog{}
+	for _, job := range []string{w.divided.Name, w.fenced.Name} {
+		for _, m := range []*framework.Cluster{member1, member2} {
+			w.pods[job+"/"+m.Name] = watchPods(t, m, job)
+		}
+	}
 	w.everywhere = newBroadcastJob("everywhere", broadcastOutcome("Succeeded", 20*time.Second), func(j *musterv1.BroadcastJob) {
 		j.Spec.Placement.Tolerations = []corev1.Toleration{{
 			Key: musterv1.UnreachableTaintKey, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To(int64(toleration / time.Second)),
@@ -307,7 +315,7 @@ func (w *failoverWork) expectIndexesOnce(t *testing.T, divided *musterv1.FleetJo
 	}
 	t.Logf("%s: agent cut off; evicted %s later; complete %s later; member1 ran fleet indexes %v", fj.Name,
 		evictedAt.Sub(stopped).Round(time.Second), fj.Status.CompletionTime.Sub(stopped).Round(time.Second), slices.Sorted(maps.Keys(ran)))
-	logCopies(t, divided.Name, stopped, pods.Items)
+	w.logCopies(t, divided.Name, stopped)
 }
 
 // fencedTemplate asks for no replacement pod before the old one is gone, which makes the
@@ -324,7 +332,7 @@ func fencedTemplate(fj *musterv1.FleetJob) {
 // member1's first pod of the part that moved there was created; and its Job says Fenced.
 func (w *failoverWork) expectFenced(t *testing.T, stopped time.Time) {
 	var lastGone time.Time
-	cutOff := w.fencedPods[member2.Name].seen()
+	cutOff := w.pods[w.fenced.Name+"/"+member2.Name].seen()
 	for name, p := range cutOff {
 		if p.deleting.IsZero() {
 			t.Errorf("%s: member2's pod %s (fleet index %s) was never deleted", w.fenced.Name, name, p.index)
@@ -335,7 +343,7 @@ func (w *failoverWork) expectFenced(t *testing.T, stopped time.Time) {
 			p.created.Sub(stopped).Round(time.Second), p.deleting.Sub(stopped).Round(time.Second))
 	}
 	var firstPart time.Time
-	for _, p := range w.fencedPods[member1.Name].seen() {
+	for _, p := range w.pods[w.fenced.Name+"/"+member1.Name].seen() {
 		if !strings.Contains(p.job, "-part-") {
 			continue
 		}
@@ -373,11 +381,12 @@ func later(a, b time.Time) time.Time {
 	return a
 }
 
-// podSeen is what a watch saw of a pod: when it was created and when its deletion
-// timestamp says its grace period ends, by its member's API server; its Job and fleet index.
+// podSeen is what a watch saw of a pod, by its member's API server: when it was created,
+// when its deletion timestamp says its grace period ends, and when its container finished;
+// its Job and fleet index.
 type podSeen struct {
-	created, deleting time.Time
-	job, index        string
+	created, deleting, finished time.Time
+	job, index                  string
 }
 
 // podLog is the pods of one job in one member, as a watch saw them.
@@ -418,6 +427,11 @@ func watchPods(t *testing.T, member *framework.Cluster, job string) *podLog {
 			if p.DeletionTimestamp != nil {
 				seen.deleting = p.DeletionTimestamp.Time
 			}
+			for _, c := range p.Status.ContainerStatuses {
+				if c.State.Terminated != nil {
+					seen.finished = c.State.Terminated.FinishedAt.Time
+				}
+			}
 			l.pods[p.Name] = seen
 			l.mu.Unlock()
 		}
@@ -425,26 +439,49 @@ func watchPods(t *testing.T, member *framework.Cluster, job string) *podLog {
 	return l
 }
 
-// logCopies logs, for the note's timeline, when the pods of job on member2 (cut off from
-// the hub, still running) and on member1 started and in what phase they are, relative to
-// the agent's stop: without fencing a moved index may run in both at once.
-func logCopies(t *testing.T, job string, stopped time.Time, onMember1 []corev1.Pod) {
-	var onMember2 corev1.PodList
-	if err := member2.Client.List(t.Context(), &onMember2, client.InNamespace(ns), client.MatchingLabels{"app": job}); err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range []struct {
-		name string
-		pods []corev1.Pod
-	}{{member2.Name, onMember2.Items}, {member1.Name, onMember1}} {
-		for _, p := range m.pods {
-			started := "-"
-			if p.Status.StartTime != nil {
-				started = p.Status.StartTime.Sub(stopped).Round(time.Second).String()
+// logCopies logs, for the note's timeline, each copy of a fleet index of job that ran in
+// member2 (cut off from the hub) and in member1 (the part moved there), by the API servers'
+// timestamps relative to the cut, and the overlap of the two copies, or the gap between
+// them: a copy runs from its pod's creation until its container finished or, deleted,
+// its grace period ended.
+func (w *failoverWork) logCopies(t *testing.T, job string, stopped time.Time) {
+	cutOff := w.pods[job+"/"+member2.Name].seen()
+	moved := w.pods[job+"/"+member1.Name].seen()
+	for _, old := range cutOff {
+		for _, p := range moved {
+			if p.index != old.index || !strings.Contains(p.job, "-part-") {
+				continue
 			}
-			t.Logf("%s: %s runs fleet index %s: started %s after the cut, %s", job, m.name, p.Annotations[musterv1.GlobalIndexAnnotation], started, p.Status.Phase)
+			oldEnd := earliest(old.finished, old.deleting)
+			rel := func(at time.Time) string {
+				if at.IsZero() {
+					return "-"
+				}
+				return at.Sub(stopped).Round(time.Second).String()
+			}
+			overlap := "no end seen"
+			if !oldEnd.IsZero() {
+				if d := oldEnd.Sub(p.created); d > 0 {
+					overlap = "overlap " + d.Round(time.Second).String()
+				} else {
+					overlap = "gap " + (-d).Round(time.Second).String()
+				}
+			}
+			t.Logf("%s: fleet index %s ran in member2 from %s to %s after the cut (finished %s, deleted %s) and in member1 from %s: %s",
+				job, p.index, rel(old.created), rel(oldEnd), rel(old.finished), rel(old.deleting), rel(p.created), overlap)
 		}
 	}
+}
+
+// earliest is the earlier of the times that are set; zero when neither is.
+func earliest(a, b time.Time) time.Time {
+	switch {
+	case a.IsZero():
+		return b
+	case b.IsZero() || a.Before(b):
+		return a
+	}
+	return b
 }
 
 // indexList lists the indexes of a completedIndexes such as "0,2-3" (a few, in tests).
