@@ -45,6 +45,9 @@ func Setup(_ context.Context, mgr ctrl.Manager, opts *Options) (*Controllers, er
 	if err := mgr.Add(gate.Runnable()); err != nil {
 		return nil, fmt.Errorf("adding the failover gate: %w", err)
 	}
+	heartbeats := &health.Reconciler{
+		Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("muster-health"), Clock: clock.RealClock{}, GracePeriod: opts.ClusterGracePeriod,
+	}
 	setups := []struct {
 		name  string
 		setup func(ctrl.Manager) error
@@ -56,9 +59,7 @@ func Setup(_ context.Context, mgr ctrl.Manager, opts *Options) (*Controllers, er
 			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Clientset: cs, AutoAccept: opts.AutoAcceptClusters,
 			Recorder: mgr.GetEventRecorder("muster-csr-approver"), MaxCertificateLifetime: opts.MaxAgentCertificateLifetime,
 		}).SetupWithManager},
-		{"health", (&health.Reconciler{
-			Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("muster-health"), Clock: clock.RealClock{}, GracePeriod: opts.ClusterGracePeriod,
-		}).SetupWithManager},
+		{"health", heartbeats.SetupWithManager},
 		{"inventory", (&nodeslice.Reconciler{Client: mgr.GetClient(), Inventory: inv}).SetupWithManager},
 		{"fleetjob", (&fleetjob.Reconciler{
 			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("muster-fleetjob"), Clock: clock.RealClock{}, Inventory: inv,
@@ -76,7 +77,7 @@ func Setup(_ context.Context, mgr ctrl.Manager, opts *Options) (*Controllers, er
 			PodSecurityLevel: level, Failover: gate,
 		}).SetupWithManager},
 	}
-	if err := hubmetrics.RegisterFleet(mgr.GetClient(), health.LeaseName, time.Now); err != nil {
+	if err := hubmetrics.RegisterFleet(mgr.GetClient(), health.LeaseName, time.Now, heartbeats.SeenAt); err != nil {
 		return nil, fmt.Errorf("registering the fleet metrics: %w", err)
 	}
 	for _, s := range setups {

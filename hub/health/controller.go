@@ -106,6 +106,17 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return ctrl.Result{RequeueAfter: verdict.RecheckAfter}, nil
 }
 
+// SeenAt says when, on this hub's clock, it saw cluster's agent renew its lease at renew:
+// the moment the cluster's age counts from. False when it has not judged that renewal (a
+// standby replica, a renewal not evaluated yet, or one it waits to see change).
+func (r *Reconciler) SeenAt(cluster string, renew time.Time) (time.Time, bool) {
+	s := r.recall(cluster)
+	if s == nil || s.Waiting || s.At.IsZero() || !s.RenewTime.Equal(renew) {
+		return time.Time{}, false
+	}
+	return s.At, true
+}
+
 func (r *Reconciler) recall(cluster string) *Seen {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -109,3 +109,23 @@ func TestWithUnreachableTaint(t *testing.T) {
 		})
 	}
 }
+
+func TestSeenAtIsWhenThisHubSawTheRenewal(t *testing.T) {
+	stamped := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	saw := stamped.Add(42 * time.Second)
+	r := &Reconciler{}
+	if _, ok := r.SeenAt("c", stamped); ok {
+		t.Error("a cluster this hub has not judged has a time it saw a renewal")
+	}
+	r.remember("c", &Seen{RenewTime: stamped, At: saw})
+	if got, ok := r.SeenAt("c", stamped); !ok || !got.Equal(saw) {
+		t.Errorf("SeenAt = %v, %v; want %v, the hub's own time", got, ok, saw)
+	}
+	if _, ok := r.SeenAt("c", stamped.Add(time.Second)); ok {
+		t.Error("a renewal the hub has not judged yet has a time it was seen")
+	}
+	r.remember("c", &Seen{RenewTime: stamped, Waiting: true})
+	if _, ok := r.SeenAt("c", stamped); ok {
+		t.Error("a renewal the hub waits to see change has a time it was seen")
+	}
+}

@@ -24,7 +24,7 @@ var (
 	jobsDesc = prometheus.NewDesc("muster_jobs",
 		"Jobs on the hub by kind (FleetJob, BroadcastJob) and phase.", []string{"kind", "phase"}, nil)
 	heartbeatAgeDesc = prometheus.NewDesc("muster_member_heartbeat_age_seconds",
-		"Seconds since the member cluster's agent last renewed its lease.", []string{"cluster"}, nil)
+		"Seconds since the hub saw the member cluster's agent last renew its lease, on the hub's clock (the age the hub judges the cluster by).", []string{"cluster"}, nil)
 	worksFailedDesc = prometheus.NewDesc("muster_member_works_failed",
 		"Works in the member cluster's namespace whose agent reports Applied=False.", []string{"cluster"}, nil)
 	inventoryAgeDesc = prometheus.NewDesc("muster_member_inventory_age_seconds",
@@ -38,13 +38,21 @@ type fleetCollector struct {
 	cache     client.Reader
 	leaseName string
 	now       func() time.Time
+	seen      SeenAt
 }
 
+// SeenAt says when, on the hub's clock, it saw cluster's agent renew its lease at renew
+// (by the agent's stamp); false when this hub has not judged that renewal (a standby
+// replica, or one just read).
+type SeenAt func(cluster string, renew time.Time) (time.Time, bool)
+
 // RegisterFleet registers the fleet gauges read from cache (the manager's client). The
-// agent's lease in each member namespace is named leaseName. A collector registered
-// before (an earlier manager in the same process, as in tests) is replaced.
-func RegisterFleet(cache client.Reader, leaseName string, now func() time.Time) error {
-	c := &fleetCollector{cache: cache, leaseName: leaseName, now: now}
+// agent's lease in each member namespace is named leaseName; a heartbeat's age counts from
+// when seen says the hub saw it, or, where it cannot say (nil, or not yet), from the
+// lease's renew time. A collector registered before (an earlier manager in the same
+// process, as in tests) is replaced.
+func RegisterFleet(cache client.Reader, leaseName string, now func() time.Time, seen SeenAt) error {
+	c := &fleetCollector{cache: cache, leaseName: leaseName, now: now, seen: seen}
 	metrics.Registry.Unregister(c)
 	return metrics.Registry.Register(c)
 }
@@ -135,7 +143,13 @@ func (c *fleetCollector) collectMembers(ctx context.Context, ch chan<- prometheu
 		if err := c.cache.Get(ctx, key, &lease); err != nil || lease.Spec.RenewTime == nil {
 			continue // no heartbeat yet: no age to report
 		}
-		ch <- prometheus.MustNewConstMetric(heartbeatAgeDesc, prometheus.GaugeValue, now.Sub(lease.Spec.RenewTime.Time).Seconds(), name)
+		from := lease.Spec.RenewTime.Time
+		if c.seen != nil {
+			if at, ok := c.seen(name, from); ok {
+				from = at
+			}
+		}
+		ch <- prometheus.MustNewConstMetric(heartbeatAgeDesc, prometheus.GaugeValue, now.Sub(from).Seconds(), name)
 	}
 	return nil
 }

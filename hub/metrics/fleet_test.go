@@ -64,6 +64,28 @@ func TestMemberGaugesFollowTheLeaseAndTheWorks(t *testing.T) {
 	}
 }
 
+// TestHeartbeatAgeIsTheHubsOwn: once the hub has seen a renewal, the age counts from
+// then on its own clock, not from the agent's stamp (here 42 s behind): the age the hub
+// judges the cluster by, which the MemberUnreachable alert reads.
+func TestHeartbeatAgeIsTheHubsOwn(t *testing.T) {
+	ns := env.Namespace(t)
+	cluster := fmt.Sprintf("%.40s-m", ns)
+	create(t, &musterv1.MemberCluster{ObjectMeta: metav1.ObjectMeta{Name: cluster}})
+	memberNS := musterv1.MemberNamespace(cluster)
+	create(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: memberNS}})
+	stamped := clock.Now().Add(-42 * time.Second)
+	hubSaw.set(cluster, stamped, clock.Now().Add(-5*time.Second))
+	create(t, &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Name: leaseName, Namespace: memberNS},
+		Spec:       coordinationv1.LeaseSpec{HolderIdentity: ptr.To("agent"), RenewTime: &metav1.MicroTime{Time: stamped}},
+	})
+	labels := map[string]string{"cluster": cluster}
+	envtest.Eventually(t, "heartbeat age 5s, from when the hub saw the renewal", func() (bool, string) {
+		age := envtest.Metric(t, "muster_member_heartbeat_age_seconds", labels)
+		return age == 5, fmt.Sprintf("age %v", age)
+	})
+}
+
 func TestJobsByPhaseCountsEveryFleetJob(t *testing.T) {
 	ns := env.Namespace(t)
 	phase := func(p musterv1.JobPhase) map[string]string {

@@ -1,7 +1,9 @@
 package metrics_test
 
 import (
+	"fmt"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +16,28 @@ import (
 
 const leaseName = "muster-agent"
 
+// hubSaw is when the tests say the hub saw a cluster's renewals, as the health
+// controller would.
+var hubSaw = &sawRenewals{saw: map[string]time.Time{}}
+
+type sawRenewals struct {
+	mu  sync.Mutex
+	saw map[string]time.Time
+}
+
+func (s *sawRenewals) set(cluster string, renew, at time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.saw[fmt.Sprint(cluster, "@", renew.UnixMicro())] = at
+}
+
+func (s *sawRenewals) at(cluster string, renew time.Time) (time.Time, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	at, ok := s.saw[fmt.Sprint(cluster, "@", renew.UnixMicro())]
+	return at, ok
+}
+
 var (
 	env   *envtest.Environment
 	clock = clocktesting.NewFakeClock(time.Now().Truncate(time.Second))
@@ -23,6 +47,6 @@ var (
 // set; no controller runs, the tests write the objects the gauges read.
 func TestMain(m *testing.M) {
 	os.Exit(envtest.Main(m, &env, func(mgr ctrl.Manager) error {
-		return metrics.RegisterFleet(mgr.GetClient(), leaseName, clock.Now)
+		return metrics.RegisterFleet(mgr.GetClient(), leaseName, clock.Now, hubSaw.at)
 	}))
 }
