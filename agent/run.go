@@ -98,7 +98,6 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	renewer.Restore(ctx)
 	if err := setupControllers(mgr, hub, hubClient, member, executor, renewer, creds.ClusterName, opts); err != nil {
 		return err
 	}

@@ -84,10 +84,14 @@ func (r *Renewer) Start(ctx context.Context) error {
 	}
 }
 
-// Restore starts the count of Silence, from the last renewal an earlier process of the
-// agent recorded in Checkpoint, or from now. The agent calls it before its controllers
-// start, so that none takes an agent restarted while cut off for one that just reached
-// the hub; Start calls it when that was not done.
+// restoreTimeout bounds the read of Checkpoint when Silence is first asked for.
+const restoreTimeout = 10 * time.Second
+
+// Restore starts the count of Silence, from the last renewal an earlier agent recorded in
+// Checkpoint, or from now: an agent restarted while cut off, or a replica that just took
+// over as leader, goes on from the silence of the one before. The first of Start and
+// Silence calls it, on the leader, so that no controller takes an agent that has not
+// reached the hub for a just-renewed one; a standby's start long ago does not count.
 func (r *Renewer) Restore(ctx context.Context) {
 	r.mu.Lock()
 	restored := !r.started.IsZero()
@@ -105,6 +109,9 @@ func (r *Renewer) Restore(ctx context.Context) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if !r.started.IsZero() {
+		return // restored meanwhile by the other caller
+	}
 	r.started = start
 	if !last.IsZero() && last.Before(start) {
 		// Wall-clock time from an earlier process: its silence goes on from there.
@@ -114,17 +121,17 @@ func (r *Renewer) Restore(ctx context.Context) {
 
 // Silence is how long the agent has gone without renewing its Lease: since it sent the
 // last renewal that succeeded (the hub cannot have seen it earlier), or, before any, since
-// Restore. Within one process it reads the clock's monotonic time, so a step in the time
-// of day neither shortens nor lengthens it. Zero before Restore.
+// Restore, which it calls first if nothing has. Within one process it reads the clock's
+// monotonic time, so a step in the time of day neither shortens nor lengthens it.
 func (r *Renewer) Silence() time.Duration {
+	ctx, cancel := context.WithTimeout(context.Background(), restoreTimeout)
+	defer cancel()
+	r.Restore(ctx)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	from := r.renewed
 	if from.IsZero() {
 		from = r.started
-	}
-	if from.IsZero() {
-		return 0
 	}
 	return r.clock().Since(from)
 }
