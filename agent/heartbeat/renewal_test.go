@@ -278,6 +278,18 @@ func TestRefusedRenewalIsRetriedWithinASecond(t *testing.T) {
 	}
 }
 
+// hubAs is the hub as user sees it, as an agent's certificate names it.
+func hubAs(t *testing.T, user string) kubernetes.Interface {
+	t.Helper()
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
+	hub, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hub
+}
+
 // grant gives user the lease verbs the hub's registration grants an agent in ns.
 func grant(t *testing.T, ns, user string) {
 	t.Helper()
@@ -337,12 +349,7 @@ func TestSilenceCountsFromTheLastRenewalThatSucceeded(t *testing.T) {
 	const cluster = "silence"
 	member(t, cluster)
 	ns := musterv1.MemberNamespace(cluster)
-	agent := rest.CopyConfig(env.Config)
-	agent.Impersonate = rest.ImpersonationConfig{UserName: "muster:agent:" + cluster}
-	hub, err := kubernetes.NewForConfig(agent)
-	if err != nil {
-		t.Fatal(err)
-	}
+	hub := hubAs(t, "muster:agent:"+cluster)
 	clk := fakeClock()
 	r := &heartbeat.Renewer{Hub: hub, Cluster: cluster, Holder: "agent-" + cluster, Interval: time.Hour, Clock: clk}
 	ctx, cancel := context.WithCancel(t.Context())
@@ -380,12 +387,7 @@ func TestARestartedAgentCountsItsSilenceFromItsLastRenewal(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkpoint := &heartbeat.Checkpoint{Member: memberClient, Namespace: ns}
-	agent := rest.CopyConfig(env.Config)
-	agent.Impersonate = rest.ImpersonationConfig{UserName: "muster:agent:" + cluster}
-	hub, err := kubernetes.NewForConfig(agent)
-	if err != nil {
-		t.Fatal(err)
-	}
+	hub := hubAs(t, "muster:agent:"+cluster)
 	first := &heartbeat.Renewer{Hub: hub, Cluster: cluster, Holder: "first", Interval: time.Hour, Checkpoint: checkpoint}
 	ctx, cancel := context.WithCancel(t.Context())
 	go func() { _ = first.Start(ctx) }()
@@ -402,12 +404,7 @@ func TestARestartedAgentCountsItsSilenceFromItsLastRenewal(t *testing.T) {
 
 	// Ten minutes later the agent starts again and the hub refuses it.
 	clk := clocktesting.NewFakeClock(recorded.Spec.RenewTime.Add(10 * time.Minute))
-	refused := rest.CopyConfig(env.Config)
-	refused.Impersonate = rest.ImpersonationConfig{UserName: "muster:agent:nobody"}
-	hubRefusing, err := kubernetes.NewForConfig(refused)
-	if err != nil {
-		t.Fatal(err)
-	}
+	hubRefusing := hubAs(t, "muster:agent:nobody")
 	// Asked before its renewer runs (a Job controller's round can come first), it
 	// already counts from there.
 	second := &heartbeat.Renewer{Hub: hubRefusing, Cluster: cluster, Holder: "second", Interval: time.Hour, Clock: clk, Checkpoint: checkpoint}

@@ -193,14 +193,7 @@ func TestADuplicateJobDropsTheEvictedCopyAndCompletesOnTheRest(t *testing.T) {
 // index counted once.
 func TestADividedIndexedJobMovesTheIndexesNotSeenToSucceed(t *testing.T) {
 	f := newFixture(t)
-	fj := f.workers(2)
-	fj.Spec.Template.Spec.Completions = ptr.To[int32](4)
-	fj.Spec.Template.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
-	fj.Spec.Placement.Mode = musterv1.PlacementDivided
-	fj.Spec.Placement.ClusterNames = []string{f.c1, f.c2}
-	fj.Spec.Placement.Tolerations = []corev1.Toleration{{Key: musterv1.UnreachableTaintKey, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](0)}}
-	f.create(fj)
-	f.waitShards("@" + f.c1 + "=1/2 @" + f.c2 + "=1/2")
+	f.dividedIndexed(0)
 	// c2 runs fleet indexes 2 and 3; the hub sees its local index 0 (fleet 2) succeed.
 	f.agentApplies(f.c2, "", batchv1.JobStatus{Active: 1, Succeeded: 1, CompletedIndexes: "0"})
 	envtest.Eventually(t, "c2's success counted", func() (bool, string) {
@@ -244,15 +237,7 @@ func TestADividedIndexedJobMovesTheIndexesNotSeenToSucceed(t *testing.T) {
 // the shard's unfinished part moved at once, without a taint, and the job does not fail.
 func TestAFencedShardMovesAsSoonAsItsAgentSaysSo(t *testing.T) {
 	f := newFixture(t)
-	fj := f.workers(2)
-	fj.Spec.Template.Spec.Completions = ptr.To[int32](4)
-	fj.Spec.Template.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
-	fj.Spec.Template.Spec.PodReplacementPolicy = ptr.To(batchv1.Failed)
-	fj.Spec.Placement.Mode = musterv1.PlacementDivided
-	fj.Spec.Placement.ClusterNames = []string{f.c1, f.c2}
-	fj.Spec.Placement.Tolerations = []corev1.Toleration{{Key: musterv1.UnreachableTaintKey, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](300)}}
-	f.create(fj)
-	f.waitShards("@" + f.c1 + "=1/2 @" + f.c2 + "=1/2")
+	f.dividedIndexed(300, func(fj *musterv1.FleetJob) { fj.Spec.Template.Spec.PodReplacementPolicy = ptr.To(batchv1.Failed) })
 	for _, c := range []string{f.c1, f.c2} {
 		if got := f.shardJob(c).Annotations[musterv1.FenceAfterAnnotation]; got != "4m40s" {
 			t.Errorf("the shard Job on %s has fence %q, want 4m40s", c, got)
@@ -309,6 +294,24 @@ func (f *fixture) shardJob(cluster string) *batchv1.Job {
 	}
 	f.t.Fatalf("no shard Work on %s", cluster)
 	return nil
+}
+
+// dividedIndexed creates a Divided Indexed FleetJob of four completions, two pods at a
+// time, over c1 and c2, tolerating the unreachable taint for seconds, and waits until
+// each cluster runs its half.
+func (f *fixture) dividedIndexed(seconds int64, mutate ...func(*musterv1.FleetJob)) {
+	f.t.Helper()
+	fj := f.workers(2)
+	fj.Spec.Template.Spec.Completions = ptr.To[int32](4)
+	fj.Spec.Template.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
+	fj.Spec.Placement.Mode = musterv1.PlacementDivided
+	fj.Spec.Placement.ClusterNames = []string{f.c1, f.c2}
+	fj.Spec.Placement.Tolerations = []corev1.Toleration{{Key: musterv1.UnreachableTaintKey, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To(seconds)}}
+	for _, m := range mutate {
+		m(fj)
+	}
+	f.create(fj)
+	f.waitShards("@" + f.c1 + "=1/2 @" + f.c2 + "=1/2")
 }
 
 // partIndexes reads the fleet indexes the part of an evicted shard on cluster runs.

@@ -33,17 +33,27 @@ func create(t *testing.T, o client.Object) {
 	}
 }
 
-func TestMemberGaugesFollowTheLeaseAndTheWorks(t *testing.T) {
-	ns := env.Namespace(t)
-	cluster := fmt.Sprintf("%.40s-m", ns)
+// memberRenewedAt creates the test's member cluster, named after its namespace, the
+// cluster's namespace, and its agent's lease stamped renewed; it returns the cluster's
+// name and namespace.
+func memberRenewedAt(t *testing.T, renewed time.Time, before ...func(cluster string)) (cluster, memberNS string) {
+	t.Helper()
+	cluster = fmt.Sprintf("%.40s-m", env.Namespace(t))
+	for _, f := range before {
+		f(cluster)
+	}
 	create(t, &musterv1.MemberCluster{ObjectMeta: metav1.ObjectMeta{Name: cluster}})
-	memberNS := musterv1.MemberNamespace(cluster)
+	memberNS = musterv1.MemberNamespace(cluster)
 	create(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: memberNS}})
-	renewed := clock.Now().Add(-42 * time.Second)
 	create(t, &coordinationv1.Lease{
 		ObjectMeta: metav1.ObjectMeta{Name: leaseName, Namespace: memberNS},
 		Spec:       coordinationv1.LeaseSpec{HolderIdentity: ptr.To("agent"), RenewTime: &metav1.MicroTime{Time: renewed}},
 	})
+	return cluster, memberNS
+}
+
+func TestMemberGaugesFollowTheLeaseAndTheWorks(t *testing.T) {
+	cluster, memberNS := memberRenewedAt(t, clock.Now().Add(-42*time.Second))
 	for i, applied := range []metav1.ConditionStatus{metav1.ConditionFalse, metav1.ConditionFalse, metav1.ConditionTrue} {
 		w := &musterv1.Work{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("w%d", i), Namespace: memberNS}}
 		create(t, w)
@@ -68,17 +78,9 @@ func TestMemberGaugesFollowTheLeaseAndTheWorks(t *testing.T) {
 // then on its own clock, not from the agent's stamp (here 42 s behind): the age the hub
 // judges the cluster by, which the MemberUnreachable alert reads.
 func TestHeartbeatAgeIsTheHubsOwn(t *testing.T) {
-	ns := env.Namespace(t)
-	cluster := fmt.Sprintf("%.40s-m", ns)
-	create(t, &musterv1.MemberCluster{ObjectMeta: metav1.ObjectMeta{Name: cluster}})
-	memberNS := musterv1.MemberNamespace(cluster)
-	create(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: memberNS}})
 	stamped := clock.Now().Add(-42 * time.Second)
-	hubSaw.set(cluster, stamped, clock.Now().Add(-5*time.Second))
-	create(t, &coordinationv1.Lease{
-		ObjectMeta: metav1.ObjectMeta{Name: leaseName, Namespace: memberNS},
-		Spec:       coordinationv1.LeaseSpec{HolderIdentity: ptr.To("agent"), RenewTime: &metav1.MicroTime{Time: stamped}},
-	})
+	// The hub saw the renewal before any scrape can read the lease.
+	cluster, _ := memberRenewedAt(t, stamped, func(cluster string) { hubSaw.set(cluster, stamped, clock.Now().Add(-5*time.Second)) })
 	labels := map[string]string{"cluster": cluster}
 	envtest.Eventually(t, "heartbeat age 5s, from when the hub saw the renewal", func() (bool, string) {
 		age := envtest.Metric(t, "muster_member_heartbeat_age_seconds", labels)
