@@ -124,9 +124,15 @@ func (r *Renewer) Restore(ctx context.Context) {
 // Restore, which it calls first if nothing has. Within one process it reads the clock's
 // monotonic time, so a step in the time of day neither shortens nor lengthens it.
 func (r *Renewer) Silence() time.Duration {
-	ctx, cancel := context.WithTimeout(context.Background(), restoreTimeout)
-	defer cancel()
-	r.Restore(ctx)
+	r.mu.Lock()
+	restored := !r.started.IsZero()
+	r.mu.Unlock()
+	if !restored {
+		// Once per leader: every fenced Job's round asks.
+		ctx, cancel := context.WithTimeout(context.Background(), restoreTimeout)
+		r.Restore(ctx)
+		cancel()
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	from := r.renewed
