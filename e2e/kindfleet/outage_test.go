@@ -73,8 +73,12 @@ func TestMemberNodeStoppedForAMinuteComesBackAndItsWorkCompletes(t *testing.T) {
 	if _, err := framework.WaitForClusterCondition(ctx, fleet.Hub, member.Name, musterv1.MemberClusterAvailable, metav1.ConditionUnknown, outage); err != nil {
 		t.Fatal(err)
 	}
-	if !tainted(t, member.Name) {
-		t.Errorf("%s is Unknown but not tainted %s", member.Name, musterv1.UnreachableTaintKey)
+	// The condition (status) and the taint (spec) are two writes: wait for the second.
+	err := framework.Until(ctx, 10*time.Second, member.Name+" to be tainted "+musterv1.UnreachableTaintKey, func(context.Context) (bool, string, error) {
+		return tainted(t, member.Name), "Unknown but not tainted", nil
+	})
+	if err != nil {
+		t.Error(err)
 	}
 	t.Logf("%s Unknown and tainted %s after its node stopped (the hub's grace period: %s without a Lease renewal)",
 		member.Name, time.Since(stopped).Round(time.Second), hub.NewOptions().ClusterGracePeriod)
@@ -101,7 +105,7 @@ func TestMemberNodeStoppedForAMinuteComesBackAndItsWorkCompletes(t *testing.T) {
 	if _, err := framework.WaitForClusterCondition(ctx, fleet.Hub, member.Name, musterv1.MemberClusterAvailable, metav1.ConditionTrue, restartAllowance); err != nil {
 		t.Fatalf("%v\nagent log:\n%s", err, agentLog(ctx, member))
 	}
-	err := framework.Until(ctx, 30*time.Second, member.Name+" to lose its taint "+musterv1.UnreachableTaintKey, func(context.Context) (bool, string, error) {
+	err = framework.Until(ctx, 30*time.Second, member.Name+" to lose its taint "+musterv1.UnreachableTaintKey, func(context.Context) (bool, string, error) {
 		return !tainted(t, member.Name), "tainted", nil
 	})
 	if err != nil {

@@ -76,7 +76,7 @@ each join binds exactly the roles it names and unbinds the ones an earlier join 
 	cmd.Flags().StringVar(&o.clusterName, "cluster-name", "", "name of this cluster in the fleet")
 	cmd.Flags().BoolVar(&o.noDeploy, "no-deploy", o.noDeploy, "install everything but the agent Deployment (run muster-agent as a process instead)")
 	cmd.Flags().StringVar(&o.image, "image", o.image, "image of the agent Deployment")
-	cmd.Flags().DurationVar(&o.timeout, "timeout", o.timeout, "how long to wait for the hub to answer")
+	cmd.Flags().DurationVar(&o.timeout, "timeout", o.timeout, "how long to wait for the hub to answer, and for it to sign a token just created")
 	cmd.Flags().StringArrayVar(&o.executorRoles, "work-executor-role", nil,
 		"a ClusterRole of this cluster to bind to the Work executor, letting Works apply what it allows (repeatable; e.g. cluster-admin trusts the hub with everything)")
 	for _, f := range []string{"hub-apiserver", "hub-token", "hub-ca-hash", "cluster-name"} {

@@ -34,15 +34,11 @@ func Discover(ctx context.Context, hubURL string, token Token, caHash string, ti
 	if !strings.HasPrefix(caHash, "sha256:") {
 		return nil, fmt.Errorf("--hub-ca-hash %q must look like sha256:<hex>", caHash)
 	}
-	cm, err := fetchClusterInfo(ctx, hubURL, timeout)
+	cm, sig, err := clusterInfoSignedFor(ctx, hubURL, token.ID, timeout)
 	if err != nil {
 		return nil, err
 	}
 	kubeconfig := cm.Data[bootstrapapi.KubeConfigKey]
-	sig, ok := cm.Data[bootstrapapi.JWSSignatureKeyPrefix+token.ID]
-	if !ok {
-		return nil, fmt.Errorf("the hub does not know bootstrap token %s: it is wrong or expired (create a new one with `musterctl token create`)", token.ID)
-	}
 	if !jws.DetachedTokenIsValid(sig, kubeconfig, token.ID, token.Secret) {
 		return nil, fmt.Errorf("the secret of bootstrap token %s is wrong: the hub's signature does not match it", token.ID)
 	}
@@ -64,6 +60,35 @@ func Discover(ctx context.Context, hubURL string, token Token, caHash string, ti
 	}
 	return nil, errors.New("the hub's cluster-info names no cluster")
 }
+
+// clusterInfoSignedFor reads cluster-info until it carries the signature made with token
+// tokenID. The hub's control plane signs a new token asynchronously (kube-controller-manager's
+// bootstrapsigner), so a join run right after `musterctl token create` may read
+// cluster-info before the signature is there: only a token still unsigned after timeout is
+// unknown. Any other failure ends the wait at once.
+func clusterInfoSignedFor(ctx context.Context, hubURL, tokenID string, timeout time.Duration) (*corev1.ConfigMap, string, error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		cm, err := fetchClusterInfo(ctx, hubURL, timeout)
+		if err != nil {
+			return nil, "", err
+		}
+		if sig, ok := cm.Data[bootstrapapi.JWSSignatureKeyPrefix+tokenID]; ok {
+			return cm, sig, nil
+		}
+		if time.Now().After(deadline) {
+			return nil, "", fmt.Errorf("the hub does not know bootstrap token %s: it is wrong or expired (create a new one with `musterctl token create`)", tokenID)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, "", ctx.Err()
+		case <-time.After(signaturePoll):
+		}
+	}
+}
+
+// signaturePoll is how often discovery looks again for a token's signature.
+const signaturePoll = 500 * time.Millisecond
 
 // fetchClusterInfo reads kube-public/cluster-info anonymously. TLS is not verified here
 // because the CA is not known yet; the content is verified by the caller instead.

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -263,7 +264,7 @@ func TestDiscoverRefusesBadClusterInfo(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := fakeHub(t, tc.answer)
-			hub, err := Discover(t.Context(), srv.URL, tok, pin, 5*time.Second)
+			hub, err := Discover(t.Context(), srv.URL, tok, pin, time.Second)
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Fatalf("Discover = %+v, %v; want an error containing %q", hub, err, tc.wantErr)
 			}
@@ -315,5 +316,32 @@ func TestDiscoverRefusesBadURLsBeforeDialling(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "must look like sha256:<hex>") {
 			t.Errorf("Discover with hash %q error = %v", h, err)
 		}
+	}
+}
+
+// A join run right after `musterctl token create` may read cluster-info before the hub's
+// control plane has signed the new token: discovery waits for the signature, within its
+// timeout, rather than calling the token unknown.
+func TestDiscoverWaitsForATokenJustCreatedToBeSigned(t *testing.T) {
+	tok := Token{ID: "abcdef", Secret: "0123456789abcdef"}
+	caPEM, caCert := selfSignedPEM(t, "hub-ca")
+	unsigned, err := ClusterInfo("https://hub.example", caPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signed := signedClusterInfo(t, unsigned.Data[bootstrapapi.KubeConfigKey], tok)
+	var reads atomic.Int32
+	srv := fakeHub(t, func(w http.ResponseWriter) {
+		answer := unsigned
+		if reads.Add(1) > 2 {
+			answer = signed
+		}
+		_ = json.NewEncoder(w).Encode(answer)
+	})
+	if _, err := Discover(t.Context(), srv.URL, tok, CAHash(caCert), 5*time.Second); err != nil {
+		t.Fatalf("Discover of a token signed on the third read: %v", err)
+	}
+	if n := reads.Load(); n != 3 {
+		t.Errorf("cluster-info read %d times, want 3 (twice unsigned, then signed)", n)
 	}
 }
