@@ -9,8 +9,6 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -39,7 +37,7 @@ type failoverWork struct {
 	fenced *musterv1.FleetJob
 	// pods log the pods of the two Divided jobs in each member from before the cut on,
 	// by job and member name.
-	pods map[string]*podLog
+	pods map[string]*framework.PodLog
 	// everywhere is a BroadcastJob on both members' work nodes.
 	everywhere *musterv1.BroadcastJob
 	// failoversBefore is the hub's muster_failovers_total{kind="FleetJob"} before.
@@ -75,10 +73,10 @@ func placeFailoverWork(t *testing.T) *failoverWork {
 	waitForShards(t, w.stays, member1.Name)
 	waitForShards(t, w.divided, member1.Name, member2.Name)
 	waitForShards(t, w.fenced, member1.Name, member2.Name)
-	w.pods = map[string]*podLog{}
+	w.pods = map[string]*framework.PodLog{}
 	for _, job := range []string{w.divided.Name, w.fenced.Name} {
 		for _, m := range []*framework.Cluster{member1, member2} {
-			w.pods[job+"/"+m.Name] = watchPods(t, m, job)
+			w.pods[job+"/"+m.Name] = framework.WatchPods(t, m, ns, "app="+job)
 		}
 	}
 	w.everywhere = newBroadcastJob("everywhere", broadcastOutcome("Succeeded", 20*time.Second), func(j *musterv1.BroadcastJob) {
@@ -306,7 +304,7 @@ func (w *failoverWork) expectIndexesOnce(t *testing.T, divided *musterv1.FleetJo
 	}
 	t.Logf("%s: agent cut off; evicted %s later; complete %s later; member1 ran fleet indexes %v", fj.Name,
 		evictedAt.Sub(stopped).Round(time.Second), fj.Status.CompletionTime.Sub(stopped).Round(time.Second), slices.Sorted(maps.Keys(ran)))
-	w.logCopies(t, divided.Name, stopped)
+	framework.LogCopies(t, divided.Name, w.pods[divided.Name+"/"+member2.Name].Seen(), w.pods[divided.Name+"/"+member1.Name].Seen(), stopped)
 }
 
 // fencedTemplate asks for no replacement pod before the old one is gone, which makes the
@@ -322,36 +320,7 @@ func fencedTemplate(fj *musterv1.FleetJob) {
 // deletion timestamp, when its grace period ends, is the latest it can still run) before
 // member1's first pod of the part that moved there was created; and its Job says Fenced.
 func (w *failoverWork) expectFenced(t *testing.T, stopped time.Time) {
-	var lastGone time.Time
-	cutOff := w.pods[w.fenced.Name+"/"+member2.Name].seen()
-	for name, p := range cutOff {
-		if p.deleting.IsZero() {
-			t.Errorf("%s: member2's pod %s (fleet index %s) was never deleted", w.fenced.Name, name, p.index)
-			continue
-		}
-		lastGone = later(lastGone, p.deleting)
-		t.Logf("%s: member2's pod for fleet index %s created %s, deleted (grace over) %s after the cut", w.fenced.Name, p.index,
-			p.created.Sub(stopped).Round(time.Second), p.deleting.Sub(stopped).Round(time.Second))
-	}
-	var firstPart time.Time
-	for _, p := range w.pods[w.fenced.Name+"/"+member1.Name].seen() {
-		if !strings.Contains(p.job, "-part-") {
-			continue
-		}
-		if firstPart.IsZero() || p.created.Before(firstPart) {
-			firstPart = p.created
-		}
-		t.Logf("%s: member1's replacement for fleet index %s created %s after the cut", w.fenced.Name, p.index, p.created.Sub(stopped).Round(time.Second))
-	}
-	switch {
-	case len(cutOff) == 0 || firstPart.IsZero():
-		t.Errorf("%s: saw %d pods in member2 and a replacement in member1 at %v; want both", w.fenced.Name, len(cutOff), firstPart)
-	case !lastGone.Before(firstPart):
-		t.Errorf("%s: member2's last pod could run until %s after the cut, member1's replacement was created %s after it: two copies at once",
-			w.fenced.Name, lastGone.Sub(stopped).Round(time.Second), firstPart.Sub(stopped).Round(time.Second))
-	default:
-		t.Logf("%s: gap between member2's last pod gone and member1's first replacement: %s", w.fenced.Name, firstPart.Sub(lastGone).Round(time.Second))
-	}
+	framework.ExpectFenced(t, w.fenced.Name, w.pods[w.fenced.Name+"/"+member2.Name].Seen(), w.pods[w.fenced.Name+"/"+member1.Name].Seen(), stopped)
 	var jobs batchv1.JobList
 	if err := member2.Client.List(t.Context(), &jobs, client.InNamespace(ns)); err != nil {
 		t.Fatal(err)
@@ -363,116 +332,6 @@ func (w *failoverWork) expectFenced(t *testing.T, stopped time.Time) {
 			t.Errorf("member2's Job %s has conditions %+v; want Failed with reason %s", j.Name, j.Status.Conditions, musterv1.JobReasonFenced)
 		}
 	}
-}
-
-func later(a, b time.Time) time.Time {
-	if b.After(a) {
-		return b
-	}
-	return a
-}
-
-// podSeen is what a watch saw of a pod, by its member's API server: when it was created,
-// when its deletion timestamp says its grace period ends, and when its container finished;
-// its Job and fleet index.
-type podSeen struct {
-	created, deleting, finished time.Time
-	job, index                  string
-}
-
-// podLog is the pods of one job in one member, as a watch saw them.
-type podLog struct {
-	mu   sync.Mutex
-	pods map[string]podSeen
-}
-
-func (l *podLog) seen() map[string]podSeen {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return maps.Clone(l.pods)
-}
-
-// watchPods logs the pods labelled app=job in member from now until the test ends: a
-// deleted pod vanishes at once in a kwok cluster, and with it its deletion timestamp.
-func watchPods(t *testing.T, member *framework.Cluster, job string) *podLog {
-	t.Helper()
-	w, err := member.Clientset.CoreV1().Pods(ns).Watch(context.Background(), metav1.ListOptions{LabelSelector: "app=" + job})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(w.Stop)
-	l := &podLog{pods: map[string]podSeen{}}
-	go func() {
-		for ev := range w.ResultChan() {
-			p, ok := ev.Object.(*corev1.Pod)
-			if !ok {
-				continue
-			}
-			l.mu.Lock()
-			seen := l.pods[p.Name]
-			seen.created = p.CreationTimestamp.Time
-			seen.index = p.Annotations[musterv1.GlobalIndexAnnotation]
-			if ref := metav1.GetControllerOf(p); ref != nil {
-				seen.job = ref.Name
-			}
-			if p.DeletionTimestamp != nil {
-				seen.deleting = p.DeletionTimestamp.Time
-			}
-			for _, c := range p.Status.ContainerStatuses {
-				if c.State.Terminated != nil {
-					seen.finished = c.State.Terminated.FinishedAt.Time
-				}
-			}
-			l.pods[p.Name] = seen
-			l.mu.Unlock()
-		}
-	}()
-	return l
-}
-
-// logCopies logs, for the note's timeline, each copy of a fleet index of job that ran in
-// member2 (cut off from the hub) and in member1 (the part moved there), by the API servers'
-// timestamps relative to the cut, and the overlap of the two copies, or the gap between
-// them: a copy runs from its pod's creation until its container finished or, deleted,
-// its grace period ended.
-func (w *failoverWork) logCopies(t *testing.T, job string, stopped time.Time) {
-	cutOff := w.pods[job+"/"+member2.Name].seen()
-	moved := w.pods[job+"/"+member1.Name].seen()
-	for _, old := range cutOff {
-		for _, p := range moved {
-			if p.index != old.index || !strings.Contains(p.job, "-part-") {
-				continue
-			}
-			oldEnd := earliest(old.finished, old.deleting)
-			rel := func(at time.Time) string {
-				if at.IsZero() {
-					return "-"
-				}
-				return at.Sub(stopped).Round(time.Second).String()
-			}
-			overlap := "no end seen"
-			if !oldEnd.IsZero() {
-				if d := oldEnd.Sub(p.created); d > 0 {
-					overlap = "overlap " + d.Round(time.Second).String()
-				} else {
-					overlap = "gap " + (-d).Round(time.Second).String()
-				}
-			}
-			t.Logf("%s: fleet index %s ran in member2 from %s to %s after the cut (finished %s, deleted %s) and in member1 from %s: %s",
-				job, p.index, rel(old.created), rel(oldEnd), rel(old.finished), rel(old.deleting), rel(p.created), overlap)
-		}
-	}
-}
-
-// earliest is the earlier of the times that are set; zero when neither is.
-func earliest(a, b time.Time) time.Time {
-	switch {
-	case a.IsZero():
-		return b
-	case b.IsZero() || a.Before(b):
-		return a
-	}
-	return b
 }
 
 // indexList lists the indexes of a completedIndexes such as "0,2-3" (a few, in tests).
