@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -271,35 +272,42 @@ func (r *Reconciler) writeShards(ctx context.Context, job *musterv1.BroadcastJob
 	if err != nil {
 		return false, err
 	}
-	var errs []error
-	for cluster, s := range planned {
-		want, err := newWork(job, cluster, s)
+	clusters := slices.Sorted(maps.Keys(planned))
+	wants := make([]*musterv1.Work, len(clusters))
+	for i, cluster := range clusters {
+		want, err := newWork(job, cluster, planned[cluster])
 		if err != nil {
-			return raced, err
+			return false, err
 		}
 		shards.SetPodSecurity(want, podSecurity)
+		wants[i] = want
+	}
+	var anyRaced atomic.Bool
+	errs := shards.Each(len(clusters), func(i int) error {
+		cluster, want := clusters[i], wants[i]
 		cur, ok := works[cluster]
 		if !ok {
 			err := r.Client.Create(ctx, want)
 			switch {
 			case apierrors.IsAlreadyExists(err):
-				raced = true
+				anyRaced.Store(true)
 			case err != nil:
-				errs = append(errs, fmt.Errorf("creating the shard for cluster %s: %w", cluster, err))
+				return fmt.Errorf("creating the shard for cluster %s: %w", cluster, err)
 			default:
 				hubmetrics.PlacementDecisions.WithLabelValues("BroadcastJob", hubmetrics.OutcomePlaced).Inc()
 				log.FromContext(ctx).V(2).Info("placed a shard of the BroadcastJob", "cluster", cluster)
 			}
-			continue
+			return nil
 		}
 		h := patch.NewHelper(r.Client, cur)
 		cur.Spec = want.Spec
 		shards.SetPodSecurity(cur, podSecurity)
 		if err := h.Patch(ctx, cur); err != nil {
-			errs = append(errs, fmt.Errorf("updating the shard for cluster %s: %w", cluster, err))
+			return fmt.Errorf("updating the shard for cluster %s: %w", cluster, err)
 		}
-	}
-	return raced, errors.Join(errs...)
+		return nil
+	})
+	return anyRaced.Load(), errors.Join(errs...)
 }
 
 // deleteAfterTTL deletes a finished job once its ttlSecondsAfterFinished passed; the

@@ -312,12 +312,12 @@ func (r *Reconciler) placeFirst(ctx context.Context, snap *snapshot) (outcome, e
 		meta.SetStatusCondition(&status.Conditions, *taken)
 		return outcome{status: status}, nil
 	}
-	var errs []error
-	for i, w := range works {
-		if err := r.Client.Create(ctx, w); err != nil && !apierrors.IsAlreadyExists(err) {
-			errs = append(errs, fmt.Errorf("creating the shard for cluster %s: %w", d.shards[i].cluster, err))
+	errs := shards.Each(len(works), func(i int) error {
+		if err := r.Client.Create(ctx, works[i]); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating the shard for cluster %s: %w", d.shards[i].cluster, err)
 		}
-	}
+		return nil
+	})
 	if err := errors.Join(errs...); err != nil {
 		return outcome{}, err
 	}
