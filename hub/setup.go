@@ -8,6 +8,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/musterhq/muster/api/podsecurity"
 	"github.com/musterhq/muster/hub/broadcastjob"
@@ -45,6 +46,12 @@ func Setup(_ context.Context, mgr ctrl.Manager, opts *Options) (*Controllers, er
 	if err := mgr.Add(gate.Runnable()); err != nil {
 		return nil, fmt.Errorf("adding the failover gate: %w", err)
 	}
+	// NodeSlices stream into the inventory past the manager's cache, which would keep
+	// them whole beside it.
+	slices, err := client.NewWithWatch(mgr.GetConfig(), client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})
+	if err != nil {
+		return nil, fmt.Errorf("a client for NodeSlices: %w", err)
+	}
 	heartbeats := &health.Reconciler{
 		Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("muster-health"), Clock: clock.RealClock{}, GracePeriod: opts.ClusterGracePeriod,
 	}
@@ -60,7 +67,7 @@ func Setup(_ context.Context, mgr ctrl.Manager, opts *Options) (*Controllers, er
 			Recorder: mgr.GetEventRecorder("muster-csr-approver"), MaxCertificateLifetime: opts.MaxAgentCertificateLifetime,
 		}).SetupWithManager},
 		{"health", heartbeats.SetupWithManager},
-		{"inventory", (&nodeslice.Reconciler{Client: mgr.GetClient(), Inventory: inv}).SetupWithManager},
+		{"inventory", (&nodeslice.Loader{Client: slices, Inventory: inv}).SetupWithManager},
 		{"fleetjob", (&fleetjob.Reconciler{
 			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("muster-fleetjob"), Clock: clock.RealClock{}, Inventory: inv,
 			UnschedulableWindow: opts.SpreadUnschedulableWindow, PodSecurityLevel: level, Failover: gate,

@@ -154,6 +154,20 @@ func (inv *Inventory) DeleteSlice(namespace, name string) error {
 	return nil
 }
 
+// SliceKeys lists the <namespace>/<name> of every slice whose nodes the inventory holds.
+func (inv *Inventory) SliceKeys() []string {
+	it, err := inv.db.Txn(false).Get(slicesTable, byID)
+	if err != nil {
+		// Only an unknown table or index fails, and both are constants.
+		panic(fmt.Sprintf("inventory schema: %v", err))
+	}
+	var keys []string
+	for obj := it.Next(); obj != nil; obj = it.Next() {
+		keys = append(keys, obj.(*sliceIndex).Key)
+	}
+	return keys
+}
+
 // The Ready condition of every node is one of these two shared slices: nodes are never
 // written after loading, and a pointer the queries read on every node stays in cache.
 var (

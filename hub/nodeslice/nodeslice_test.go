@@ -1,6 +1,7 @@
 package nodeslice_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -8,8 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
@@ -40,11 +39,18 @@ func describe(nodes []*corev1.Node) string {
 	return b.String()
 }
 
-// waitNodes waits until the inventory holds exactly want (describe's rendering) for cluster.
+// waitNodes waits until the suite's inventory holds exactly want (describe's rendering)
+// for cluster.
 func waitNodes(t *testing.T, cluster, want string) {
 	t.Helper()
+	waitFor(t, inv, cluster, want)
+}
+
+// waitFor waits until inventory holds exactly want for cluster.
+func waitFor(t *testing.T, inventory *inventory.Inventory, cluster, want string) {
+	t.Helper()
 	envtest.Eventually(t, "cluster "+cluster+" holds "+want, func() (bool, string) {
-		got := describe(inv.Nodes(cluster))
+		got := describe(inventory.Nodes(cluster))
 		return got == want, got
 	})
 }
@@ -136,20 +142,13 @@ func TestASliceCountsForItsNamespacesCluster(t *testing.T) {
 // (written by someone else than an agent) reaches no cluster's inventory, even one it names.
 func TestSlicesOutsideMemberNamespacesAreIgnored(t *testing.T) {
 	own := inventory.New()
-	r := &nodeslice.Reconciler{Client: env.Client, Inventory: own}
-	if err := env.Client.Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "stray"}}); err != nil {
-		t.Fatal(err)
-	}
-	slice := builders.MakeNodeSlice("nodes-0", "stray").Node("n", "1", "1Gi").Obj()
-	slice.Namespace = "stray"
-	if err := env.Client.Create(t.Context(), slice); err != nil {
-		t.Fatal(err)
-	}
+	store := &nodeslice.Store{Inventory: own}
 	// "stray" is no member namespace; "muster-member-" is the prefix with no cluster name.
 	for _, ns := range []string{"stray", musterv1.MemberNamespacePrefix} {
-		res, err := r.Reconcile(t.Context(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: "nodes-0"}})
-		if err != nil || !res.IsZero() {
-			t.Errorf("namespace %q: Reconcile = %+v, %v", ns, res, err)
+		slice := builders.MakeNodeSlice("nodes-0", "stray").Node("n", "1", "1Gi").Obj()
+		slice.Namespace = ns
+		if err := store.Add(slice); err != nil {
+			t.Errorf("namespace %q: Add = %v", ns, err)
 		}
 	}
 	for _, cluster := range []string{"stray", ""} {
@@ -162,19 +161,50 @@ func TestSlicesOutsideMemberNamespacesAreIgnored(t *testing.T) {
 	}
 }
 
-// TestAMissingSliceIsRemovedNotAnError: a slice deleted before its event is handled
-// (nothing in the API) empties what the inventory held for it.
-func TestAMissingSliceIsRemovedNotAnError(t *testing.T) {
+// TestALoaderStartedAgainCatchesUpWithTheSlices: a hub that starts (a restart, a new
+// leader) with an inventory loaded before lists the slices again. The inventory then holds
+// them as they are now, changed ones included, and none of the slices deleted while no
+// loader ran, whose delete it never saw.
+func TestALoaderStartedAgainCatchesUpWithTheSlices(t *testing.T) {
+	const cluster = "restarted"
+	memberNamespace(t, cluster)
 	own := inventory.New()
-	slice := builders.MakeNodeSlice("gone", "vanished").Node("n", "1", "1Gi").Obj()
-	if err := own.ReplaceSlice("vanished", slice); err != nil {
+	kept := builders.MakeNodeSlice("nodes-0", cluster).Node("k", "1", "1Gi").Obj()
+	gone := builders.MakeNodeSlice("nodes-1", cluster).Node("g", "1", "1Gi").Obj()
+	for _, s := range []*musterv1.NodeSlice{kept, gone} {
+		if err := env.Client.Create(t.Context(), s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stop := startLoader(t, own)
+	waitFor(t, own, cluster, "g ready=True cordoned=false cpu=1 zone= taints=0;k ready=True cordoned=false cpu=1 zone= taints=0;")
+	stop()
+
+	kept.Nodes[0].Allocatable[corev1.ResourceCPU] = resource.MustParse("3")
+	if err := env.Client.Update(t.Context(), kept); err != nil {
 		t.Fatal(err)
 	}
-	r := &nodeslice.Reconciler{Client: env.Client, Inventory: own}
-	if _, err := r.Reconcile(t.Context(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(slice)}); err != nil {
-		t.Fatalf("Reconcile: %v", err)
+	if err := env.Client.Delete(t.Context(), gone); err != nil {
+		t.Fatal(err)
 	}
-	if got := own.Nodes("vanished"); len(got) != 0 {
-		t.Errorf("nodes of the deleted slice remain: %s", describe(got))
+	startLoader(t, own)
+	waitFor(t, own, cluster, "k ready=True cordoned=false cpu=3 zone= taints=0;")
+}
+
+// startLoader runs a Loader of its own into inv until the test ends or stop is called.
+func startLoader(t *testing.T, inv *inventory.Inventory) (stop func()) {
+	t.Helper()
+	c, err := client.NewWithWatch(env.Config, client.Options{Scheme: env.Client.Scheme()})
+	if err != nil {
+		t.Fatal(err)
 	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = (&nodeslice.Loader{Client: c, Inventory: inv}).Start(ctx)
+	}()
+	stop = func() { cancel(); <-done }
+	t.Cleanup(stop)
+	return stop
 }
