@@ -266,6 +266,10 @@ bench-cronjob: toolchain ## Fleet benchmark: 500 FleetCronJobs and 500 CronJobs 
 bench-fairness: toolchain ## Benchmark: one hub namespace creates 500 FleetJobs, another one; the second's time to Scheduled with the hub's per-namespace queue and controller-runtime's default, medians and ratio.
 	$(GO) run ./e2e/cmd/bench-fairness $(BENCH_FAIRNESS_ARGS)
 
+.PHONY: bench-scale
+bench-scale: toolchain ## Scale harness: one hub against simulated members (e2e/fleetsim) that join, renew, report nodes and answer Works; a `scale` line per scenario (BENCH_SCALE_ARGS, default -members 1000 -nodes 1000).
+	$(GO) run ./e2e/cmd/bench-scale $(BENCH_SCALE_ARGS)
+
 .PHONY: bench-work
 bench-work: toolchain ## Fleet benchmark: 200 Works over 2 members, P50/P99 to the member and back.
 	$(GO) test -tags e2e -run '^$$' -bench BenchmarkWorkDelivery -benchtime 3x -timeout 10m -v ./e2e/work/ | grep -E 'round|Benchmark|ok|FAIL'

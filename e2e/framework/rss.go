@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -53,4 +54,35 @@ func readRSS(path string) (int64, error) {
 		return 0, fmt.Errorf("%s: %w", path, err)
 	}
 	return 0, fmt.Errorf("%s has no VmRSS line", path)
+}
+
+// RSSOf is the resident memory of process pid in bytes (VmRSS).
+func RSSOf(pid int) (int64, error) {
+	return readRSS(fmt.Sprintf("/proc/%d/status", pid))
+}
+
+// FindProcesses lists the running processes whose executable is called name and whose
+// command line mentions within (a fleet's directory, say): a control plane's processes
+// started by another program.
+func FindProcesses(name, within string) []int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if err != nil || len(raw) == 0 {
+			continue
+		}
+		args := strings.Split(strings.TrimRight(string(raw), "\x00"), "\x00")
+		if filepath.Base(args[0]) == name && strings.Contains(string(raw), within) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }

@@ -1,0 +1,113 @@
+// Command bench-scale measures one hub against a fleet of simulated members (package
+// fleetsim: members without API servers that join, renew, report nodes and answer Works
+// with the agent's own code), the way OCM's perf tool measures its hub. The hub and its
+// API server run as in the local fleet. It runs the scenarios of issue 31 in turn and
+// prints one `scale <scenario> …` line for each, with every figure whether or not its
+// goal is met:
+//
+//   - join: every member joins at once (at most -parallel registrations in flight) and is
+//     accepted and Available; time, and the peak resident memory of the hub, its
+//     kube-apiserver and its etcd.
+//   - inventory: every member writes its -nodes nodes as NodeSlices; the hub's resident
+//     memory once settled, per node, and the API server's storage per node.
+//   - placement: one Divided FleetJob over every member, then -jobs of them at once: time
+//     until every Work is written, and until the jobs complete (the simulated agents
+//     complete a Job -job-duration after its Work); beside it the floor, as long as plain
+//     creates of as many ConfigMaps of a Work's size take from -parallel goroutines.
+//   - health: one member stops renewing its Lease; time until the hub marks it not
+//     Available, against the grace period, and how many other members were ever marked
+//     so during the whole run (false Unknowns).
+//
+// Throughout, 1 % of every member's nodes change each minute (-churn), and only the slices
+// that hold them are written. `make bench-scale` runs it.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/go-logr/logr"
+	crlog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/musterhq/muster/e2e/fleetsim"
+	"github.com/musterhq/muster/e2e/framework"
+)
+
+type options struct {
+	members, nodes, parallel, jobs int
+	jobDuration, renew             time.Duration
+	churn                          float64
+	timeout                        time.Duration
+}
+
+func main() {
+	var o options
+	flag.IntVar(&o.members, "members", 1000, "simulated member clusters")
+	flag.IntVar(&o.nodes, "nodes", 1000, "nodes of each member")
+	flag.IntVar(&o.parallel, "parallel", 32, "joins, reports and Work status writes in flight at once")
+	flag.IntVar(&o.jobs, "jobs", 10, "Divided FleetJobs placed at once in the second placement round")
+	flag.DurationVar(&o.jobDuration, "job-duration", 20*time.Second, "how long a placed Job runs in a simulated member")
+	flag.DurationVar(&o.renew, "renew", 10*time.Second, "Lease renewal interval of the simulated agents (the agent's default)")
+	flag.Float64Var(&o.churn, "churn", 0.01, "share of every member's nodes that change each minute")
+	flag.DurationVar(&o.timeout, "timeout", 15*time.Minute, "the longest any one scenario may take")
+	flag.Parse()
+	// The simulated agents' clients log through controller-runtime; their failures show
+	// in the figures (false Unknowns, status write failures), not as a thousand log lines.
+	crlog.SetLogger(logr.Discard())
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, o); err != nil {
+		fmt.Fprintln(os.Stderr, "bench-scale:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, o options) error {
+	began := time.Now()
+	dir, err := os.MkdirTemp("", "muster-bench-scale-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	f, err := framework.Up(ctx, framework.FleetOptions{Dir: dir})
+	if err != nil {
+		return fmt.Errorf("bringing the hub up: %w", err)
+	}
+	defer func() { _ = f.Down(context.WithoutCancel(ctx)) }()
+	m, err := framework.InstallHub(ctx, f)
+	if err != nil {
+		return err
+	}
+	if err := m.StartHubProcess("--leader-elect=false", "--auto-accept-clusters"); err != nil {
+		return err
+	}
+	defer m.Stop()
+	boot, err := fleetsim.Discover(ctx, m.JoinArgs)
+	if err != nil {
+		return err
+	}
+	watch, err := watchFleet(ctx, f.Hub)
+	if err != nil {
+		return err
+	}
+	fleet, err := fleetsim.New(fleetsim.Config{
+		Prefix: "sim", Members: o.members, NodesPerMember: o.nodes, Parallel: o.parallel,
+		RenewInterval: o.renew, JobDuration: o.jobDuration, QPS: 50,
+	})
+	if err != nil {
+		return err
+	}
+	b := &bench{o: o, hub: f.Hub, boot: boot, watch: watch, samples: newSampler(ctx, m.HubProc, dir), fleet: fleet}
+	fmt.Printf("scale setup members=%d nodes-per-member=%d hub-up=%s\n", o.members, o.nodes, time.Since(began).Round(time.Second))
+	for _, scenario := range []func(context.Context) error{b.join, b.inventory, b.placement, b.health} {
+		if err := scenario(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}

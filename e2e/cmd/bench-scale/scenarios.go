@@ -1,0 +1,257 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/musterhq/muster/agent/heartbeat"
+	"github.com/musterhq/muster/agent/registration"
+	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/e2e/fleetsim"
+	"github.com/musterhq/muster/e2e/framework"
+	"github.com/musterhq/muster/hub"
+)
+
+// bench is one run of the scenarios against one hub.
+type bench struct {
+	o       options
+	hub     *framework.Cluster
+	boot    registration.Bootstrap
+	fleet   *fleetsim.Fleet
+	watch   *fleetWatch
+	samples *sampler
+}
+
+// join: every member joins at once and becomes Available.
+func (b *bench) join(ctx context.Context) error {
+	b.samples.reset()
+	start := time.Now()
+	joining, cancel := context.WithTimeout(ctx, b.o.timeout)
+	defer cancel()
+	if err := b.fleet.Join(joining, ctx, b.boot); err != nil {
+		return err
+	}
+	certified := time.Since(start)
+	available, err := waitFor(ctx, start, b.o.timeout, "every member Available", func() bool { return b.watch.availableCount() >= b.o.members })
+	if err != nil {
+		return err
+	}
+	b.fleet.AnswerWorks(ctx)
+	fmt.Printf("scale join members=%d parallel=%d certified=%s available=%s%s\n", b.o.members, b.o.parallel, round(certified), round(available), b.samples.figures())
+	return nil
+}
+
+// inventory: every member writes its nodes; the hub's memory once it settled, per node.
+func (b *bench) inventory(ctx context.Context) error {
+	b.samples.reset()
+	storedBefore, err := b.storageBytes(ctx)
+	if err != nil {
+		return err
+	}
+	rssBefore := b.samples.hubRSS()
+	start := time.Now()
+	if err := b.fleet.Report(ctx); err != nil {
+		return err
+	}
+	reported := time.Since(start)
+	settled, err := b.settle(ctx)
+	if err != nil {
+		return err
+	}
+	storedAfter, err := b.storageBytes(ctx)
+	if err != nil {
+		return err
+	}
+	nodes := float64(b.o.members * b.o.nodes)
+	fmt.Printf("scale inventory members=%d nodes=%d reported=%s settled=%s hub-bytes-per-node=%.0f storage-bytes-per-node=%.0f goal-hub-rss=4096MiB%s\n",
+		b.o.members, b.o.members*b.o.nodes, round(reported), round(settled), float64(b.samples.hubRSS()-rssBefore)/nodes, (storedAfter-storedBefore)/nodes, b.samples.figures())
+	go b.fleet.Churn(ctx, b.o.churn, time.Minute, func(round, slices int, took time.Duration) {
+		fmt.Printf("scale churn round=%d slices-written=%d took=%s\n", round, slices, took.Round(time.Millisecond))
+	})
+	return nil
+}
+
+// settle waits until the hub has taken the slices in: its API server's watch delivers
+// them after the writes return, and the hub decodes them into its inventory. There is no
+// count of its nodes to read, so it waits for the hub's resident memory to hold within
+// 1 % over 10 s, at most 3 minutes, and returns how long that took.
+func (b *bench) settle(ctx context.Context) (time.Duration, error) {
+	start := time.Now()
+	last := b.samples.hubRSS()
+	for time.Since(start) < 3*time.Minute {
+		if err := pause(ctx, 10*time.Second); err != nil {
+			return 0, err
+		}
+		now := b.samples.hubRSS()
+		if diff := now - last; max(diff, -diff) < now/100 {
+			break
+		}
+		last = now
+	}
+	return time.Since(start), nil
+}
+
+// placement: one Divided FleetJob over every member, then -jobs at once, against the
+// floor of as many plain creates.
+func (b *bench) placement(ctx context.Context) error {
+	for _, count := range []int{1, b.o.jobs} {
+		b.samples.reset()
+		jobs := make([]*musterv1.FleetJob, count)
+		for i := range jobs {
+			jobs[i] = fleetsim.DividedJob(metav1.NamespaceDefault, fmt.Sprintf("scale-%d-%d", count, i), b.o.members)
+		}
+		start := time.Now()
+		if err := forEach(ctx, jobs, func(ctx context.Context, fj *musterv1.FleetJob) error { return b.hub.Client.Create(ctx, fj) }); err != nil {
+			return err
+		}
+		uids := make([]string, len(jobs))
+		for i, fj := range jobs {
+			uids[i] = string(fj.UID)
+		}
+		want := count * b.o.members
+		written, err := waitFor(ctx, start, b.o.timeout, fmt.Sprintf("%d Works", want), func() bool { return b.watch.worksOf(uids...) >= want })
+		if err != nil {
+			return err
+		}
+		complete, err := waitFor(ctx, start, b.o.timeout, "the FleetJobs to complete", func() bool { return b.allComplete(ctx, jobs) })
+		if err != nil {
+			return err
+		}
+		floor, err := b.floor(ctx, want)
+		if err != nil {
+			return err
+		}
+		var fj musterv1.FleetJob
+		if err := b.hub.Client.Get(ctx, client.ObjectKeyFromObject(jobs[0]), &fj); err != nil {
+			return err
+		}
+		size, _ := json.Marshal(&fj)
+		fmt.Printf("scale placement jobs=%d members=%d works=%d written=%s floor=%s ratio=%.2f complete=%s fleetjob-bytes=%d status-write-failures=%d%s\n",
+			count, b.o.members, want, round(written), floor.Round(time.Millisecond), written.Seconds()/floor.Seconds(), round(complete), len(size), b.fleet.StatusFailures(), b.samples.figures())
+		if err := forEach(ctx, jobs, func(ctx context.Context, fj *musterv1.FleetJob) error {
+			return client.IgnoreNotFound(b.hub.Client.Delete(ctx, fj, client.PropagationPolicy(metav1.DeletePropagationBackground)))
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// health: one member stops renewing; how long from its last renewal until the hub
+// marks it, and how many other members it ever marked during the run.
+func (b *bench) health(ctx context.Context) error {
+	victim := b.fleet.Members[len(b.fleet.Members)-1]
+	stopped := time.Now()
+	victim.StopRenewing()
+	var lease coordinationv1.Lease
+	if err := b.hub.Client.Get(ctx, client.ObjectKey{Namespace: musterv1.MemberNamespace(victim.Name), Name: heartbeat.LeaseName}, &lease); err != nil {
+		return err
+	}
+	if _, err := waitFor(ctx, stopped, b.o.timeout, victim.Name+" to be marked not Available", func() bool {
+		_, lost := b.watch.lostSince(victim.Name, stopped)
+		return lost
+	}); err != nil {
+		return err
+	}
+	at, _ := b.watch.lostSince(victim.Name, stopped)
+	grace := hub.NewOptions().ClusterGracePeriod
+	fmt.Printf("scale health unknown-after-last-renewal=%s grace=%s goal=%s renew=%s false-unknown=%d\n",
+		round(at.Sub(lease.Spec.RenewTime.Time)), grace, grace+5*time.Second, b.o.renew, b.watch.falseUnknowns(victim.Name))
+	return nil
+}
+
+func (b *bench) allComplete(ctx context.Context, jobs []*musterv1.FleetJob) bool {
+	for _, j := range jobs {
+		var fj musterv1.FleetJob
+		if err := b.hub.Client.Get(ctx, client.ObjectKeyFromObject(j), &fj); err != nil || fj.Status.Phase != musterv1.JobComplete {
+			return false
+		}
+	}
+	return true
+}
+
+// floor is how long n creates of ConfigMaps as large as one of the hub's Works take from
+// -parallel goroutines with the bench's admin client: what the API server's write rate
+// allows without the hub's own work (its decisions, its webhook), the physical floor of
+// writing n Works.
+func (b *bench) floor(ctx context.Context, n int) (time.Duration, error) {
+	var works musterv1.WorkList
+	if err := b.hub.Client.List(ctx, &works, client.Limit(1)); err != nil {
+		return 0, fmt.Errorf("reading a Work to size the floor by: %w", err)
+	}
+	if len(works.Items) == 0 {
+		return 0, fmt.Errorf("no Work to size the floor by")
+	}
+	raw, err := json.Marshal(works.Items[0].Spec)
+	if err != nil {
+		return 0, err
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "scale-floor-"}}
+	if err := b.hub.Client.Create(ctx, ns); err != nil {
+		return 0, err
+	}
+	defer func() { _ = b.hub.Client.Delete(context.WithoutCancel(ctx), ns) }()
+	maps := make([]*corev1.ConfigMap, n)
+	for i := range maps {
+		maps[i] = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: fmt.Sprintf("work-%d", i)}, Data: map[string]string{"spec": string(raw)}}
+	}
+	// The floor is the API server's, not a client's: no client-side rate limit.
+	cfg := rest.CopyConfig(b.hub.Config)
+	cfg.QPS = -1
+	c, err := client.New(cfg, client.Options{Scheme: b.hub.Client.Scheme()})
+	if err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	err = forEachLimit(ctx, maps, b.o.parallel, func(ctx context.Context, cm *corev1.ConfigMap) error { return c.Create(ctx, cm) })
+	return time.Since(start), err
+}
+
+// storageBytes is the size of the hub API server's storage (etcd's database), from its
+// own metrics.
+func (b *bench) storageBytes(ctx context.Context) (float64, error) {
+	families, err := framework.APIServerMetrics(ctx, b.hub)
+	if err != nil {
+		return 0, err
+	}
+	total := 0.0
+	for _, m := range families["apiserver_storage_size_bytes"].GetMetric() {
+		total += m.GetGauge().GetValue()
+	}
+	return total, nil
+}
+
+// forEach runs fn on every item at once and returns the first error.
+func forEach[T any](ctx context.Context, items []T, fn func(context.Context, T) error) error {
+	return forEachLimit(ctx, items, len(items), fn)
+}
+
+// forEachLimit runs fn on every item, limit at once, and returns the first error.
+func forEachLimit[T any](ctx context.Context, items []T, limit int, fn func(context.Context, T) error) error {
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(max(1, limit))
+	for _, item := range items {
+		g.Go(func() error { return fn(ctx, item) })
+	}
+	return g.Wait()
+}
+
+func pause(ctx context.Context, d time.Duration) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
+	}
+}
+
+func round(d time.Duration) time.Duration { return d.Round(100 * time.Millisecond) }

@@ -1,0 +1,198 @@
+package fleetsim
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/musterhq/muster/agent/heartbeat"
+	"github.com/musterhq/muster/agent/inventory"
+	"github.com/musterhq/muster/agent/registration"
+	"github.com/musterhq/muster/api/scheme"
+	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+)
+
+// memberVersion is the Kubernetes version simulated members report.
+const memberVersion = "v1.36.3-fleetsim"
+
+// Member is one simulated member cluster: its agent's identity on the hub, what it keeps
+// in its own cluster (the agent's Secrets), its nodes' churn, and its Lease renewals.
+type Member struct {
+	Name string
+	cfg  *Config
+
+	// member stands in for the member's API server: kube-system, whose UID is the cluster
+	// ID, and the agent's Secrets, kept across join attempts as a real cluster keeps them.
+	member kubernetes.Interface
+
+	hub    client.WithWatch
+	hubset kubernetes.Interface
+
+	mu sync.Mutex
+	// revisions is each node's ChurnLabel value; nodes are built again from it.
+	revisions []int32
+	// versions are the resourceVersions of the member's NodeSlices as last written.
+	versions map[string]string
+	// changed counts the nodes churn has changed, to pick the next ones round-robin.
+	changed int
+	// stopRenewing ends the Lease renewals.
+	stopRenewing context.CancelFunc
+
+	// failures counts the Work status writes the hub refused, fleet-wide.
+	failures *atomic.Int64
+	// answers remembers, by Work name, the generation answered and the timer that will
+	// report its Job complete (AnswerWorks).
+	answers map[string]answer
+}
+
+// Join registers the member with the hub as its agent does, with the agent's own
+// registration code: the MemberCluster created with the bootstrap token, a certificate
+// requested and waited for until the hub accepts the cluster. The member's own API server
+// is stood in for by an in-memory clientset that holds only what registration keeps there
+// (kube-system, whose UID is the cluster ID, and the agent's Secrets). A join tried again
+// goes on from what the one before kept there, as an agent restarted does.
+func (m *Member) Join(ctx context.Context, boot registration.Bootstrap) error {
+	if m.member == nil {
+		m.member = fake.NewClientset(
+			&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: metav1.NamespaceSystem, UID: uuid.NewUUID()}},
+			&corev1.Secret{
+				ObjectMeta: metav1.ObjectMeta{Namespace: musterv1.AgentNamespace, Name: registration.BootstrapSecret},
+				Data: map[string][]byte{
+					registration.KeyHubURL: []byte(boot.HubURL), registration.KeyCA: boot.CA,
+					registration.KeyToken: []byte(boot.Token), registration.KeyClusterName: []byte(m.Name),
+				},
+			},
+		)
+	}
+	reg := &registration.Registrar{
+		Store:  &registration.Store{Client: m.member, Namespace: musterv1.AgentNamespace},
+		Member: m.member, CertLifetime: 24 * time.Hour, Now: time.Now,
+	}
+	creds, err := reg.EnsureCredentials(ctx)
+	if err != nil {
+		return fmt.Errorf("joining %s: %w", m.Name, err)
+	}
+	cert, err := creds.Certificate()
+	if err != nil {
+		return fmt.Errorf("%s's certificate: %w", m.Name, err)
+	}
+	cfg, err := registration.HubConfig(creds.HubURL, creds.CA, registration.NewCertHolder(cert))
+	if err != nil {
+		return err
+	}
+	cfg.QPS, cfg.Burst = m.cfg.QPS, int(2*m.cfg.QPS)
+	if m.hub, err = client.NewWithWatch(cfg, client.Options{Scheme: scheme.Scheme}); err != nil {
+		return err
+	}
+	m.hubset, err = kubernetes.NewForConfig(cfg)
+	return err
+}
+
+// StartRenewing renews the member's Lease every RenewInterval with the agent's Renewer,
+// until ctx ends or StopRenewing is called.
+func (m *Member) StartRenewing(ctx context.Context) {
+	ctx, cancel := context.WithCancel(ctx)
+	m.mu.Lock()
+	m.stopRenewing = cancel
+	m.mu.Unlock()
+	renewer := &heartbeat.Renewer{Hub: m.hubset, Cluster: m.Name, Holder: m.Name + "-fleetsim", Interval: m.cfg.RenewInterval}
+	go func() { _ = renewer.Start(ctx) }()
+}
+
+// StopRenewing stops the Lease renewals, as an agent that died would.
+func (m *Member) StopRenewing() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.stopRenewing != nil {
+		m.stopRenewing()
+	}
+}
+
+// Report writes the member's nodes to the hub as the agent's inventory does: NodeSlices
+// of at most 500 nodes (inventory.BuildSlices), and the MemberCluster's status with node
+// counts, allocatable totals and Joined.
+func (m *Member) Report(ctx context.Context) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.revisions = make([]int32, m.cfg.NodesPerMember)
+	m.versions = map[string]string{}
+	nodes := m.nodes()
+	want := inventory.BuildSlices(m.Name, nodes)
+	for i := range want {
+		if err := m.hub.Create(ctx, &want[i]); err != nil {
+			return fmt.Errorf("creating NodeSlice %s: %w", want[i].Name, err)
+		}
+		m.versions[want[i].Name] = want[i].ResourceVersion
+	}
+	counts, allocatable := inventory.Summarize(nodes)
+	// The hub writes the cluster's Available condition into the same status: a write of
+	// the whole status that raced with it would undo it.
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		var mc musterv1.MemberCluster
+		if err := m.hub.Get(ctx, types.NamespacedName{Name: m.Name}, &mc); err != nil {
+			return fmt.Errorf("reading MemberCluster %s: %w", m.Name, err)
+		}
+		before := mc.DeepCopy()
+		mc.Status.Version = memberVersion
+		mc.Status.Nodes = &counts
+		mc.Status.Allocatable = allocatable
+		meta.SetStatusCondition(&mc.Status.Conditions, metav1.Condition{
+			Type: musterv1.MemberClusterJoined, Status: metav1.ConditionTrue, Reason: musterv1.MemberClusterReasonAgentConnected,
+			Message: "the agent holds a hub certificate and reports", ObservedGeneration: mc.Generation,
+		})
+		mc.Status.LastInventoryReportTime = &metav1.Time{Time: time.Now()}
+		return m.hub.Status().Patch(ctx, &mc, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
+	})
+}
+
+// nodes builds the member's nodes with their current ChurnLabel values.
+func (m *Member) nodes() []corev1.Node {
+	nodes := Nodes(m.Name, len(m.revisions))
+	for i := range nodes {
+		nodes[i].Labels[ChurnLabel] = revision(int(m.revisions[i]))
+	}
+	return nodes
+}
+
+// Churn changes ChurnLabel on the next share of the member's nodes (round-robin) to
+// round, and rewrites only the NodeSlices that hold a changed node, as the agent's
+// inventory rewrites only the slices that differ. It returns how many it wrote.
+func (m *Member) Churn(ctx context.Context, share float64, round int) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	total := len(m.revisions)
+	if total == 0 {
+		return 0, nil
+	}
+	dirty := map[string]bool{}
+	for range max(1, int(share*float64(total))) {
+		i := m.changed % total
+		m.changed++
+		m.revisions[i] = int32(round)
+		// Nodes are named in index order, and slices hold them in name order.
+		dirty[inventory.SliceName(m.Name, i/musterv1.MaxNodesPerSlice)] = true
+	}
+	for _, slice := range inventory.BuildSlices(m.Name, m.nodes()) {
+		if !dirty[slice.Name] {
+			continue
+		}
+		slice.ResourceVersion = m.versions[slice.Name]
+		if err := m.hub.Update(ctx, &slice); err != nil {
+			return 0, fmt.Errorf("updating NodeSlice %s: %w", slice.Name, err)
+		}
+		m.versions[slice.Name] = slice.ResourceVersion
+	}
+	return len(dirty), nil
+}

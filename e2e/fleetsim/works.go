@@ -1,0 +1,191 @@
+package fleetsim
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/hub/shards"
+)
+
+// answer is what a member answered for one Work: the generation, and the timer that
+// will report its Job complete.
+type answer struct {
+	generation int64
+	done       *time.Timer
+}
+
+func (a answer) stop() {
+	if a.done != nil {
+		a.done.Stop()
+	}
+}
+
+// AnswerWorks answers the Works the hub gives the member until ctx ends, as its agent
+// would: each generation of a Work is reported applied and available, a Job's status fed
+// back as running (or suspended), and JobDuration later as complete with every completion
+// succeeded. Works of other kinds are reported applied only. writes bounds the status
+// writes of the whole fleet in flight at once.
+func (m *Member) AnswerWorks(ctx context.Context, writes chan struct{}) {
+	m.answers = map[string]answer{}
+	for ctx.Err() == nil {
+		if err := m.watchWorks(ctx, writes); err != nil && ctx.Err() == nil {
+			time.Sleep(time.Second)
+		}
+	}
+	for _, a := range m.answers {
+		a.stop()
+	}
+}
+
+// watchWorks lists the member's Works, answers them, and answers what a watch from there
+// brings until it ends. A Work the list no longer holds was deleted unseen: its answer is
+// forgotten, so that one created again under its name is answered.
+func (m *Member) watchWorks(ctx context.Context, writes chan struct{}) error {
+	var works musterv1.WorkList
+	ns := client.InNamespace(musterv1.MemberNamespace(m.Name))
+	if err := m.hub.List(ctx, &works, ns); err != nil {
+		return err
+	}
+	listed := map[string]bool{}
+	for i := range works.Items {
+		listed[works.Items[i].Name] = true
+		m.answer(ctx, writes, &works.Items[i])
+	}
+	for name, a := range m.answers {
+		if !listed[name] {
+			a.stop()
+			delete(m.answers, name)
+		}
+	}
+	w, err := m.hub.Watch(ctx, &musterv1.WorkList{}, ns, &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: works.ResourceVersion}})
+	if err != nil {
+		return err
+	}
+	defer w.Stop()
+	for ev := range w.ResultChan() {
+		work, ok := ev.Object.(*musterv1.Work)
+		switch {
+		case ev.Type == watch.Error:
+			return fmt.Errorf("watching %s's Works: %v", m.Name, ev.Object)
+		case !ok:
+			continue
+		case ev.Type == watch.Deleted:
+			m.answers[work.Name].stop()
+			delete(m.answers, work.Name)
+		default:
+			m.answer(ctx, writes, work)
+		}
+	}
+	return nil
+}
+
+// answer reports a Work's generation applied, once, and schedules its Job's completion,
+// in place of what an earlier generation scheduled.
+func (m *Member) answer(ctx context.Context, writes chan struct{}, work *musterv1.Work) {
+	prev, seen := m.answers[work.Name]
+	if work.DeletionTimestamp != nil || (seen && prev.generation == work.Generation) {
+		return
+	}
+	prev.stop()
+	a := answer{generation: work.Generation}
+	job, _, err := shards.Decode[batchv1.Job, batchv1.JobStatus](work)
+	if err != nil || job.Kind != "Job" {
+		job = nil
+	}
+	started := time.Now()
+	m.writeStatus(ctx, writes, work, job, runningStatus(job, started))
+	if job != nil && !ptr.Deref(job.Spec.Suspend, false) {
+		answered := work.DeepCopy()
+		a.done = time.AfterFunc(m.cfg.JobDuration, func() {
+			m.writeStatus(ctx, writes, answered, job, completeStatus(job, started, time.Now()))
+		})
+	}
+	m.answers[work.Name] = a
+}
+
+// writeStatus writes what the agent feeds back for work's generation, with status as the
+// Job's .status when job is set.
+func (m *Member) writeStatus(ctx context.Context, writes chan struct{}, work *musterv1.Work, job *batchv1.Job, status *batchv1.JobStatus) {
+	select {
+	case writes <- struct{}{}:
+	case <-ctx.Done():
+		return
+	}
+	defer func() { <-writes }()
+	now := metav1.Now()
+	cond := func(t, reason, msg string) metav1.Condition {
+		return metav1.Condition{Type: t, Status: metav1.ConditionTrue, Reason: reason, Message: msg, ObservedGeneration: work.Generation, LastTransitionTime: now}
+	}
+	manifest := musterv1.ManifestStatus{Ordinal: 0, Conditions: []metav1.Condition{
+		cond(musterv1.WorkApplied, musterv1.ReasonApplied, "applied with server-side apply"),
+		cond(musterv1.WorkAvailable, musterv1.WorkReasonObjectExists, "the object exists in the member"),
+	}}
+	if job != nil {
+		manifest.Resource = musterv1.ResourceIdentifier{Group: "batch", Version: "v1", Kind: "Job", Namespace: job.Namespace, Name: job.Name}
+		if raw, err := json.Marshal(status); err == nil {
+			manifest.Status = &runtime.RawExtension{Raw: raw}
+		}
+	}
+	patched := &musterv1.Work{ObjectMeta: metav1.ObjectMeta{Namespace: work.Namespace, Name: work.Name}}
+	patched.Status = musterv1.WorkStatus{ObservedGeneration: work.Generation, Manifests: []musterv1.ManifestStatus{manifest}}
+	meta.SetStatusCondition(&patched.Status.Conditions, cond(musterv1.WorkApplied, musterv1.WorkReasonAllManifestsApplied, "every manifest is applied"))
+	meta.SetStatusCondition(&patched.Status.Conditions, cond(musterv1.WorkAvailable, musterv1.WorkReasonAllObjectsAvailable, "every applied object exists"))
+	raw, err := json.Marshal(map[string]any{"status": patched.Status})
+	if err != nil {
+		return
+	}
+	// A Work deleted meanwhile makes the write fail, and the next event sets it right, as
+	// for an agent; any other failure is counted, for the bench to report.
+	if err := m.hub.Status().Patch(ctx, patched, client.RawPatch(types.MergePatchType, raw)); err != nil && !apierrors.IsNotFound(err) && ctx.Err() == nil {
+		m.failures.Add(1)
+	}
+}
+
+// runningStatus is a Job's status while its pods run, all of them at once, or while it
+// is suspended.
+func runningStatus(job *batchv1.Job, started time.Time) *batchv1.JobStatus {
+	switch {
+	case job == nil:
+		return &batchv1.JobStatus{}
+	case ptr.Deref(job.Spec.Suspend, false):
+		return &batchv1.JobStatus{Conditions: []batchv1.JobCondition{{
+			Type: batchv1.JobSuspended, Status: corev1.ConditionTrue, Reason: "JobSuspended", Message: "Job suspended", LastTransitionTime: metav1.NewTime(started),
+		}}}
+	}
+	active := ptr.Deref(job.Spec.Parallelism, 1)
+	return &batchv1.JobStatus{Active: active, Ready: ptr.To(active), StartTime: &metav1.Time{Time: started}}
+}
+
+// completeStatus is a Job's status once every completion succeeded.
+func completeStatus(job *batchv1.Job, started, done time.Time) *batchv1.JobStatus {
+	completions := ptr.Deref(job.Spec.Completions, 1)
+	st := &batchv1.JobStatus{
+		Succeeded: completions, Ready: ptr.To[int32](0),
+		StartTime: &metav1.Time{Time: started}, CompletionTime: &metav1.Time{Time: done},
+		Conditions: []batchv1.JobCondition{
+			{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue, Reason: batchv1.JobReasonCompletionsReached, LastTransitionTime: metav1.NewTime(done)},
+			{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, Reason: batchv1.JobReasonCompletionsReached, LastTransitionTime: metav1.NewTime(done)},
+		},
+	}
+	if ptr.Deref(job.Spec.CompletionMode, batchv1.NonIndexedCompletion) == batchv1.IndexedCompletion && completions > 0 {
+		st.CompletedIndexes = "0"
+		if completions > 1 {
+			st.CompletedIndexes = fmt.Sprintf("0-%d", completions-1)
+		}
+	}
+	return st
+}

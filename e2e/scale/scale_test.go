@@ -1,0 +1,164 @@
+//go:build e2e
+
+// Package scale runs a small configuration of the scale harness (e2e/fleetsim, which
+// `make bench-scale` drives at a thousand members) against a hub of its own, so that the
+// harness cannot rot unnoticed: simulated members join through the real path and become
+// Available, report their nodes, run a Divided FleetJob placed over all of them to
+// completion, write only the slice a node changed in, and one that stops renewing its
+// Lease is marked unreachable within the grace period while none of the others ever is.
+package scale
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/musterhq/muster/agent/heartbeat"
+	"github.com/musterhq/muster/agent/inventory"
+	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/e2e/fleetsim"
+	"github.com/musterhq/muster/e2e/framework"
+)
+
+var (
+	fleet  *framework.Fleet
+	muster *framework.Muster
+)
+
+const (
+	members        = 20
+	nodesPerMember = 600 // two NodeSlices each
+	// grace is the hub's --cluster-grace-period here, and renew the simulated agents'
+	// Lease interval: short, so that the lost member is noticed in seconds.
+	grace = 10 * time.Second
+	renew = 2 * time.Second
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(framework.RunSuite(m, framework.SuiteConfig{
+		Name:    "scale",
+		HubArgs: []string{"--auto-accept-clusters", "--cluster-grace-period=" + grace.String()},
+	}, &fleet, &muster))
+}
+
+// TestASimulatedFleetJoinsRunsAJobAndLosesAMember is the harness's scenarios in small.
+func TestASimulatedFleetJoinsRunsAJobAndLosesAMember(t *testing.T) {
+	ctx := t.Context()
+	boot, err := fleetsim.Discover(ctx, muster.JoinArgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim, err := fleetsim.New(fleetsim.Config{
+		Prefix: "sim", Members: members, NodesPerMember: nodesPerMember, Parallel: 8,
+		RenewInterval: renew, JobDuration: 2 * time.Second, QPS: 20,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, stop := context.WithCancel(context.Background())
+	t.Cleanup(stop)
+
+	start := time.Now()
+	if err := sim.Join(ctx, run, boot); err != nil {
+		t.Fatal(err)
+	}
+	waitAvailable(t, members)
+	t.Logf("%d simulated members joined and Available in %s", members, time.Since(start).Round(100*time.Millisecond))
+
+	if err := sim.Report(ctx); err != nil {
+		t.Fatal(err)
+	}
+	sim.AnswerWorks(run)
+	t.Run("a Divided FleetJob over every member completes", func(t *testing.T) {
+		fj := fleetsim.DividedJob(metav1.NamespaceDefault, "over-all", members)
+		if err := fleet.Hub.Client.Create(ctx, fj); err != nil {
+			t.Fatal(err)
+		}
+		got := waitComplete(t, fj)
+		if len(got.Status.Clusters) != members || got.Status.Succeeded != members {
+			t.Errorf("complete with %d shards and %d succeeded, want %d of each", len(got.Status.Clusters), got.Status.Succeeded, members)
+		}
+		if n := sim.StatusFailures(); n != 0 {
+			t.Errorf("the hub refused %d Work status writes of the simulated agents", n)
+		}
+	})
+	t.Run("a changed node rewrites its slice alone", func(t *testing.T) {
+		m := sim.Members[0]
+		// One node of the first slice: the churn's first round changes the first node.
+		written, err := m.Churn(ctx, 1.0/nodesPerMember, 1)
+		if err != nil || written != 1 {
+			t.Fatalf("Churn wrote %d slices (%v), want 1", written, err)
+		}
+		for i, want := range []string{"1", "0"} {
+			var slice musterv1.NodeSlice
+			key := client.ObjectKey{Namespace: musterv1.MemberNamespace(m.Name), Name: inventory.SliceName(m.Name, i)}
+			if err := fleet.Hub.Client.Get(ctx, key, &slice); err != nil {
+				t.Fatal(err)
+			}
+			if got := slice.Nodes[0].Labels[fleetsim.ChurnLabel]; got != want {
+				t.Errorf("slice %s's first node has %s=%q, want %q", key.Name, fleetsim.ChurnLabel, got, want)
+			}
+		}
+	})
+	t.Run("a member that stops renewing is marked, the others stay Available", func(t *testing.T) {
+		victim := sim.Members[members-1]
+		victim.StopRenewing()
+		var lease coordinationv1.Lease
+		if err := fleet.Hub.Client.Get(ctx, client.ObjectKey{Namespace: musterv1.MemberNamespace(victim.Name), Name: heartbeat.LeaseName}, &lease); err != nil {
+			t.Fatal(err)
+		}
+		mc, err := framework.WaitForClusterCondition(ctx, fleet.Hub, victim.Name, musterv1.MemberClusterAvailable, metav1.ConditionUnknown, grace+renew+time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		marked := meta.FindStatusCondition(mc.Status.Conditions, musterv1.MemberClusterAvailable).LastTransitionTime.Time
+		// The condition's time is the hub's, to the second; the Lease's, the agent's.
+		if late := marked.Sub(lease.Spec.RenewTime.Time); late > grace+5*time.Second {
+			t.Errorf("%s marked %s after its last renewal, more than the grace period and 5 s", victim.Name, late.Round(time.Second))
+		}
+		waitAvailable(t, members-1)
+	})
+}
+
+// waitAvailable waits until exactly n simulated members are Available.
+func waitAvailable(t *testing.T, n int) {
+	t.Helper()
+	err := framework.Until(t.Context(), 2*time.Minute, fmt.Sprintf("%d members Available", n), func(ctx context.Context) (bool, string, error) {
+		var list musterv1.MemberClusterList
+		if err := fleet.Hub.Client.List(ctx, &list); err != nil {
+			return false, err.Error(), nil
+		}
+		available := 0
+		for _, mc := range list.Items {
+			if meta.IsStatusConditionTrue(mc.Status.Conditions, musterv1.MemberClusterAvailable) {
+				available++
+			}
+		}
+		return available == n, fmt.Sprintf("%d of %d Available", available, len(list.Items)), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func waitComplete(t *testing.T, fj *musterv1.FleetJob) *musterv1.FleetJob {
+	t.Helper()
+	var got musterv1.FleetJob
+	err := framework.Until(t.Context(), 2*time.Minute, "FleetJob "+fj.Name+" to complete", func(ctx context.Context) (bool, string, error) {
+		if err := fleet.Hub.Client.Get(ctx, client.ObjectKeyFromObject(fj), &got); err != nil {
+			return false, err.Error(), nil
+		}
+		return got.Status.Phase == musterv1.JobComplete, fmt.Sprintf("%s, %d shards", got.Status.Phase, len(got.Status.Clusters)), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &got
+}
