@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"sync"
 	"time"
 
@@ -21,8 +22,9 @@ type sampler struct {
 	peak map[string]int64
 }
 
-// processes are the processes sampled, by the name the `scale` lines give them.
-var processes = []string{"hub", "kube-apiserver", "etcd"}
+// processes are the processes sampled, by the name the `scale` lines give them: the
+// hub, its control plane's, and this one, which simulates the members.
+var processes = []string{"hub", "kube-apiserver", "etcd", "simulator"}
 
 func newSampler(ctx context.Context, hub *framework.Process, dir string) *sampler {
 	s := &sampler{hub: hub, dir: dir, last: map[string]int64{}, peak: map[string]int64{}}
@@ -46,7 +48,10 @@ func (s *sampler) sample() {
 	if rss, err := s.hub.RSS(); err == nil {
 		now["hub"] = rss
 	}
-	for _, name := range processes[1:] {
+	if rss, err := framework.RSSOf(os.Getpid()); err == nil {
+		now["simulator"] = rss
+	}
+	for _, name := range []string{"kube-apiserver", "etcd"} {
 		for _, pid := range framework.FindProcesses(name, s.dir) {
 			if rss, err := framework.RSSOf(pid); err == nil {
 				now[name] += rss

@@ -109,6 +109,11 @@ func (b *bench) placement(ctx context.Context) error {
 		for i := range jobs {
 			jobs[i] = fleetsim.DividedJob(metav1.NamespaceDefault, fmt.Sprintf("scale-%d-%d", count, i), b.o.members)
 		}
+		// The floor is taken first, on the API server as the jobs will find it.
+		floor, err := b.floor(ctx, count*b.o.members)
+		if err != nil {
+			return err
+		}
 		start := time.Now()
 		if err := forEach(ctx, jobs, func(ctx context.Context, fj *musterv1.FleetJob) error { return b.hub.Client.Create(ctx, fj) }); err != nil {
 			return err
@@ -123,10 +128,6 @@ func (b *bench) placement(ctx context.Context) error {
 			return err
 		}
 		complete, err := waitFor(ctx, start, b.o.timeout, "the FleetJobs to complete", func() bool { return b.allComplete(ctx, jobs) })
-		if err != nil {
-			return err
-		}
-		floor, err := b.floor(ctx, want)
 		if err != nil {
 			return err
 		}
@@ -179,19 +180,13 @@ func (b *bench) allComplete(ctx context.Context, jobs []*musterv1.FleetJob) bool
 	return true
 }
 
-// floor is how long n creates of ConfigMaps as large as one of the hub's Works take from
+// floor is how long n creates of ConfigMaps as large as a shard's Job take from
 // -parallel goroutines with the bench's admin client: what the API server's write rate
 // allows without the hub's own work (its decisions, its webhook), the physical floor of
 // writing n Works.
 func (b *bench) floor(ctx context.Context, n int) (time.Duration, error) {
-	var works musterv1.WorkList
-	if err := b.hub.Client.List(ctx, &works, client.Limit(1)); err != nil {
-		return 0, fmt.Errorf("reading a Work to size the floor by: %w", err)
-	}
-	if len(works.Items) == 0 {
-		return 0, fmt.Errorf("no Work to size the floor by")
-	}
-	raw, err := json.Marshal(works.Items[0].Spec)
+	// A Work carries the shard's Job, which is about the size of the FleetJob's template.
+	raw, err := json.Marshal(fleetsim.DividedJob(metav1.NamespaceDefault, "floor", b.o.members).Spec.Template)
 	if err != nil {
 		return 0, err
 	}
