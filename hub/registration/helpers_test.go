@@ -31,7 +31,10 @@ import (
 	"github.com/musterhq/muster/internal/testing/builders"
 )
 
-const timeout = 10 * time.Second
+// timeout bounds every wait. make test runs these tests at low priority beside the kind
+// suite, where an event the hub records (its broadcaster writes them in the background)
+// once took longer than 10 s to be listable.
+const timeout = 30 * time.Second
 
 func eventually(t *testing.T, what string, cond func(ctx context.Context) (bool, error)) {
 	t.Helper()
