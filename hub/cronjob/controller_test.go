@@ -60,7 +60,7 @@ func TestStartingDeadlineSkipsALateSlot(t *testing.T) {
 	f := newFixture(t)
 	cj := f.cron("0 * * * *", func(cj *musterv1.FleetCronJob) { cj.Spec.StartingDeadlineSeconds = ptr.To[int64](60) })
 	// Land two minutes after the next full hour: its slot is past the 60s deadline.
-	hour := f.m1.Truncate(time.Hour).Add(time.Hour)
+	hour := f.nextHour()
 	f.tick(cj, hour.Add(2*time.Minute).Sub(clock.Now()))
 	// The pass at that time shows the next slot, an hour on, once it has decided.
 	f.waitNext(cj, hour.Add(time.Hour))

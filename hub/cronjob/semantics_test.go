@@ -90,7 +90,7 @@ func TestFallBackRunsASlotInTheRepeatedHourTwice(t *testing.T) {
 func TestDescriptorSchedules(t *testing.T) {
 	f := newFixture(t)
 	cj := f.cron("@hourly")
-	hour := f.m1.Truncate(time.Hour).Add(time.Hour)
+	hour := f.nextHour()
 	f.waitNext(cj, hour)
 	f.at(cj, hour.Add(time.Second))
 	f.waitChildren(slotName(hour))

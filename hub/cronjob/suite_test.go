@@ -94,6 +94,12 @@ func newFixture(t *testing.T) *fixture {
 	return &fixture{t: t, ns: env.Namespace(t), m1: base.Truncate(time.Minute).Add(time.Minute)}
 }
 
+// nextHour is the first whole hour after the fake clock's start, which lies in the minute
+// before m1: m1 itself when m1 is on the hour.
+func (f *fixture) nextHour() time.Time {
+	return f.m1.Add(-time.Minute).Truncate(time.Hour).Add(time.Hour)
+}
+
 func fleetJobTemplate() *musterv1.FleetJobTemplateSpec {
 	return &musterv1.FleetJobTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "nightly"}},
