@@ -60,6 +60,11 @@ type Options struct {
 	// schedule is due in the same instant and a pass mostly waits for its create: the
 	// workers let a slot's creates reach the API server together rather than five at a time.
 	CronJobWorkers int
+	// FleetJobWorkers and BroadcastJobWorkers are how many FleetJobs and BroadcastJobs
+	// are reconciled at once (default 5 each, as kube-controller-manager's
+	// --concurrent-job-syncs). A first placement over a large fleet writes a Work per
+	// member; with one worker, ten jobs placed together wait for each other's writes.
+	FleetJobWorkers, BroadcastJobWorkers int
 	// KubeAPIQPS and KubeAPIBurst limit requests to the hub's API server (default 200
 	// and 400). Every cron on the same schedule writes in the same second.
 	KubeAPIQPS   float32
@@ -91,6 +96,8 @@ func NewOptions() *Options {
 		UnhealthyClusterThreshold:           clusters.DefaultDisruptionThreshold,
 		WebhookPort:                         9443,
 		CronJobWorkers:                      50,
+		FleetJobWorkers:                     5,
+		BroadcastJobWorkers:                 5,
 		KubeAPIQPS:                          200,
 		KubeAPIBurst:                        400,
 		SpreadUnschedulableWindow:           workloadspread.DefaultUnschedulableWindow,
@@ -117,6 +124,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.WebhookPort, "webhook-port", o.WebhookPort, "port of the validating admission webhook; 0 disables it")
 	fs.StringVar(&o.WebhookHost, "webhook-host", o.WebhookHost, "address the API server calls the webhook at, for a hub running outside the cluster; empty: the muster-hub-webhook Service")
 	fs.IntVar(&o.CronJobWorkers, "concurrent-fleetcronjob-syncs", o.CronJobWorkers, "FleetCronJobs reconciled at once")
+	fs.IntVar(&o.FleetJobWorkers, "concurrent-fleetjob-syncs", o.FleetJobWorkers, "FleetJobs reconciled at once")
+	fs.IntVar(&o.BroadcastJobWorkers, "concurrent-broadcastjob-syncs", o.BroadcastJobWorkers, "hub BroadcastJobs reconciled at once")
 	fs.Float32Var(&o.KubeAPIQPS, "kube-api-qps", o.KubeAPIQPS, "queries per second to the hub's API server")
 	fs.IntVar(&o.KubeAPIBurst, "kube-api-burst", o.KubeAPIBurst, "burst of queries to the hub's API server")
 	fs.DurationVar(&o.SpreadUnschedulableWindow, "spread-unschedulable-window", o.SpreadUnschedulableWindow,
@@ -159,6 +168,16 @@ func (o *Options) Validate() error {
 	}
 	if o.UnhealthyClusterThreshold <= 0 || o.UnhealthyClusterThreshold > 1 {
 		errs = append(errs, fmt.Errorf("--unhealthy-cluster-threshold %v: must be above 0 and at most 1", o.UnhealthyClusterThreshold))
+	}
+	for _, w := range []struct {
+		flag    string
+		workers int
+	}{
+		{"--concurrent-fleetcronjob-syncs", o.CronJobWorkers}, {"--concurrent-fleetjob-syncs", o.FleetJobWorkers}, {"--concurrent-broadcastjob-syncs", o.BroadcastJobWorkers},
+	} {
+		if w.workers < 1 {
+			errs = append(errs, fmt.Errorf("%s %d: must be at least 1", w.flag, w.workers))
+		}
 	}
 	if o.WebhookPort < 0 || o.WebhookPort > 65535 {
 		errs = append(errs, fmt.Errorf("--webhook-port %d: must be 0 (off) or a TCP port", o.WebhookPort))

@@ -70,7 +70,7 @@ func Setup(_ context.Context, mgr ctrl.Manager, opts *Options) (*Controllers, er
 		{"inventory", (&nodeslice.Loader{Client: slices, Inventory: inv}).SetupWithManager},
 		{"fleetjob", (&fleetjob.Reconciler{
 			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("muster-fleetjob"), Clock: clock.RealClock{}, Inventory: inv,
-			UnschedulableWindow: opts.SpreadUnschedulableWindow, PodSecurityLevel: level, Failover: gate,
+			UnschedulableWindow: opts.SpreadUnschedulableWindow, PodSecurityLevel: level, Failover: gate, Workers: opts.FleetJobWorkers,
 		}).SetupWithManager},
 		{"workloadspread", (&workloadspread.Reconciler{
 			Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("muster-workloadspread"), Clock: clock.RealClock{},
@@ -81,7 +81,7 @@ func Setup(_ context.Context, mgr ctrl.Manager, opts *Options) (*Controllers, er
 		}).SetupWithManager},
 		{"broadcastjob", (&broadcastjob.Reconciler{
 			Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("muster-broadcastjob"), Clock: clock.RealClock{}, Inventory: inv,
-			PodSecurityLevel: level, Failover: gate,
+			PodSecurityLevel: level, Failover: gate, Workers: opts.BroadcastJobWorkers,
 		}).SetupWithManager},
 	}
 	if err := hubmetrics.RegisterFleet(mgr.GetClient(), health.LeaseName, time.Now, heartbeats.SeenAt); err != nil {

@@ -31,6 +31,7 @@ func TestMetricsEndpointsServeMusterMetrics(t *testing.T) {
 
 	hub := []expectation{
 		{"muster_placement_decisions_total", map[string]string{"kind": "FleetJob", "outcome": "Placed"}, 1, 1e9},
+		{"muster_placement_decision_seconds", map[string]string{"kind": "FleetJob"}, 1, 1e9},
 		{"muster_jobs", map[string]string{"kind": "FleetJob", "phase": "Complete"}, 1, 1e9},
 	}
 	for _, m := range []*framework.Cluster{member1, member2} {

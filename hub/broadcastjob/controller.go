@@ -58,6 +58,9 @@ type Reconciler struct {
 	// Failover, when set, takes shards off clusters whose NoExecute taints their job no
 	// longer tolerates; nil leaves placed shards where they are.
 	Failover *failover.Gate
+	// Workers is how many jobs are reconciled at once (at least 1); the queue hands each
+	// job to one worker at a time.
+	Workers int
 
 	// writes are the job status writes the cache may not show yet.
 	writes patch.Writes
@@ -83,7 +86,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&musterv1.Work{}, handler.EnqueueRequestsFromMapFunc(shards.OwnerOf(musterv1.BroadcastJobNameLabel, musterv1.BroadcastJobNamespaceLabel))).
 		Watches(&musterv1.MemberCluster{}, handler.EnqueueRequestsFromMapFunc(r.unfinishedJobs)).
 		// Hub namespaces take turns: one tenant's burst does not delay another's jobs.
-		WithOptions(controller.Options{NewQueue: fairqueue.New}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Workers, 1), NewQueue: fairqueue.New}).
 		Complete(r)
 }
 
@@ -141,12 +144,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return r.deleteAfterTTL(ctx, job)
 	}
 
+	deciding := time.Now()
 	observed, err := r.observe(ctx, job, works)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	moves := r.failover(ctx, &observed, works, withdrawn)
 	plan := decideFleet(observed)
+	hubmetrics.PlacementDecisionSeconds.WithLabelValues("BroadcastJob").Observe(time.Since(deciding).Seconds())
 	plan.requeueAfter = patch.Soonest(plan.requeueAfter, moves.requeue)
 	if plan.pause {
 		// The pause is persisted first and alone; the status then says why, so a later

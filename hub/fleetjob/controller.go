@@ -67,6 +67,9 @@ type Reconciler struct {
 	// this controller beside its own), is told of each FleetJob a round is done with, so a
 	// test that checks nothing changed knows the controller has looked.
 	Observed func(*musterv1.FleetJob)
+	// Workers is how many FleetJobs are reconciled at once (at least 1). One FleetJob is
+	// never reconciled by two at once: the queue hands out each key to one worker.
+	Workers int
 
 	// writes are the FleetJob status writes the cache may not show yet.
 	writes patch.Writes
@@ -93,7 +96,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&musterv1.MemberCluster{}, handler.EnqueueRequestsFromMapFunc(r.unplaced)).
 		Watches(&musterv1.MemberCluster{}, handler.EnqueueRequestsFromMapFunc(r.shardsOnCluster), builder.WithPredicates(noExecuteChange)).
 		Watches(&musterv1.WorkloadSpread{}, handler.EnqueueRequestsFromMapFunc(targetOfSpread)).
-		WithOptions(controller.Options{NewQueue: fairqueue.Or(r.NewQueue)}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Workers, 1), NewQueue: fairqueue.Or(r.NewQueue)}).
 		Complete(r)
 }
 
@@ -169,6 +172,8 @@ type snapshot struct {
 	// job's Works is still being removed.
 	members []musterv1.MemberCluster
 	fit     map[string]int
+	// deciding is when the round began reading members and fit, to time the decision.
+	deciding time.Time
 	// clusters are the member clusters of the placed shards, by name, read when shards
 	// may fail over.
 	clusters map[string]*musterv1.MemberCluster
@@ -220,6 +225,7 @@ func (r *Reconciler) observe(ctx context.Context, fj *musterv1.FleetJob) (*snaps
 		}
 		return snap, err
 	}
+	snap.deciding = time.Now()
 	var members musterv1.MemberClusterList
 	if err := r.Client.List(ctx, &members); err != nil {
 		return nil, fmt.Errorf("listing member clusters: %w", err)
@@ -277,6 +283,7 @@ func (r *Reconciler) record(ctx context.Context, fj *musterv1.FleetJob, out outc
 func (r *Reconciler) placeFirst(ctx context.Context, snap *snapshot) (outcome, error) {
 	fj := snap.fj
 	d := decidePlacement(fj, snap.members, snap.fit)
+	hubmetrics.PlacementDecisionSeconds.WithLabelValues("FleetJob").Observe(time.Since(snap.deciding).Seconds())
 	status := fj.Status.DeepCopy()
 	status.Phase = musterv1.JobPending
 	if len(d.shards) == 0 {

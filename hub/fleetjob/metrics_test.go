@@ -18,6 +18,7 @@ func placements(t *testing.T, outcome string) float64 {
 func TestPlacementIsCountedAndSaidInASentence(t *testing.T) {
 	f := newFixture(t)
 	before := placements(t, hubmetrics.OutcomePlaced)
+	timed := decisionsTimed(t)
 	f.create(duplicate(f))
 	c := f.waitCondition(musterv1.FleetJobScheduled, metav1.ConditionTrue, musterv1.FleetJobReasonPlaced, nil)
 	if want := "placed 2 shards (Duplicate) in clusters " + f.c1 + " and " + f.c2; c.Message != want {
@@ -26,6 +27,14 @@ func TestPlacementIsCountedAndSaidInASentence(t *testing.T) {
 	if got := placements(t, hubmetrics.OutcomePlaced); got < before+1 {
 		t.Errorf("muster_placement_decisions_total{kind=FleetJob,outcome=Placed} = %v, want at least %v", got, before+1)
 	}
+	if got := decisionsTimed(t); got < timed+1 {
+		t.Errorf("muster_placement_decision_seconds{kind=FleetJob} counts %v decisions, want at least %v", got, timed+1)
+	}
+}
+
+// decisionsTimed is how many FleetJob placement decisions the hub's histogram timed.
+func decisionsTimed(t *testing.T) float64 {
+	return envtest.Metric(t, "muster_placement_decision_seconds", map[string]string{"kind": "FleetJob"})
 }
 
 func TestNoEligibleClusterIsCountedAndSaidInASentence(t *testing.T) {
