@@ -50,7 +50,8 @@ type Option func(*crenvtest.Environment) error
 
 // WithAuditLog makes the API server write, as JSON lines to path, the audit event of every
 // write to a muster.dev object, at level Metadata: with the audit annotations of the
-// admission webhooks that saw it.
+// admission webhooks that saw it; and of every create of a Job or PodTemplate, which is
+// how the hub's webhook dry-runs templates.
 func WithAuditLog(path string) Option {
 	return func(env *crenvtest.Environment) error {
 		policy := path + ".policy.yaml"
@@ -61,6 +62,9 @@ rules:
 - level: Metadata
   verbs: [create, update, patch]
   resources: [{group: muster.dev}]
+- level: Metadata
+  verbs: [create]
+  resources: [{group: batch, resources: [jobs]}, {group: "", resources: [podtemplates]}]
 - level: None
 `
 		if err := os.WriteFile(policy, []byte(rules), 0o600); err != nil {
