@@ -94,11 +94,32 @@ func (f *Fleet) Report(ctx context.Context) error {
 	return f.each(ctx, func(ctx context.Context, m *Member) error { return m.Report(ctx) })
 }
 
-// AnswerWorks answers every member's Works until ctx ends.
-func (f *Fleet) AnswerWorks(ctx context.Context) {
+// AnswerWorks answers every member's Works until run ends.
+func (f *Fleet) AnswerWorks(run context.Context) {
 	for _, m := range f.Members {
-		go m.AnswerWorks(ctx, f.writes)
+		m.StartAnswering(run, f.writes)
 	}
+}
+
+// Restart restarts every member's agent at once (at most parallel restarting together;
+// 0: all of them), with the bootstrap credentials boot the members joined with; ctx bounds
+// the restarts, and the agents run again until run ends. It returns how many NodeSlices
+// the members wrote as they started.
+func (f *Fleet) Restart(ctx, run context.Context, boot registration.Bootstrap, parallel int) (int, error) {
+	g, ctx := errgroup.WithContext(ctx)
+	if parallel > 0 {
+		g.SetLimit(parallel)
+	}
+	var wrote atomic.Int64
+	for _, m := range f.Members {
+		g.Go(func() error {
+			n, err := m.Restart(ctx, run, boot, f.writes)
+			wrote.Add(int64(n))
+			return err
+		})
+	}
+	err := g.Wait()
+	return int(wrote.Load()), err
 }
 
 // Churn changes share of every member's nodes each period until ctx ends; each round's

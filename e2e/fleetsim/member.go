@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -49,11 +50,14 @@ type Member struct {
 	changed int
 	// stopRenewing ends the Lease renewals.
 	stopRenewing context.CancelFunc
+	// stopAnswering ends the Work answers; answering is closed once they ended.
+	stopAnswering context.CancelFunc
+	answering     chan struct{}
 
 	// failures counts the Work status writes the hub refused, fleet-wide.
 	failures *atomic.Int64
 	// answers remembers, by Work name, the generation answered and the timer that will
-	// report its Job complete (AnswerWorks).
+	// report its Job complete (StartAnswering).
 	answers map[string]answer
 }
 
@@ -93,11 +97,26 @@ func (m *Member) Join(ctx context.Context, boot registration.Bootstrap) error {
 		return err
 	}
 	cfg.QPS, cfg.Burst = m.cfg.QPS, int(2*m.cfg.QPS)
-	if m.hub, err = client.NewWithWatch(cfg, client.Options{Scheme: scheme.Scheme}); err != nil {
+	hub, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme.Scheme})
+	if err != nil {
 		return err
 	}
-	m.hubset, err = kubernetes.NewForConfig(cfg)
-	return err
+	hubset, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	// Churn may be writing slices with the clients of the agent before a restart.
+	m.mu.Lock()
+	m.hub, m.hubset = hub, hubset
+	m.mu.Unlock()
+	return nil
+}
+
+// hubClient is the agent's current client of the hub, which a restart replaces.
+func (m *Member) hubClient() client.WithWatch {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.hub
 }
 
 // StartRenewing renews the member's Lease every RenewInterval with the agent's Renewer,
@@ -106,8 +125,9 @@ func (m *Member) StartRenewing(ctx context.Context) {
 	ctx, cancel := context.WithCancel(ctx)
 	m.mu.Lock()
 	m.stopRenewing = cancel
+	hubset := m.hubset
 	m.mu.Unlock()
-	renewer := &heartbeat.Renewer{Hub: m.hubset, Cluster: m.Name, Holder: m.Name + "-fleetsim", Interval: m.cfg.RenewInterval}
+	renewer := &heartbeat.Renewer{Hub: hubset, Cluster: m.Name, Holder: m.Name + "-fleetsim", Interval: m.cfg.RenewInterval}
 	go func() { _ = renewer.Start(ctx) }()
 }
 
@@ -195,4 +215,61 @@ func (m *Member) Churn(ctx context.Context, share float64, round int) (int, erro
 		m.versions[slice.Name] = slice.ResourceVersion
 	}
 	return len(dirty), nil
+}
+
+// Restart stops the member's agent and starts it again, as an agent rolled out anew or a
+// member rebooted would: Lease renewals and Work answers stop, the agent's hub clients are
+// made again from the credentials it keeps in its cluster, it renews at once, lists its
+// NodeSlices and writes those that differ from its nodes (as the agent's inventory does
+// at start), and lists its Works again. It returns how many slices it wrote.
+func (m *Member) Restart(ctx, run context.Context, boot registration.Bootstrap, writes chan struct{}) (int, error) {
+	m.StopRenewing()
+	m.StopAnswering()
+	if err := m.Join(ctx, boot); err != nil {
+		return 0, err
+	}
+	m.StartRenewing(run)
+	wrote, err := m.writeChangedSlices(ctx)
+	if err != nil {
+		return wrote, err
+	}
+	m.StartAnswering(run, writes)
+	return wrote, nil
+}
+
+// writeChangedSlices lists the member's NodeSlices on the hub and writes those that
+// differ from its nodes.
+func (m *Member) writeChangedSlices(ctx context.Context) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var have musterv1.NodeSliceList
+	if err := m.hub.List(ctx, &have, client.InNamespace(musterv1.MemberNamespace(m.Name))); err != nil {
+		return 0, fmt.Errorf("listing %s's NodeSlices: %w", m.Name, err)
+	}
+	stored := map[string]*musterv1.NodeSlice{}
+	for i := range have.Items {
+		stored[have.Items[i].Name] = &have.Items[i]
+	}
+	wrote := 0
+	for _, want := range inventory.BuildSlices(m.Name, m.nodes()) {
+		got := stored[want.Name]
+		switch {
+		case got == nil:
+			if err := m.hub.Create(ctx, &want); err != nil {
+				return wrote, fmt.Errorf("creating NodeSlice %s: %w", want.Name, err)
+			}
+			m.versions[want.Name] = want.ResourceVersion
+			wrote++
+		case got.NodeCount != want.NodeCount || !equality.Semantic.DeepEqual(got.Nodes, want.Nodes):
+			got.Nodes, got.NodeCount = want.Nodes, want.NodeCount
+			if err := m.hub.Update(ctx, got); err != nil {
+				return wrote, fmt.Errorf("updating NodeSlice %s: %w", want.Name, err)
+			}
+			m.versions[want.Name] = got.ResourceVersion
+			wrote++
+		default:
+			m.versions[want.Name] = got.ResourceVersion
+		}
+	}
+	return wrote, nil
 }

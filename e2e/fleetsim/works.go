@@ -34,36 +34,64 @@ func (a answer) stop() {
 	}
 }
 
-// AnswerWorks answers the Works the hub gives the member until ctx ends, as its agent
-// would: each generation of a Work is reported applied and available, a Job's status fed
-// back as running (or suspended), and JobDuration later as complete with every completion
-// succeeded. Works of other kinds are reported applied only. writes bounds the status
-// writes of the whole fleet in flight at once.
-func (m *Member) AnswerWorks(ctx context.Context, writes chan struct{}) {
-	m.answers = map[string]answer{}
-	for ctx.Err() == nil {
-		if err := m.watchWorks(ctx, writes); err != nil && ctx.Err() == nil {
-			time.Sleep(time.Second)
+// StartAnswering answers the Works the hub gives the member until run ends or
+// StopAnswering is called, as its agent would: each generation of a Work is reported
+// applied and available, a Job's status fed back as running (or suspended), and
+// JobDuration later as complete with every completion succeeded. Works of other kinds
+// are reported applied only. writes bounds the status writes of the whole fleet in flight
+// at once. The completions scheduled outlive a StopAnswering, as a member's Jobs run on
+// while its agent restarts, and what was answered is remembered across it, as the
+// agent's own Jobs tell it what it already fed back.
+func (m *Member) StartAnswering(run context.Context, writes chan struct{}) {
+	ctx, cancel := context.WithCancel(run)
+	stopped := make(chan struct{})
+	m.mu.Lock()
+	m.stopAnswering, m.answering = cancel, stopped
+	m.mu.Unlock()
+	go func() {
+		defer close(stopped)
+		if m.answers == nil {
+			m.answers = map[string]answer{}
 		}
-	}
-	for _, a := range m.answers {
-		a.stop()
+		for ctx.Err() == nil {
+			if err := m.watchWorks(ctx, run, writes); err != nil && ctx.Err() == nil {
+				time.Sleep(time.Second)
+			}
+		}
+		if run.Err() != nil {
+			for _, a := range m.answers {
+				a.stop()
+			}
+		}
+	}()
+}
+
+// StopAnswering stops answering Works, as an agent that died would, and returns once the
+// member no longer watches them.
+func (m *Member) StopAnswering() {
+	m.mu.Lock()
+	cancel, stopped := m.stopAnswering, m.answering
+	m.mu.Unlock()
+	if cancel != nil {
+		cancel()
+		<-stopped
 	}
 }
 
 // watchWorks lists the member's Works, answers them, and answers what a watch from there
 // brings until it ends. A Work the list no longer holds was deleted unseen: its answer is
 // forgotten, so that one created again under its name is answered.
-func (m *Member) watchWorks(ctx context.Context, writes chan struct{}) error {
+func (m *Member) watchWorks(ctx, run context.Context, writes chan struct{}) error {
 	var works musterv1.WorkList
 	ns := client.InNamespace(musterv1.MemberNamespace(m.Name))
-	if err := m.hub.List(ctx, &works, ns); err != nil {
+	hub := m.hubClient()
+	if err := hub.List(ctx, &works, ns); err != nil {
 		return err
 	}
 	listed := map[string]bool{}
 	for i := range works.Items {
 		listed[works.Items[i].Name] = true
-		m.answer(ctx, writes, &works.Items[i])
+		m.answer(ctx, run, writes, &works.Items[i])
 	}
 	for name, a := range m.answers {
 		if !listed[name] {
@@ -71,7 +99,7 @@ func (m *Member) watchWorks(ctx context.Context, writes chan struct{}) error {
 			delete(m.answers, name)
 		}
 	}
-	w, err := m.hub.Watch(ctx, &musterv1.WorkList{}, ns, &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: works.ResourceVersion}})
+	w, err := hub.Watch(ctx, &musterv1.WorkList{}, ns, &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: works.ResourceVersion}})
 	if err != nil {
 		return err
 	}
@@ -87,15 +115,15 @@ func (m *Member) watchWorks(ctx context.Context, writes chan struct{}) error {
 			m.answers[work.Name].stop()
 			delete(m.answers, work.Name)
 		default:
-			m.answer(ctx, writes, work)
+			m.answer(ctx, run, writes, work)
 		}
 	}
 	return nil
 }
 
-// answer reports a Work's generation applied, once, and schedules its Job's completion,
-// in place of what an earlier generation scheduled.
-func (m *Member) answer(ctx context.Context, writes chan struct{}, work *musterv1.Work) {
+// answer reports a Work's generation applied, once, and schedules its Job's completion
+// (until run ends), in place of what an earlier generation scheduled.
+func (m *Member) answer(ctx, run context.Context, writes chan struct{}, work *musterv1.Work) {
 	prev, seen := m.answers[work.Name]
 	if work.DeletionTimestamp != nil || (seen && prev.generation == work.Generation) {
 		return
@@ -111,7 +139,7 @@ func (m *Member) answer(ctx context.Context, writes chan struct{}, work *musterv
 	if job != nil && !ptr.Deref(job.Spec.Suspend, false) {
 		answered := work.DeepCopy()
 		a.done = time.AfterFunc(m.cfg.JobDuration, func() {
-			m.writeStatus(ctx, writes, answered, job, completeStatus(job, started, time.Now()))
+			m.writeStatus(run, writes, answered, job, completeStatus(job, started, time.Now()))
 		})
 	}
 	m.answers[work.Name] = a
@@ -150,7 +178,7 @@ func (m *Member) writeStatus(ctx context.Context, writes chan struct{}, work *mu
 	}
 	// A Work deleted meanwhile makes the write fail, and the next event sets it right, as
 	// for an agent; any other failure is counted, for the bench to report.
-	if err := m.hub.Status().Patch(ctx, patched, client.RawPatch(types.MergePatchType, raw)); err != nil && !apierrors.IsNotFound(err) && ctx.Err() == nil {
+	if err := m.hubClient().Status().Patch(ctx, patched, client.RawPatch(types.MergePatchType, raw)); err != nil && !apierrors.IsNotFound(err) && ctx.Err() == nil {
 		m.failures.Add(1)
 	}
 }

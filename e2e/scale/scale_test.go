@@ -3,8 +3,10 @@
 // Package scale runs a small configuration of the scale harness (e2e/fleetsim, which
 // `make bench-scale` drives at a thousand members) against a hub of its own, so that the
 // harness cannot rot unnoticed: simulated members join through the real path and become
-// Available, report their nodes, run a Divided FleetJob placed over them to completion, write only the slice a node changed in, and one that stops renewing its
-// Lease is marked unreachable within the grace period while none of the others ever is.
+// Available, report their nodes, run a Divided FleetJob placed over them to completion,
+// restart all at once and go on with their work without rewriting a slice, write only the
+// slice a node changed in, and one that stops renewing its Lease is marked unreachable
+// within the grace period while none of the others ever is.
 package scale
 
 import (
@@ -91,6 +93,27 @@ func TestASimulatedFleetJoinsRunsAJobAndLosesAMember(t *testing.T) {
 			t.Errorf("the hub refused %d Work status writes of the simulated agents", n)
 		}
 	})
+	t.Run("every agent restarted at once goes on with its work and rewrites no slice", func(t *testing.T) {
+		fj := fleetsim.DividedJob(metav1.NamespaceDefault, "across-restart", members)
+		if err := fleet.Hub.Client.Create(ctx, fj); err != nil {
+			t.Fatal(err)
+		}
+		waitScheduled(t, fj)
+		began := time.Now()
+		wrote, err := sim.Restart(ctx, run, boot, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%d agents restarted in %s", members, time.Since(began).Round(10*time.Millisecond))
+		if wrote != 0 {
+			t.Errorf("the restarted agents wrote %d NodeSlices, want none: their nodes did not change", wrote)
+		}
+		if got := waitComplete(t, fj); got.Status.Succeeded != members {
+			t.Errorf("complete with %d succeeded, want %d", got.Status.Succeeded, members)
+		}
+		// The condition's time is the hub's, to the second.
+		assertAvailableSince(t, began.Add(-time.Second))
+	})
 	t.Run("a changed node rewrites its slice alone", func(t *testing.T) {
 		m := sim.Members[0]
 		// One node of the first slice: the churn's first round changes the first node.
@@ -144,6 +167,37 @@ func waitAvailable(t *testing.T, n int) {
 			}
 		}
 		return available == n, fmt.Sprintf("%d of %d Available", available, len(list.Items)), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// assertAvailableSince fails the test for every member not Available, or marked
+// Available only after since: one that lost its Available condition in between.
+func assertAvailableSince(t *testing.T, since time.Time) {
+	t.Helper()
+	var list musterv1.MemberClusterList
+	if err := fleet.Hub.Client.List(t.Context(), &list); err != nil {
+		t.Fatal(err)
+	}
+	for _, mc := range list.Items {
+		c := meta.FindStatusCondition(mc.Status.Conditions, musterv1.MemberClusterAvailable)
+		if c == nil || c.Status != metav1.ConditionTrue || c.LastTransitionTime.After(since) {
+			t.Errorf("%s's Available condition is %+v: it was not Available throughout since %s", mc.Name, c, since.Format(time.RFC3339))
+		}
+	}
+}
+
+// waitScheduled waits until the hub placed fj.
+func waitScheduled(t *testing.T, fj *musterv1.FleetJob) {
+	t.Helper()
+	err := framework.Until(t.Context(), time.Minute, "FleetJob "+fj.Name+" to be placed", func(ctx context.Context) (bool, string, error) {
+		var got musterv1.FleetJob
+		if err := fleet.Hub.Client.Get(ctx, client.ObjectKeyFromObject(fj), &got); err != nil {
+			return false, err.Error(), nil
+		}
+		return meta.IsStatusConditionTrue(got.Status.Conditions, musterv1.FleetJobScheduled), string(got.Status.Phase), nil
 	})
 	if err != nil {
 		t.Fatal(err)

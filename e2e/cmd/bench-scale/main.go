@@ -13,7 +13,13 @@
 //   - placement: one Divided FleetJob over every member, then -jobs of them at once: time
 //     until every Work is written, and until the jobs complete (the simulated agents
 //     complete a Job -job-duration after its Work); beside it the floor, as long as plain
-//     creates of as many ConfigMaps of a Work's size take from -parallel goroutines.
+//     creates of as many ConfigMaps of a Work's size take from -parallel goroutines, and
+//     the hub's own decision time (muster_placement_decision_seconds, mean and slowest
+//     bucket).
+//   - reconnect: every simulated agent restarts at once (new clients, a renewal, its
+//     NodeSlices listed and the changed ones written, its Works listed again); time until
+//     all are back and until the hub's work queues drain, the hub's peak memory, and the
+//     false Unknowns so far.
 //   - health: one member stops renewing its Lease; time until the hub marks it not
 //     Available, against the grace period, and how many other members were ever marked
 //     so during the whole run (false Unknowns).
@@ -102,9 +108,9 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	b := &bench{o: o, hub: f.Hub, boot: boot, watch: watch, samples: newSampler(ctx, m.HubProc, dir), fleet: fleet}
+	b := &bench{o: o, hub: f.Hub, hubMetrics: m.MetricsURLs["hub"], boot: boot, watch: watch, samples: newSampler(ctx, m.HubProc, dir), fleet: fleet}
 	fmt.Printf("scale setup members=%d nodes-per-member=%d hub-up=%s\n", o.members, o.nodes, time.Since(began).Round(time.Second))
-	for _, scenario := range []func(context.Context) error{b.join, b.inventory, b.placement, b.health} {
+	for _, scenario := range []func(context.Context) error{b.join, b.inventory, b.placement, b.reconnect, b.health} {
 		if err := scenario(ctx); err != nil {
 			return err
 		}

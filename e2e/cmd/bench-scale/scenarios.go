@@ -23,12 +23,14 @@ import (
 
 // bench is one run of the scenarios against one hub.
 type bench struct {
-	o       options
-	hub     *framework.Cluster
-	boot    registration.Bootstrap
-	fleet   *fleetsim.Fleet
-	watch   *fleetWatch
-	samples *sampler
+	o   options
+	hub *framework.Cluster
+	// hubMetrics is the hub's /metrics URL.
+	hubMetrics string
+	boot       registration.Bootstrap
+	fleet      *fleetsim.Fleet
+	watch      *fleetWatch
+	samples    *sampler
 }
 
 // join: every member joins at once and becomes Available.
@@ -114,6 +116,10 @@ func (b *bench) placement(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		decidedBefore, err := b.decisions(ctx)
+		if err != nil {
+			return err
+		}
 		start := time.Now()
 		if err := forEach(ctx, jobs, func(ctx context.Context, fj *musterv1.FleetJob) error { return b.hub.Client.Create(ctx, fj) }); err != nil {
 			return err
@@ -131,13 +137,18 @@ func (b *bench) placement(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		decided, err := b.decisions(ctx)
+		if err != nil {
+			return err
+		}
 		var fj musterv1.FleetJob
 		if err := b.hub.Client.Get(ctx, client.ObjectKeyFromObject(jobs[0]), &fj); err != nil {
 			return err
 		}
 		size, _ := json.Marshal(&fj)
-		fmt.Printf("scale placement jobs=%d members=%d works=%d written=%s floor=%s ratio=%.2f complete=%s fleetjob-bytes=%d status-write-failures=%d%s\n",
-			count, b.o.members, want, round(written), floor.Round(time.Millisecond), written.Seconds()/floor.Seconds(), round(complete), len(size), b.fleet.StatusFailures(), b.samples.figures())
+		fmt.Printf("scale placement jobs=%d members=%d works=%d decision-mean=%s decision-max-under=%s goal-decision=100ms written=%s floor=%s ratio=%.2f complete=%s fleetjob-bytes=%d status-write-failures=%d%s\n",
+			count, b.o.members, want, decided.meanSince(decidedBefore), decided.slowestSince(decidedBefore), round(written), floor.Round(time.Millisecond),
+			written.Seconds()/floor.Seconds(), round(complete), len(size), b.fleet.StatusFailures(), b.samples.figures())
 		if err := forEach(ctx, jobs, func(ctx context.Context, fj *musterv1.FleetJob) error {
 			return client.IgnoreNotFound(b.hub.Client.Delete(ctx, fj, client.PropagationPolicy(metav1.DeletePropagationBackground)))
 		}); err != nil {
@@ -146,6 +157,37 @@ func (b *bench) placement(ctx context.Context) error {
 	}
 	return nil
 }
+
+// reconnect: every simulated agent restarts at once, as a rollout of the agents or a
+// reboot of every member would: each makes its clients again, renews, lists its
+// NodeSlices and writes those that changed, and lists its Works again. How long until
+// all are back, and until the hub's work queues hold at most a handful again (steady);
+// the hub's peak memory; the false Unknowns so far.
+func (b *bench) reconnect(ctx context.Context) error {
+	b.samples.reset()
+	start := time.Now()
+	restarting, cancel := context.WithTimeout(ctx, b.o.timeout)
+	defer cancel()
+	wrote, err := b.fleet.Restart(restarting, ctx, b.boot, 0)
+	if err != nil {
+		return fmt.Errorf("restarting the simulated agents: %w", err)
+	}
+	restarted := time.Since(start)
+	steady, err := waitFor(ctx, start, b.o.timeout, "the hub's work queues to drain", func() bool {
+		n, err := b.queued(ctx)
+		return err == nil && n <= steadyQueue
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("scale reconnect members=%d restarted=%s slices-written=%d steady=%s goal-steady=2m false-unknown=%d goal-hub-rss-peak=6144MiB%s\n",
+		b.o.members, round(restarted), wrote, round(steady), b.watch.falseUnknowns(), b.samples.figures())
+	return nil
+}
+
+// steadyQueue is how many objects may wait in the hub's work queues of a steady fleet:
+// the Lease renewals of a thousand members keep a few in them at any instant.
+const steadyQueue = 5
 
 // health: one member stops renewing; how long from its last renewal until the hub
 // marks it, and how many other members it ever marked during the run.

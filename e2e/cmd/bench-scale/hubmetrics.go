@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/musterhq/muster/e2e/framework"
+)
+
+// decisionTimes is the hub's muster_placement_decision_seconds{kind="FleetJob"} histogram
+// at one scrape: how many decisions it timed, their total, and the count at or under each
+// bucket's upper bound.
+type decisionTimes struct {
+	count   uint64
+	sum     float64
+	buckets map[float64]uint64
+}
+
+// decisions scrapes the hub's decision-time histogram for FleetJobs.
+func (b *bench) decisions(ctx context.Context) (decisionTimes, error) {
+	families, err := framework.Scrape(ctx, b.hubMetrics)
+	if err != nil {
+		return decisionTimes{}, fmt.Errorf("scraping the hub's metrics: %w", err)
+	}
+	d := decisionTimes{buckets: map[float64]uint64{}}
+	family := families["muster_placement_decision_seconds"]
+	if family == nil {
+		return d, nil
+	}
+	for _, m := range family.GetMetric() {
+		kind := ""
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "kind" {
+				kind = l.GetValue()
+			}
+		}
+		if kind != "FleetJob" || m.GetHistogram() == nil {
+			continue
+		}
+		h := m.GetHistogram()
+		d.count, d.sum = h.GetSampleCount(), h.GetSampleSum()
+		for _, bucket := range h.GetBucket() {
+			d.buckets[bucket.GetUpperBound()] = bucket.GetCumulativeCount()
+		}
+	}
+	return d, nil
+}
+
+// meanSince is the mean time of the decisions timed since before.
+func (d decisionTimes) meanSince(before decisionTimes) time.Duration {
+	n := d.count - before.count
+	if n == 0 {
+		return 0
+	}
+	return time.Duration((d.sum - before.sum) / float64(n) * float64(time.Second)).Round(time.Microsecond)
+}
+
+// slowestSince is the smallest bucket bound that holds every decision timed since
+// before: the slowest of them took at most this long.
+func (d decisionTimes) slowestSince(before decisionTimes) string {
+	n := d.count - before.count
+	bound := math.Inf(1)
+	for le, cumulative := range d.buckets {
+		if cumulative-before.buckets[le] >= n && le < bound {
+			bound = le
+		}
+	}
+	if math.IsInf(bound, 1) {
+		return "+Inf"
+	}
+	return time.Duration(bound * float64(time.Second)).String()
+}
+
+// queued is how many objects wait in the hub's work queues, over every controller.
+func (b *bench) queued(ctx context.Context) (int, error) {
+	families, err := framework.Scrape(ctx, b.hubMetrics)
+	if err != nil {
+		return 0, fmt.Errorf("scraping the hub's metrics: %w", err)
+	}
+	total := 0.0
+	if family := families["workqueue_depth"]; family != nil {
+		for _, m := range family.GetMetric() {
+			total += m.GetGauge().GetValue()
+		}
+	}
+	return int(total), nil
+}
