@@ -42,6 +42,18 @@ func Discover(ctx context.Context, joinArgs []string) (registration.Bootstrap, e
 	return registration.Bootstrap{HubURL: hub.URL, CA: hub.CA, Token: token.String()}, nil
 }
 
+// BroadcastJob is a BroadcastJob over every node of every member that fits its pod,
+// which the restricted Pod Security level allows: what the harness broadcasts.
+func BroadcastJob(namespace, name string) *musterv1.BroadcastJob {
+	return &musterv1.BroadcastJob{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
+		Spec: musterv1.BroadcastJobSpec{
+			Placement: &musterv1.Placement{},
+			Template:  corev1.PodTemplateSpec{Spec: restrictedPod()},
+		},
+	}
+}
+
 // DividedJob is a Divided Indexed FleetJob of one completion per member over every
 // member, its pods as the restricted Pod Security level allows: what the harness places.
 func DividedJob(namespace, name string, members int) *musterv1.FleetJob {
@@ -52,21 +64,27 @@ func DividedJob(namespace, name string, members int) *musterv1.FleetJob {
 			Placement: musterv1.FleetJobPlacement{Mode: musterv1.PlacementDivided},
 			Template: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{
 				Completions: ptr.To(n), Parallelism: ptr.To(n), CompletionMode: ptr.To(batchv1.IndexedCompletion),
-				Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
-					RestartPolicy: corev1.RestartPolicyNever,
-					SecurityContext: &corev1.PodSecurityContext{
-						RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](65534),
-						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
-					},
-					Containers: []corev1.Container{{
-						Name: "work", Image: "registry.k8s.io/e2e-test-images/agnhost:2.53", Args: []string{"pause"},
-						Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}},
-						SecurityContext: &corev1.SecurityContext{
-							AllowPrivilegeEscalation: ptr.To(false), Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-						},
-					}},
-				}},
+				Template: corev1.PodTemplateSpec{Spec: restrictedPod()},
 			}},
 		},
+	}
+}
+
+// restrictedPod is a pod the restricted Pod Security level allows, asking for a tenth of
+// a CPU.
+func restrictedPod() corev1.PodSpec {
+	return corev1.PodSpec{
+		RestartPolicy: corev1.RestartPolicyNever,
+		SecurityContext: &corev1.PodSecurityContext{
+			RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](65534),
+			SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+		},
+		Containers: []corev1.Container{{
+			Name: "work", Image: "registry.k8s.io/e2e-test-images/agnhost:2.53", Args: []string{"pause"},
+			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}},
+			SecurityContext: &corev1.SecurityContext{
+				AllowPrivilegeEscalation: ptr.To(false), Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+			},
+		}},
 	}
 }

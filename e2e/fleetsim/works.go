@@ -17,8 +17,10 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	bcj "github.com/musterhq/muster/api/broadcastjob"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/hub/shards"
+	"github.com/musterhq/muster/placement/nodefit"
 )
 
 // answer is what a member answered for one Work: the generation, and the timer that
@@ -121,8 +123,9 @@ func (m *Member) watchWorks(ctx, run context.Context, writes chan struct{}) erro
 	return nil
 }
 
-// answer reports a Work's generation applied, once, and schedules its Job's completion
-// (until run ends), in place of what an earlier generation scheduled.
+// answer reports a Work's generation applied, once, and schedules its Job's or
+// BroadcastJob's completion (until run ends), in place of what an earlier generation
+// scheduled.
 func (m *Member) answer(ctx, run context.Context, writes chan struct{}, work *musterv1.Work) {
 	prev, seen := m.answers[work.Name]
 	if work.DeletionTimestamp != nil || (seen && prev.generation == work.Generation) {
@@ -130,24 +133,78 @@ func (m *Member) answer(ctx, run context.Context, writes chan struct{}, work *mu
 	}
 	prev.stop()
 	a := answer{generation: work.Generation}
-	job, _, err := shards.Decode[batchv1.Job, batchv1.JobStatus](work)
-	if err != nil || job.Kind != "Job" {
-		job = nil
-	}
 	started := time.Now()
-	m.writeStatus(ctx, writes, work, job, runningStatus(job, started))
-	if job != nil && !ptr.Deref(job.Spec.Suspend, false) {
+	var running, complete func() *feedback
+	if job, _, err := shards.Decode[batchv1.Job, batchv1.JobStatus](work); err == nil && job.Kind == "Job" {
+		running = func() *feedback { return jobFeedback(job, runningStatus(job, started)) }
+		if !ptr.Deref(job.Spec.Suspend, false) {
+			complete = func() *feedback { return jobFeedback(job, completeStatus(job, started, time.Now())) }
+		}
+	} else if bcj, _, err := shards.Decode[musterv1.BroadcastJob, musterv1.BroadcastJobStatus](work); err == nil && bcj.Kind == "BroadcastJob" {
+		desired := m.Fitting(&bcj.Spec.Template.Spec)
+		running = func() *feedback { return broadcastFeedback(bcj, desired, started, false) }
+		if !bcj.Spec.Paused {
+			complete = func() *feedback { return broadcastFeedback(bcj, desired, started, true) }
+		}
+	} else {
+		running = func() *feedback { return nil }
+	}
+	m.writeStatus(ctx, writes, work, running())
+	if complete != nil {
 		answered := work.DeepCopy()
-		a.done = time.AfterFunc(m.cfg.JobDuration, func() {
-			m.writeStatus(run, writes, answered, job, completeStatus(job, started, time.Now()))
-		})
+		a.done = time.AfterFunc(m.cfg.JobDuration, func() { m.writeStatus(run, writes, answered, complete()) })
 	}
 	m.answers[work.Name] = a
 }
 
-// writeStatus writes what the agent feeds back for work's generation, with status as the
-// Job's .status when job is set.
-func (m *Member) writeStatus(ctx context.Context, writes chan struct{}, work *musterv1.Work, job *batchv1.Job, status *batchv1.JobStatus) {
+// feedback is the object a Work's manifest made in the member and its status, as the
+// agent feeds them back.
+type feedback struct {
+	resource musterv1.ResourceIdentifier
+	status   any
+}
+
+func jobFeedback(job *batchv1.Job, status *batchv1.JobStatus) *feedback {
+	return &feedback{musterv1.ResourceIdentifier{Group: "batch", Version: "v1", Kind: "Job", Namespace: job.Namespace, Name: job.Name}, status}
+}
+
+// broadcastFeedback is a member BroadcastJob's status with a pod on each of the desired
+// nodes: running, or all succeeded.
+func broadcastFeedback(job *musterv1.BroadcastJob, desired int32, started time.Time, done bool) *feedback {
+	status := musterv1.BroadcastJobStatus{ObservedGeneration: job.Generation, StartTime: &metav1.Time{Time: started}}
+	status.Desired = desired
+	bcj.SetCondition(&status, musterv1.BroadcastJobNodesEligible, metav1.ConditionTrue, musterv1.BroadcastJobReasonNodesEligible, "the simulated member's nodes that fit")
+	if done {
+		status.Succeeded = desired
+		status.CompletionTime = &metav1.Time{Time: time.Now()}
+		bcj.SetCondition(&status, musterv1.BroadcastJobComplete, metav1.ConditionTrue, musterv1.BroadcastJobReasonCompleted, "every eligible node ran its pod")
+	} else {
+		status.Active = desired
+	}
+	status.Phase = bcj.Phase(&status)
+	gv := musterv1.GroupVersion
+	return &feedback{musterv1.ResourceIdentifier{Group: gv.Group, Version: gv.Version, Kind: "BroadcastJob", Namespace: job.Namespace, Name: job.Name}, status}
+}
+
+// Fitting counts the member's nodes that could run pods of spec, with the node checks
+// the agent's BroadcastJob controller makes.
+func (m *Member) Fitting(spec *corev1.PodSpec) int32 {
+	m.mu.Lock()
+	nodes := m.nodes()
+	m.mu.Unlock()
+	template := nodefit.NewTemplate(spec)
+	n := int32(0)
+	for i := range nodes {
+		if template.Check(&nodes[i]) == nodefit.Fits {
+			n++
+		}
+	}
+	return n
+}
+
+// writeStatus writes what the agent feeds back for work's generation: applied and
+// available, with fed's object and status when set.
+func (m *Member) writeStatus(ctx context.Context, writes chan struct{}, work *musterv1.Work, fed *feedback) {
 	select {
 	case writes <- struct{}{}:
 	case <-ctx.Done():
@@ -162,9 +219,9 @@ func (m *Member) writeStatus(ctx context.Context, writes chan struct{}, work *mu
 		cond(musterv1.WorkApplied, musterv1.ReasonApplied, "applied with server-side apply"),
 		cond(musterv1.WorkAvailable, musterv1.WorkReasonObjectExists, "the object exists in the member"),
 	}}
-	if job != nil {
-		manifest.Resource = musterv1.ResourceIdentifier{Group: "batch", Version: "v1", Kind: "Job", Namespace: job.Namespace, Name: job.Name}
-		if raw, err := json.Marshal(status); err == nil {
+	if fed != nil {
+		manifest.Resource = fed.resource
+		if raw, err := json.Marshal(fed.status); err == nil {
 			manifest.Status = &runtime.RawExtension{Raw: raw}
 		}
 	}
@@ -186,10 +243,7 @@ func (m *Member) writeStatus(ctx context.Context, writes chan struct{}, work *mu
 // runningStatus is a Job's status while its pods run, all of them at once, or while it
 // is suspended.
 func runningStatus(job *batchv1.Job, started time.Time) *batchv1.JobStatus {
-	switch {
-	case job == nil:
-		return &batchv1.JobStatus{}
-	case ptr.Deref(job.Spec.Suspend, false):
+	if ptr.Deref(job.Spec.Suspend, false) {
 		return &batchv1.JobStatus{Conditions: []batchv1.JobCondition{{
 			Type: batchv1.JobSuspended, Status: corev1.ConditionTrue, Reason: "JobSuspended", Message: "Job suspended", LastTransitionTime: metav1.NewTime(started),
 		}}}

@@ -3,8 +3,8 @@
 // Package scale runs a small configuration of the scale harness (e2e/fleetsim, which
 // `make bench-scale` drives at a thousand members) against a hub of its own, so that the
 // harness cannot rot unnoticed: simulated members join through the real path and become
-// Available, report their nodes, run a Divided FleetJob placed over them to completion,
-// restart all at once and go on with their work without rewriting a slice, write only the
+// Available, report their nodes, run a Divided FleetJob placed over them and a
+// BroadcastJob over all their nodes to completion, restart all at once and go on with their work without rewriting a slice, write only the
 // slice a node changed in, and one that stops renewing its Lease is marked unreachable
 // within the grace period while none of the others ever is.
 package scale
@@ -92,6 +92,30 @@ func TestASimulatedFleetJoinsRunsAJobAndLosesAMember(t *testing.T) {
 		if n := sim.StatusFailures(); n != 0 {
 			t.Errorf("the hub refused %d Work status writes of the simulated agents", n)
 		}
+	})
+	t.Run("a BroadcastJob over every node completes with every fitting node counted", func(t *testing.T) {
+		job := fleetsim.BroadcastJob(metav1.NamespaceDefault, "every-node")
+		if err := fleet.Hub.Client.Create(ctx, job); err != nil {
+			t.Fatal(err)
+		}
+		want := int32(0)
+		for _, m := range sim.Members {
+			want += m.Fitting(&job.Spec.Template.Spec)
+		}
+		var got musterv1.BroadcastJob
+		err := framework.Until(ctx, 2*time.Minute, "BroadcastJob every-node to complete", func(ctx context.Context) (bool, string, error) {
+			if err := fleet.Hub.Client.Get(ctx, client.ObjectKeyFromObject(job), &got); err != nil {
+				return false, err.Error(), nil
+			}
+			return got.Status.Phase == musterv1.BroadcastJobCompleted, fmt.Sprintf("%s, %d/%d", got.Status.Phase, got.Status.Succeeded, got.Status.Desired), nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status.Desired != want || got.Status.Succeeded != want || len(got.Status.Clusters) != members {
+			t.Errorf("complete with %d/%d over %d clusters, want %d/%d over %d", got.Status.Succeeded, got.Status.Desired, len(got.Status.Clusters), want, want, members)
+		}
+		t.Logf("%d of %d nodes fit the pod", want, members*nodesPerMember)
 	})
 	t.Run("every agent restarted at once goes on with its work and rewrites no slice", func(t *testing.T) {
 		fj := fleetsim.DividedJob(metav1.NamespaceDefault, "across-restart", members)

@@ -9,8 +9,8 @@ import (
 	"github.com/musterhq/muster/e2e/framework"
 )
 
-// decisionTimes is the hub's muster_placement_decision_seconds{kind="FleetJob"} histogram
-// at one scrape: how many decisions it timed, their total, and the count at or under each
+// decisionTimes is the hub's muster_placement_decision_seconds histogram of one kind at
+// one scrape: how many decisions it timed, their total, and the count at or under each
 // bucket's upper bound.
 type decisionTimes struct {
 	count   uint64
@@ -18,8 +18,8 @@ type decisionTimes struct {
 	buckets map[float64]uint64
 }
 
-// decisions scrapes the hub's decision-time histogram for FleetJobs.
-func (b *bench) decisions(ctx context.Context) (decisionTimes, error) {
+// decisionsOf scrapes the hub's decision-time histogram of the kind placed.
+func (b *bench) decisionsOf(ctx context.Context, kind string) (decisionTimes, error) {
 	families, err := framework.Scrape(ctx, b.hubMetrics)
 	if err != nil {
 		return decisionTimes{}, fmt.Errorf("scraping the hub's metrics: %w", err)
@@ -30,13 +30,13 @@ func (b *bench) decisions(ctx context.Context) (decisionTimes, error) {
 		return d, nil
 	}
 	for _, m := range family.GetMetric() {
-		kind := ""
+		placed := ""
 		for _, l := range m.GetLabel() {
 			if l.GetName() == "kind" {
-				kind = l.GetValue()
+				placed = l.GetValue()
 			}
 		}
-		if kind != "FleetJob" || m.GetHistogram() == nil {
+		if placed != kind || m.GetHistogram() == nil {
 			continue
 		}
 		h := m.GetHistogram()

@@ -16,6 +16,9 @@
 //     creates of as many ConfigMaps of a Work's size take from -parallel goroutines, and
 //     the hub's own decision time (muster_placement_decision_seconds, mean and slowest
 //     bucket).
+//   - broadcast: one BroadcastJob over every node of every member: time until every
+//     shard is written and until the members' reports add up to Complete, the hub's
+//     decision time (it decides again on each report), and the job's size.
 //   - reconnect: every simulated agent restarts at once (new clients, a renewal, its
 //     NodeSlices listed and the changed ones written, its Works listed again); time until
 //     all are back and until the hub's work queues drain, the hub's peak memory, and the
@@ -110,7 +113,7 @@ func run(ctx context.Context, o options) error {
 	}
 	b := &bench{o: o, hub: f.Hub, hubMetrics: m.MetricsURLs["hub"], boot: boot, watch: watch, samples: newSampler(ctx, m.HubProc, dir), fleet: fleet}
 	fmt.Printf("scale setup members=%d nodes-per-member=%d hub-up=%s\n", o.members, o.nodes, time.Since(began).Round(time.Second))
-	for _, scenario := range []func(context.Context) error{b.join, b.inventory, b.placement, b.reconnect, b.health} {
+	for _, scenario := range []func(context.Context) error{b.join, b.inventory, b.placement, b.broadcast, b.reconnect, b.health} {
 		if err := scenario(ctx); err != nil {
 			return err
 		}

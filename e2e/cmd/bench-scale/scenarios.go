@@ -116,7 +116,7 @@ func (b *bench) placement(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		decidedBefore, err := b.decisions(ctx)
+		decidedBefore, err := b.decisionsOf(ctx, "FleetJob")
 		if err != nil {
 			return err
 		}
@@ -137,7 +137,7 @@ func (b *bench) placement(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		decided, err := b.decisions(ctx)
+		decided, err := b.decisionsOf(ctx, "FleetJob")
 		if err != nil {
 			return err
 		}
@@ -156,6 +156,42 @@ func (b *bench) placement(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// broadcast: one BroadcastJob over every node of every member: time until every
+// member's shard is written, and until the hub aggregates the members' reports into
+// Complete; the hub's own decision time, and the job's size.
+func (b *bench) broadcast(ctx context.Context) error {
+	b.samples.reset()
+	job := fleetsim.BroadcastJob(metav1.NamespaceDefault, "scale-broadcast")
+	before, err := b.decisionsOf(ctx, "BroadcastJob")
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	if err := b.hub.Client.Create(ctx, job); err != nil {
+		return err
+	}
+	written, err := waitFor(ctx, start, b.o.timeout, fmt.Sprintf("%d BroadcastJob shards", b.o.members), func() bool { return b.watch.worksOf(string(job.UID)) >= b.o.members })
+	if err != nil {
+		return err
+	}
+	var got musterv1.BroadcastJob
+	complete, err := waitFor(ctx, start, b.o.timeout, "the BroadcastJob to complete", func() bool {
+		return b.hub.Client.Get(ctx, client.ObjectKeyFromObject(job), &got) == nil && got.Status.Phase == musterv1.BroadcastJobCompleted
+	})
+	if err != nil {
+		return err
+	}
+	decided, err := b.decisionsOf(ctx, "BroadcastJob")
+	if err != nil {
+		return err
+	}
+	size, _ := json.Marshal(&got)
+	fmt.Printf("scale broadcast members=%d nodes=%d desired=%d succeeded=%d decisions=%d decision-mean=%s decision-max-under=%s written=%s complete=%s broadcastjob-bytes=%d%s\n",
+		b.o.members, b.o.members*b.o.nodes, got.Status.Desired, got.Status.Succeeded, decided.count-before.count, decided.meanSince(before), decided.slowestSince(before),
+		round(written), round(complete), len(size), b.samples.figures())
+	return client.IgnoreNotFound(b.hub.Client.Delete(ctx, &got, client.PropagationPolicy(metav1.DeletePropagationBackground)))
 }
 
 // reconnect: every simulated agent restarts at once, as a rollout of the agents or a

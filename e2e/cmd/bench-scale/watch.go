@@ -26,7 +26,7 @@ type fleetWatch struct {
 	lost map[string]int
 	// lostAt is when each cluster last stopped being Available.
 	lostAt map[string]time.Time
-	// works holds the names of the Works written for each FleetJob UID.
+	// works holds the names of the Works written for each FleetJob or BroadcastJob UID.
 	works map[string]map[string]bool
 }
 
@@ -55,6 +55,9 @@ func watchFleet(ctx context.Context, hub *framework.Cluster) (*fleetWatch, error
 	if _, err := works.AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: func(obj any) {
 		if o, ok := obj.(client.Object); ok {
 			uid := o.GetLabels()[musterv1.FleetJobUIDLabel]
+			if uid == "" {
+				uid = o.GetLabels()[musterv1.BroadcastJobUIDLabel]
+			}
 			w.mu.Lock()
 			if w.works[uid] == nil {
 				w.works[uid] = map[string]bool{}
