@@ -8,27 +8,36 @@
 //   - join: every member joins at once (at most -parallel registrations in flight) and is
 //     accepted and Available; time, and the peak resident memory of the hub, its
 //     kube-apiserver and its etcd.
+//
 //   - inventory: every member writes its -nodes nodes as NodeSlices; the hub's resident
 //     memory once settled, per node, and the API server's storage per node.
+//
 //   - placement: one Divided FleetJob over every member, then -jobs of them at once: time
 //     until every Work is written, and until the jobs complete (the simulated agents
 //     complete a Job -job-duration after its Work); beside it the floor, as long as plain
 //     creates of as many ConfigMaps of a Work's size take from -parallel goroutines, and
 //     the hub's own decision time (muster_placement_decision_seconds, mean and slowest
 //     bucket).
+//
 //   - broadcast: one BroadcastJob over every node of every member: time until every
 //     shard is written and until the members' reports add up to Complete, the hub's
 //     decision time (it decides again on each report), and the job's size.
+//
 //   - reconnect: every simulated agent restarts at once (new clients, a renewal, its
 //     NodeSlices listed and the changed ones written, its Works listed again); time until
 //     all are back and until the hub's work queues drain, the hub's peak memory, and the
 //     false Unknowns so far.
+//
 //   - health: one member stops renewing its Lease; time until the hub marks it not
 //     Available, against the grace period, and how many other members were ever marked
 //     so during the whole run (false Unknowns).
 //
-// Throughout, 1 % of every member's nodes change each minute (-churn), and only the slices
-// that hold them are written. `make bench-scale` runs it.
+//   - agent: a real member of -agent-nodes kwok nodes joins with a real agent: time until
+//     the hub holds every node, the agent's memory, and under 1 % node churn a minute, the
+//     NodeSlice writes per minute and the time from a label change to the hub's slice.
+//
+// Throughout, 1 % of every simulated member's nodes change each minute (-churn), and only
+// the slices that hold them are written. -scenarios picks some of them. `make bench-scale` runs it.
 package main
 
 import (
@@ -37,6 +46,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -48,6 +58,8 @@ import (
 )
 
 type options struct {
+	scenarios                      []string
+	agentNodes, agentRounds        int
 	members, nodes, parallel, jobs int
 	jobDuration, renew             time.Duration
 	churn                          float64
@@ -64,7 +76,11 @@ func main() {
 	flag.DurationVar(&o.renew, "renew", 10*time.Second, "Lease renewal interval of the simulated agents (the agent's default)")
 	flag.Float64Var(&o.churn, "churn", 0.01, "share of every member's nodes that change each minute")
 	flag.DurationVar(&o.timeout, "timeout", 15*time.Minute, "the longest any one scenario may take")
+	scenarios := flag.String("scenarios", strings.Join(scenarioNames, ","), "the scenarios to run, in their order; those after join need it")
+	flag.IntVar(&o.agentNodes, "agent-nodes", 5000, "kwok nodes of the real member the agent scenario joins")
+	flag.IntVar(&o.agentRounds, "agent-rounds", 2, "minutes of 1 % node churn in the agent scenario")
 	flag.Parse()
+	o.scenarios = strings.Split(*scenarios, ",")
 	// The simulated agents' clients log through controller-runtime; their failures show
 	// in the figures (false Unknowns, status write failures), not as a thousand log lines.
 	crlog.SetLogger(logr.Discard())
@@ -111,12 +127,29 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	b := &bench{o: o, hub: f.Hub, hubMetrics: m.MetricsURLs["hub"], boot: boot, watch: watch, samples: newSampler(ctx, m.HubProc, dir), fleet: fleet}
+	b := &bench{
+		o: o, up: f, muster: m, hub: f.Hub, hubMetrics: m.MetricsURLs["hub"], boot: boot, watch: watch,
+		samples: newSampler(ctx, m.HubProc, dir), fleet: fleet,
+	}
 	fmt.Printf("scale setup members=%d nodes-per-member=%d hub-up=%s\n", o.members, o.nodes, time.Since(began).Round(time.Second))
-	for _, scenario := range []func(context.Context) error{b.join, b.inventory, b.placement, b.broadcast, b.reconnect, b.health} {
+	for _, name := range o.scenarios {
+		scenario := b.scenario(name)
+		if scenario == nil {
+			return fmt.Errorf("no scenario %q: the scenarios are %s", name, strings.Join(scenarioNames, ", "))
+		}
 		if err := scenario(ctx); err != nil {
-			return err
+			return fmt.Errorf("scenario %s: %w", name, err)
 		}
 	}
 	return nil
+}
+
+// scenarioNames are the scenarios in the order they run by default.
+var scenarioNames = []string{"join", "inventory", "placement", "broadcast", "reconnect", "health", "agent"}
+
+func (b *bench) scenario(name string) func(context.Context) error {
+	return map[string]func(context.Context) error{
+		"join": b.join, "inventory": b.inventory, "placement": b.placement, "broadcast": b.broadcast,
+		"reconnect": b.reconnect, "health": b.health, "agent": b.agent,
+	}[name]
 }

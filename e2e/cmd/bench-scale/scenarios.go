@@ -23,8 +23,12 @@ import (
 
 // bench is one run of the scenarios against one hub.
 type bench struct {
-	o   options
-	hub *framework.Cluster
+	o options
+	// up is the fleet (the hub alone, until the agent scenario adds a member), and muster
+	// the hub's processes and the agents it starts.
+	up     *framework.Fleet
+	muster *framework.Muster
+	hub    *framework.Cluster
 	// hubMetrics is the hub's /metrics URL.
 	hubMetrics string
 	boot       registration.Bootstrap

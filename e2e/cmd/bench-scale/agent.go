@@ -1,0 +1,178 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/e2e/framework"
+	"github.com/musterhq/muster/e2e/framework/local"
+)
+
+// agentChurnLabel is the node label the agent scenario changes on 1 % of the member's
+// nodes each minute.
+const agentChurnLabel = "bench.muster.dev/revision"
+
+// agent: one real member with -agent-nodes kwok nodes joins the hub with a real agent.
+// How long until the hub holds every node; the agent's memory; then, for -agent-rounds
+// minutes, 1 % of the nodes (spread over every slice) are relabelled at the start of each
+// minute: how many NodeSlice writes reach the hub per minute, and how long from a label
+// change until the hub's NodeSlice holds it.
+func (b *bench) agent(ctx context.Context) error {
+	n := b.o.agentNodes
+	member, err := b.up.AddMember(ctx, 0)
+	if err != nil {
+		return err
+	}
+	nodes := make([]*corev1.Node, n)
+	for i := range nodes {
+		nodes[i] = local.NewNode(fmt.Sprintf("%s-n%05d", member.Name, i))
+		nodes[i].Labels[agentChurnLabel] = "0"
+	}
+	start := time.Now()
+	if err := forEachLimit(ctx, nodes, 16, func(ctx context.Context, node *corev1.Node) error {
+		return local.CreateNodes(ctx, member.Clientset, node)
+	}); err != nil {
+		return err
+	}
+	if err := framework.WaitForClusterReady(ctx, member, n, b.o.timeout); err != nil {
+		return err
+	}
+	ready := time.Since(start)
+	start = time.Now()
+	if err := b.muster.JoinAndAccept(ctx, []*framework.Cluster{member}); err != nil {
+		return err
+	}
+	ns := musterv1.MemberNamespace(member.Name)
+	reported, err := waitFor(ctx, start, b.o.timeout, fmt.Sprintf("the hub to hold %d nodes of %s", n, member.Name), func() bool {
+		var list musterv1.NodeSliceList
+		if err := b.hub.Client.List(ctx, &list, client.InNamespace(ns)); err != nil {
+			return false
+		}
+		total := 0
+		for _, s := range list.Items {
+			total += len(s.Nodes)
+		}
+		return total == n
+	})
+	if err != nil {
+		return err
+	}
+	agentProc := b.muster.Agents[member.Name]
+	settled, _ := agentProc.RSS()
+
+	writes, latencies, err := b.churnMember(ctx, member, nodes, ns)
+	if err != nil {
+		return err
+	}
+	peak, _ := agentProc.RSS()
+	slices.Sort(latencies)
+	fmt.Printf("scale agent nodes=%d nodes-ready=%s joined-and-reported=%s agent-rss=%dMiB agent-rss-after-churn=%dMiB churn=1%%/min rounds=%d slice-writes-per-minute=%s slices=%d label-to-hub-p50=%s label-to-hub-max=%s\n",
+		n, round(ready), round(reported), settled>>20, peak>>20, b.o.agentRounds, perMinute(writes), (n+musterv1.MaxNodesPerSlice-1)/musterv1.MaxNodesPerSlice,
+		percentile(latencies, 0.5), percentile(latencies, 1))
+	return nil
+}
+
+// churnMember relabels 1 % of nodes, spread over every slice, at the start of each of
+// -agent-rounds minutes, and returns the NodeSlice writes the hub saw in each minute and,
+// for every relabelled node, how long until the hub's slice held its new label.
+func (b *bench) churnMember(ctx context.Context, member *framework.Cluster, nodes []*corev1.Node, ns string) ([]int, []time.Duration, error) {
+	watcher, err := client.NewWithWatch(b.hub.Config, client.Options{Scheme: b.hub.Client.Scheme()})
+	if err != nil {
+		return nil, nil, err
+	}
+	w, err := watcher.Watch(ctx, &musterv1.NodeSliceList{}, client.InNamespace(ns))
+	if err != nil {
+		return nil, nil, err
+	}
+	defer w.Stop()
+	var mu sync.Mutex
+	writes := make([]int, b.o.agentRounds)
+	changedAt := map[string]time.Time{} // node name → when its label was set to the round
+	want := map[string]string{}
+	var latencies []time.Duration
+	round := 0
+	go func() {
+		for ev := range w.ResultChan() {
+			slice, ok := ev.Object.(*musterv1.NodeSlice)
+			if !ok || ev.Type != watch.Modified {
+				continue
+			}
+			seen := time.Now()
+			mu.Lock()
+			if round > 0 {
+				writes[round-1]++
+			}
+			for _, node := range slice.Nodes {
+				if at, pending := changedAt[node.Name]; pending && node.Labels[agentChurnLabel] == want[node.Name] {
+					latencies = append(latencies, seen.Sub(at))
+					delete(changedAt, node.Name)
+				}
+			}
+			mu.Unlock()
+		}
+	}()
+	const step = 100 // one node in a hundred, spread over every slice
+	for r := 1; r <= b.o.agentRounds; r++ {
+		mu.Lock()
+		round = r
+		mu.Unlock()
+		minute := time.Now()
+		value := strconv.Itoa(r)
+		var picked []*corev1.Node
+		for i := (r - 1) % step; i < len(nodes); i += step {
+			picked = append(picked, nodes[i])
+		}
+		if err := forEachLimit(ctx, picked, 16, func(ctx context.Context, node *corev1.Node) error {
+			patch := []byte(fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, agentChurnLabel, value))
+			at := time.Now()
+			mu.Lock()
+			changedAt[node.Name], want[node.Name] = at, value
+			mu.Unlock()
+			_, err := member.Clientset.CoreV1().Nodes().Patch(ctx, node.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
+			return err
+		}); err != nil {
+			return nil, nil, err
+		}
+		if err := pause(ctx, time.Until(minute.Add(time.Minute))); err != nil {
+			return nil, nil, err
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(changedAt) > 0 {
+		return nil, nil, fmt.Errorf("%d relabelled nodes never reached the hub's NodeSlices within a minute", len(changedAt))
+	}
+	return slices.Clone(writes), slices.Clone(latencies), nil
+}
+
+// perMinute prints each minute's count, as "12,10".
+func perMinute(counts []int) string {
+	s := ""
+	for i, c := range counts {
+		if i > 0 {
+			s += ","
+		}
+		s += strconv.Itoa(c)
+	}
+	return s
+}
+
+// percentile is the q-quantile (0–1) of sorted durations, rounded to the millisecond.
+func percentile(sorted []time.Duration, q float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := min(len(sorted)-1, int(q*float64(len(sorted)-1)+0.5))
+	return sorted[i].Round(time.Millisecond)
+}
