@@ -241,11 +241,17 @@ type BroadcastJobStatus struct {
 	// +optional
 	Parallelism *int32 `json:"parallelism,omitempty"`
 
-	// clusters has one entry per cluster shard, with its counts and phase (hub only).
+	// clusters has one entry per cluster shard, with its counts and phase (hub only); past
+	// MaxClusterStatuses shards, only that many (failed ones first, then unfinished ones),
+	// and clustersOmitted counts the others.
 	// +optional
 	// +listType=map
 	// +listMapKey=clusterName
 	Clusters []ClusterBroadcastStatus `json:"clusters,omitempty"`
+	// clustersOmitted is how many cluster shards clusters leaves out, to keep the job's
+	// size bounded whatever the number of member clusters; their counts are in the totals.
+	// +optional
+	ClustersOmitted int32 `json:"clustersOmitted,omitempty"`
 }
 
 // BroadcastJob runs one pod to completion on every eligible node: of its own cluster when

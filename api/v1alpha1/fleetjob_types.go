@@ -278,11 +278,22 @@ type FleetJobStatus struct {
 	ClusterCount int32 `json:"clusterCount"`
 	// clusters has one entry per shard, with its cluster, share and pod counts: one per
 	// cluster, or with a WorkloadSpread one per (subset, cluster), in that order; then the
-	// shards the hub evicted (phase Evicted), the latest few.
+	// shards the hub evicted (phase Evicted), the latest few. Past MaxClusterStatuses
+	// shards, only that many are listed (failed shards first, then unfinished ones) and
+	// clustersOmitted counts the others: each shard's own status is on its Work.
 	// +optional
 	// +listType=atomic
 	Clusters []ClusterJobStatus `json:"clusters,omitempty"`
+	// clustersOmitted is how many shards clusters leaves out, to keep the job's size
+	// bounded whatever the number of member clusters; their counts are in the totals.
+	// +optional
+	ClustersOmitted int32 `json:"clustersOmitted,omitempty"`
 }
+
+// MaxClusterStatuses is how many shards the status of a FleetJob or BroadcastJob lists
+// at most, besides its latest evicted ones: about 15 KB of status whatever the number of
+// member clusters, far under the API server's limit on an object's size.
+const MaxClusterStatuses = 100
 
 // FleetJob is a batch Job run on one, every, or a division of the member clusters. The
 // hub places it, sends each cluster's shard as a Work, and sums the shards' progress in

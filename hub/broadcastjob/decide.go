@@ -88,7 +88,9 @@ func decideFleet(o fleetObserved) fleetPlan {
 	job := o.job
 	fleet := countFleet(o.clusters)
 	status := startFleetStatus(o)
-	status.Clusters = append(fleet.entries, evictedEntries(job.Status.Clusters, o.clusters)...)
+	entries, omitted := boundEntries(fleet.entries)
+	status.Clusters = append(entries, evictedEntries(job.Status.Clusters, o.clusters)...)
+	status.ClustersOmitted = omitted
 	status.BroadcastCounts = fleet.totals
 	status.Parallelism = parallelism.Resolve(job.Spec.Parallelism, fleet.totals.Desired)
 
@@ -106,6 +108,21 @@ func decideFleet(o fleetObserved) fleetPlan {
 	status.Phase = bcj.Phase(&status)
 	p.status = status
 	return p
+}
+
+// boundEntries keeps MaxClusterStatuses of the clusters' entries, those with failed pods
+// first, then unfinished ones, and counts the others.
+func boundEntries(entries []musterv1.ClusterBroadcastStatus) ([]musterv1.ClusterBroadcastStatus, int32) {
+	kept, omitted := shards.Bounded(entries, musterv1.MaxClusterStatuses, func(e musterv1.ClusterBroadcastStatus) int {
+		switch {
+		case e.Failed > 0:
+			return 0
+		case e.Phase == musterv1.BroadcastJobCompleted:
+			return 2
+		}
+		return 1
+	})
+	return kept, int32(omitted)
 }
 
 // startFleetStatus is the job's status as this round starts from it; the first round

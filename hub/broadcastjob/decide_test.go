@@ -323,6 +323,40 @@ func TestNoPlacementStatus(t *testing.T) {
 	}
 }
 
+// A job over more clusters than the status lists keeps the clusters with failed pods and
+// the unfinished ones in it, counts the rest, and its totals still add up every cluster.
+func TestDecideFleetBoundsTheClustersListed(t *testing.T) {
+	const n = musterv1.MaxClusterStatuses + 30
+	var clusters []cluster
+	for i := range n {
+		c := cluster{name: fmt.Sprintf("c%03d", i), eligible: true, hasShard: true, applied: true, reported: reported(musterv1.BroadcastJobCompleted, 2, 0, 2, 0, nil)}
+		switch {
+		case i == 7:
+			c.reported = reported(musterv1.BroadcastJobRunning, 2, 1, 0, 1, nil)
+		case i >= n-5:
+			c.reported = reported(musterv1.BroadcastJobRunning, 2, 2, 0, 0, nil)
+		}
+		clusters = append(clusters, c)
+	}
+	continueOnFailure := func(j *musterv1.BroadcastJob) { j.Spec.FailurePolicy.Type = musterv1.FailureContinue }
+	status := decideFleet(fleetObserved{job: hubJob(continueOnFailure), clusters: clusters, now: t0}).status
+	if len(status.Clusters) != musterv1.MaxClusterStatuses || status.ClustersOmitted != 30 {
+		t.Fatalf("%d clusters listed, %d omitted; want %d and 30", len(status.Clusters), status.ClustersOmitted, musterv1.MaxClusterStatuses)
+	}
+	listed := map[string]bool{}
+	for _, c := range status.Clusters {
+		listed[c.ClusterName] = true
+	}
+	for _, want := range []string{"c007", fmt.Sprintf("c%03d", n-1), fmt.Sprintf("c%03d", n-5)} {
+		if !listed[want] {
+			t.Errorf("cluster %s, failed or unfinished, is not listed", want)
+		}
+	}
+	if status.Desired != 2*n || status.Failed != 1 || status.Active != 11 {
+		t.Errorf("totals %+v, want %d desired, 1 failed, 11 active", status.BroadcastCounts, 2*n)
+	}
+}
+
 func TestDecideFleetReportsRefusedShards(t *testing.T) {
 	clusters := []cluster{
 		{name: "a", eligible: true, hasShard: true, applied: true, reported: reported(musterv1.BroadcastJobRunning, 2, 1, 0, 0, nil)},

@@ -175,6 +175,7 @@ func summarize(fj *musterv1.FleetJob, shards []shardState, now time.Time) (muste
 			finished = append(finished, s.key())
 		}
 	}
+	status.Clusters, status.ClustersOmitted = boundEntries(status.Clusters)
 	status.Progress, status.ClusterCount = progress(fj, shards, status.Succeeded)
 	if status.StartTime == nil && len(shards) > 0 {
 		status.StartTime = &metav1.Time{Time: now}
@@ -206,6 +207,21 @@ func summarize(fj *musterv1.FleetJob, shards []shardState, now time.Time) (muste
 	}
 	status.Phase = fleetPhase(&status, shards)
 	return status, stop
+}
+
+// boundEntries keeps MaxClusterStatuses of the shards' entries, failed shards first,
+// then unfinished ones, and counts the others.
+func boundEntries(entries []musterv1.ClusterJobStatus) ([]musterv1.ClusterJobStatus, int32) {
+	kept, omitted := shards.Bounded(entries, musterv1.MaxClusterStatuses, func(e musterv1.ClusterJobStatus) int {
+		switch e.Phase {
+		case musterv1.JobFailed:
+			return 0
+		case musterv1.JobComplete:
+			return 2
+		}
+		return 1
+	})
+	return kept, int32(omitted)
 }
 
 // clusterEntry is a shard's entry in its FleetJob's status.

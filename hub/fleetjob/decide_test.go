@@ -147,6 +147,36 @@ func TestSummarize(t *testing.T) {
 	}
 }
 
+// A job over more clusters than the status lists keeps the unfinished shards in it and
+// counts the rest, while its totals still add up every shard.
+func TestSummarizeBoundsTheClustersListed(t *testing.T) {
+	const clusters = musterv1.MaxClusterStatuses + 20
+	var states []shardState
+	for i := range clusters {
+		s := shardState{shard: shard{cluster: fmt.Sprintf("c%03d", i), completions: ptr.To[int32](1)}, status: jobStatus(0, 1, 0, "", batchv1.JobComplete)}
+		if i >= clusters-10 {
+			s.status = jobStatus(1, 0, 0, "")
+		}
+		states = append(states, s)
+	}
+	status, _ := summarize(fleetJob(musterv1.PlacementDuplicate, 1, 1), states, time.Now())
+	if len(status.Clusters) != musterv1.MaxClusterStatuses || status.ClustersOmitted != 20 {
+		t.Fatalf("%d clusters listed, %d omitted; want %d and 20", len(status.Clusters), status.ClustersOmitted, musterv1.MaxClusterStatuses)
+	}
+	running := 0
+	for i, c := range status.Clusters {
+		if c.Phase == musterv1.JobRunning {
+			running++
+		}
+		if i > 0 && c.ClusterName < status.Clusters[i-1].ClusterName {
+			t.Errorf("cluster %s listed after %s: the entries lost their order", c.ClusterName, status.Clusters[i-1].ClusterName)
+		}
+	}
+	if running != 10 || status.Active != 10 || status.Succeeded != clusters-10 {
+		t.Errorf("%d running listed, totals %d active and %d succeeded; want 10 listed, 10 and %d", running, status.Active, status.Succeeded, clusters-10)
+	}
+}
+
 func TestShardConditions(t *testing.T) {
 	a, b := shard{cluster: "a"}, shard{cluster: "b", subset: "s"}
 	unschedulable := &batchv1.JobStatus{Active: 2, Conditions: []batchv1.JobCondition{{

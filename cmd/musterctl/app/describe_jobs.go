@@ -50,6 +50,7 @@ func describeFleetJob(w kubectldescribe.PrefixWriter, fj *musterv1.FleetJob, in 
 			w.Write(l1, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\n", shardName(c), orPending(string(c.Phase)), indexes, count(c.Completions), c.Active, c.Succeeded, c.Failed, orDash(c.CompletedIndexes))
 		}
 		w.Write(l1, "TOTAL\t%s\t-\t%s\t%d\t%d\t%d\t-\n", orPending(string(s.Phase)), count(spec.Completions), s.Active, s.Succeeded, s.Failed)
+		describeOmitted(w, s.ClustersOmitted)
 		evictions := make([]failover, 0, len(s.Clusters))
 		for _, c := range s.Clusters {
 			if c.Phase == musterv1.JobEvicted && c.Eviction != nil {
@@ -96,6 +97,7 @@ func describeBroadcastJob(w kubectldescribe.PrefixWriter, job *musterv1.Broadcas
 			broadcastRow(w, c.ClusterName, c.Phase, c.BroadcastCounts, c.Parallelism)
 		}
 		broadcastRow(w, "TOTAL", s.Phase, s.BroadcastCounts, s.Parallelism)
+		describeOmitted(w, s.ClustersOmitted)
 		evictions := make([]failover, 0, len(s.Clusters))
 		for _, c := range s.Clusters {
 			if c.Phase == musterv1.BroadcastJobEvicted && c.Eviction != nil {
@@ -133,6 +135,14 @@ func describeShards(w kubectldescribe.PrefixWriter, in *describeInput, member fu
 		} else {
 			w.Write(l2, "Member Status:\tnot reported yet\n")
 		}
+	}
+}
+
+// describeOmitted says how many shards the status leaves out of its clusters (it lists
+// at most MaxClusterStatuses); the totals count them.
+func describeOmitted(w kubectldescribe.PrefixWriter, omitted int32) {
+	if omitted > 0 {
+		w.Write(l1, "(%d more shards, counted in the total: the status lists %d, failed and unfinished ones first; every shard is under Shards)\n", omitted, musterv1.MaxClusterStatuses)
 	}
 }
 

@@ -156,6 +156,23 @@ func TestDescribeFleetJobFailover(t *testing.T) {
 	)
 }
 
+// A FleetJob over more clusters than its status lists says how many shards it leaves out.
+func TestDescribeFleetJobSaysHowManyShardsItsStatusLeavesOut(t *testing.T) {
+	fj := &musterv1.FleetJob{
+		ObjectMeta: metav1.ObjectMeta{Name: "wide", Namespace: "ml", CreationTimestamp: *ago(time.Hour)},
+		Spec:       musterv1.FleetJobSpec{Placement: musterv1.FleetJobPlacement{Mode: musterv1.PlacementDuplicate}},
+		Status: musterv1.FleetJobStatus{
+			Phase: musterv1.JobRunning, Active: 900, ClustersOmitted: 899,
+			Clusters: []musterv1.ClusterJobStatus{{ClusterName: "eu-1", Phase: musterv1.JobRunning, Active: 1}},
+		},
+	}
+	wantLines(t, described(t, fj, nil),
+		"eu-1 Running - - 1 0 0 -",
+		"TOTAL Running - - 900 0 0 -",
+		"(899 more shards, counted in the total: the status lists 100, failed and unfinished ones first; every shard is under Shards)",
+	)
+}
+
 // work is a shard's Work in cluster (subset optional) with the agent's feedback.
 func work(cluster, subset string, conds []metav1.Condition, manifests ...musterv1.ManifestStatus) musterv1.Work {
 	labels := map[string]string{musterv1.ClusterNameLabel: cluster}

@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -104,6 +106,13 @@ func fleetJobView(fj *musterv1.FleetJob) Job {
 	}
 	if len(s.Clusters) == 0 {
 		total = ptr.Deref(fj.Spec.Template.Spec.Completions, 0)
+	}
+	// A status that leaves shards out of its list gives the fleet's total in progress
+	// ("<succeeded>/<completions>"), over every shard.
+	if _, whole, ok := strings.Cut(s.Progress, "/"); ok && s.ClustersOmitted > 0 {
+		if n, err := strconv.ParseInt(whole, 10, 32); err == nil {
+			total = int32(n)
+		}
 	}
 	j.Progress = progress(s.Succeeded, total, s.Active, s.Succeeded, s.Failed)
 	j.Message = firstMessage(s.Conditions, []string{musterv1.FleetJobFailed, musterv1.FleetJobComplete}, []string{musterv1.FleetJobScheduled, musterv1.FleetJobShardsApplied, musterv1.FleetJobPodsSchedulable})

@@ -103,6 +103,15 @@ func TestFleetJobView(t *testing.T) {
 				{Cluster: "m2", Phase: "Evicted", Progress: Progress{Done: 1, Total: 2, Succeeded: 1, Percent: 50}},
 			}},
 	}, {
+		name: "shards left out of the status: the total is the status's progress, over every shard",
+		in: musterv1.FleetJob{ObjectMeta: metav1.ObjectMeta{Name: "pi", Namespace: "ns"}, Spec: template(ptr.To[int32](300)),
+			Status: musterv1.FleetJobStatus{Phase: musterv1.JobRunning, Active: 1, Succeeded: 299, Progress: "299/300", ClustersOmitted: 299, Clusters: []musterv1.ClusterJobStatus{
+				{ClusterName: "m300", Completions: ptr.To[int32](1), Phase: musterv1.JobRunning, Active: 1},
+			}}},
+		want: Job{Kind: "FleetJob", Namespace: "ns", Name: "pi", Phase: "Running",
+			Progress: Progress{Done: 299, Total: 300, Active: 1, Succeeded: 299, Percent: 99},
+			Clusters: []ClusterProgress{{Cluster: "m300", Phase: "Running", Progress: Progress{Total: 1, Active: 1}}}},
+	}, {
 		name: "failed: the failure's message wins over the others",
 		in: musterv1.FleetJob{ObjectMeta: metav1.ObjectMeta{Name: "pi", Namespace: "ns"}, Spec: template(nil),
 			Status: musterv1.FleetJobStatus{Phase: musterv1.JobFailed, Failed: 1,
