@@ -267,7 +267,7 @@ bench-fairness: toolchain ## Benchmark: one hub namespace creates 500 FleetJobs,
 	$(GO) run ./e2e/cmd/bench-fairness $(BENCH_FAIRNESS_ARGS)
 
 .PHONY: bench-scale
-bench-scale: toolchain ## Scale harness: one hub against simulated members (e2e/fleetsim) that join, renew, report nodes and answer Works; a `scale` line per scenario (BENCH_SCALE_ARGS, default -members 1000 -nodes 1000).
+bench-scale: toolchain ## Scale harness: one hub against simulated members (e2e/fleetsim) that join, renew, report nodes, answer Works and restart at once, then one real agent over 5,000 kwok nodes; a `scale` line per scenario (BENCH_SCALE_ARGS, default -members 1000 -nodes 1000; -scenarios picks some).
 	$(GO) run ./e2e/cmd/bench-scale $(BENCH_SCALE_ARGS)
 
 .PHONY: bench-work
