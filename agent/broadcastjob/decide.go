@@ -133,7 +133,7 @@ func decide(o observed) plan {
 func startStatus(o observed) musterv1.BroadcastJobStatus {
 	status := *o.job.Status.DeepCopy()
 	status.ObservedGeneration = o.job.Generation
-	status.Clusters = nil
+	status.Clusters, status.ClustersOmitted = nil, 0
 	if status.StartTime == nil {
 		status.StartTime = &metav1.Time{Time: o.now}
 	}

@@ -89,7 +89,7 @@ func decideFleet(o fleetObserved) fleetPlan {
 	fleet := countFleet(o.clusters)
 	status := startFleetStatus(o)
 	entries, omitted := boundEntries(fleet.entries)
-	status.Clusters = append(entries, evictedEntries(job.Status.Clusters, o.clusters)...)
+	status.Clusters = append(entries, evictedEntries(job.Status.Clusters, o.clusters, running(fleet.entries))...)
 	status.ClustersOmitted = omitted
 	status.BroadcastCounts = fleet.totals
 	status.Parallelism = parallelism.Resolve(job.Spec.Parallelism, fleet.totals.Desired)
@@ -108,6 +108,15 @@ func decideFleet(o fleetObserved) fleetPlan {
 	status.Phase = bcj.Phase(&status)
 	p.status = status
 	return p
+}
+
+// running names the clusters with a live entry.
+func running(entries []musterv1.ClusterBroadcastStatus) map[string]bool {
+	names := make(map[string]bool, len(entries))
+	for _, e := range entries {
+		names[e.ClusterName] = true
+	}
+	return names
 }
 
 // boundEntries keeps MaxClusterStatuses of the clusters' entries, those with failed pods

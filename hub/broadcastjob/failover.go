@@ -71,11 +71,12 @@ func dueEvictions(job *musterv1.BroadcastJob, cs []cluster, members map[string]*
 
 // evictedEntries are the status entries of the shards evicted before, followed by those
 // evicted in this round, the latest maxEvicted: a shard's last counts, which no longer
-// add to the job's, and why it left.
-func evictedEntries(prev []musterv1.ClusterBroadcastStatus, cs []cluster) []musterv1.ClusterBroadcastStatus {
+// add to the job's, and why it left. The list is keyed by cluster, so a cluster holds one
+// entry: its live one (live) once it runs a shard again, else its latest eviction.
+func evictedEntries(prev []musterv1.ClusterBroadcastStatus, cs []cluster, live map[string]bool) []musterv1.ClusterBroadcastStatus {
 	var out []musterv1.ClusterBroadcastStatus
 	for _, c := range prev {
-		if c.Phase == musterv1.BroadcastJobEvicted {
+		if c.Phase == musterv1.BroadcastJobEvicted && !live[c.ClusterName] {
 			out = append(out, c)
 		}
 	}
@@ -83,6 +84,7 @@ func evictedEntries(prev []musterv1.ClusterBroadcastStatus, cs []cluster) []must
 		if c.evicted == nil {
 			continue
 		}
+		out = slices.DeleteFunc(out, func(e musterv1.ClusterBroadcastStatus) bool { return e.ClusterName == c.name })
 		entry := musterv1.ClusterBroadcastStatus{ClusterName: c.name, Parallelism: c.shard.parallelism, Phase: musterv1.BroadcastJobEvicted, Eviction: c.evicted}
 		if c.reported != nil {
 			entry.BroadcastCounts = c.reported.BroadcastCounts

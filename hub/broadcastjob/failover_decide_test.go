@@ -96,7 +96,25 @@ func TestAnEvictedClusterStopsCounting(t *testing.T) {
 	if got := decideFleet(o).status.Clusters; len(got) != 2 || got[1].Eviction == nil || got[1].Eviction.WorkUID != "w2" {
 		t.Errorf("the next round's entries %+v lost the eviction", got)
 	}
-	if n := len(evictedEntries(slices.Repeat([]musterv1.ClusterBroadcastStatus{{Phase: musterv1.BroadcastJobEvicted, Parallelism: ptr(1)}}, 20), nil)); n != maxEvicted {
+	if n := len(evictedEntries(slices.Repeat([]musterv1.ClusterBroadcastStatus{{Phase: musterv1.BroadcastJobEvicted, Parallelism: ptr(1)}}, 20), nil, nil)); n != maxEvicted {
 		t.Errorf("%d evicted entries kept, want the latest %d", n, maxEvicted)
+	}
+	// Once its Work is gone and it is eligible again, b runs a shard again: its list
+	// entry is that shard's, never two entries of one cluster, which the API server refuses.
+	o.job.Status = decideFleet(o).status
+	o.clusters[1] = cluster{name: "b", eligible: true}
+	entries = nil
+	for _, c := range decideFleet(o).status.Clusters {
+		entries = append(entries, fmt.Sprintf("%s:%s", c.ClusterName, c.Phase))
+	}
+	if want := []string{"a:Completed", "b:Pending"}; !slices.Equal(entries, want) {
+		t.Errorf("entries once b came back %v, want %v", entries, want)
+	}
+	// Evicted twice: the latest eviction alone.
+	again := &musterv1.ShardEviction{Reason: musterv1.BroadcastJobReasonShardEvicted, Message: "gone again", WorkUID: "w3"}
+	got := evictedEntries([]musterv1.ClusterBroadcastStatus{{ClusterName: "b", Phase: musterv1.BroadcastJobEvicted, Eviction: evicted}},
+		[]cluster{{name: "b", hasShard: true, evicted: again}}, nil)
+	if len(got) != 1 || got[0].Eviction.WorkUID != "w3" {
+		t.Errorf("entries after a second eviction of b %+v, want its latest alone", got)
 	}
 }

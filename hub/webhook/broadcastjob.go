@@ -21,8 +21,6 @@ var broadcastJobTemplate = field.NewPath("spec", "template")
 type broadcastJobValidator struct {
 	dryRun  dryRun
 	tenancy tenancy
-	// runs passes a FleetCronJob's run without repeating the dry-run of its template.
-	runs cronRuns
 }
 
 var broadcastJobKind = musterv1.GroupVersion.WithKind("BroadcastJob").GroupKind()
@@ -52,13 +50,11 @@ func (v broadcastJobValidator) validate(ctx context.Context, job *musterv1.Broad
 		return nil, refuse(ctx, broadcastJobKind, job.Name, errs)
 	}
 	found := psa.evaluate(broadcastJobTemplate, &job.Spec.Template)
-	if !v.runs.judgedBroadcastJob(ctx, job) {
-		errs, err = v.dryRun.check(ctx, templates.PodTemplate("", &job.Spec.Template), func(f string) string {
-			return templates.PodTemplateField(f, broadcastJobTemplate)
-		})
-		if err != nil {
-			return nil, err
-		}
+	errs, err = v.dryRun.check(ctx, templates.PodTemplate("", &job.Spec.Template), func(f string) string {
+		return templates.PodTemplateField(f, broadcastJobTemplate)
+	})
+	if err != nil {
+		return nil, err
 	}
 	return psa.respond(ctx, found), refuse(ctx, broadcastJobKind, job.Name, slices.Concat(found.refusals, errs))
 }

@@ -31,6 +31,8 @@ const validateBudget = 4 * time.Second
 type dryRun struct {
 	client    client.Client
 	namespace string
+	// passed skips the objects that passed a moment ago; nil dry-runs every one.
+	passed *passedTemplates
 }
 
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=create,namespace=muster-system
@@ -41,12 +43,19 @@ type dryRun struct {
 // Any other failure is returned as an error: the template is refused unchecked rather
 // than admitted unchecked, as the webhook's failure policy does when the hub is down.
 func (d dryRun) check(ctx context.Context, obj client.Object, where func(string) string) (field.ErrorList, error) {
+	key, keyErr := dryRunKey(obj)
+	if keyErr == nil && d.passed.seen(key) {
+		return nil, nil
+	}
 	callCtx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	obj.SetNamespace(d.namespace)
 	err := d.client.Create(callCtx, obj, client.DryRunAll)
 	// AlreadyExists comes from storage, after validation passed.
 	if err == nil || apierrors.IsAlreadyExists(err) {
+		if keyErr == nil {
+			d.passed.pass(key)
+		}
 		return nil, nil
 	}
 	var status apierrors.APIStatus

@@ -29,8 +29,6 @@ type fleetJobValidator struct {
 	// created a moment ago is not missed on a stale cache.
 	reader  client.Reader
 	tenancy tenancy
-	// runs passes a FleetCronJob's run without repeating the dry-run of its template.
-	runs cronRuns
 }
 
 func (v fleetJobValidator) ValidateCreate(ctx context.Context, fj *musterv1.FleetJob) (admission.Warnings, error) {
@@ -63,13 +61,11 @@ func (v fleetJobValidator) validate(ctx context.Context, fj *musterv1.FleetJob) 
 		return nil, refuse(ctx, fleetJobKind, fj.Name, errs)
 	}
 	found := psa.evaluate(fleetJobTemplate.Child("spec", "template"), &fj.Spec.Template.Spec.Template)
-	if !v.runs.judgedFleetJob(ctx, fj) {
-		errs, err = v.dryRun.check(ctx, templates.Job(fj.Name, "", fj.UID, &fj.Spec.Template), func(f string) string {
-			return templates.JobField(f, fleetJobTemplate)
-		})
-		if err != nil {
-			return nil, err
-		}
+	errs, err = v.dryRun.check(ctx, templates.Job(fj.Name, "", fj.UID, &fj.Spec.Template), func(f string) string {
+		return templates.JobField(f, fleetJobTemplate)
+	})
+	if err != nil {
+		return nil, err
 	}
 	errs = slices.Concat(found.refusals, errs)
 	if len(errs) > 0 {

@@ -8,8 +8,8 @@
 // level. The pod and Job templates of FleetJobs, BroadcastJobs and FleetCronJobs are
 // validated by the hub's own API server, in a dry-run create of the built-in object a
 // member will get, so they are refused at apply time with the members' own messages
-// instead of failing later on a Work; a FleetCronJob's runs, which carry the template the
-// cron's own dry-run judged, are not dry-run again. It also refuses a FleetCronJob whose schedule or
+// instead of failing later on a Work; a template the webhook saw pass a moment ago (a
+// FleetCronJob's runs, a burst of one job) is not dry-run again. It also refuses a FleetCronJob whose schedule or
 // time zone does not parse, a WorkloadSpread that breaks the rules of api/workloadspread
 // and a Work that breaks those of api/work. The hub manages the serving certificate
 // itself: a self-signed one kept in a Secret, so every replica serves the same
@@ -94,9 +94,8 @@ func Register(ctx context.Context, mgr ctrl.Manager, c client.Client, e Endpoint
 		return err
 	}
 	ten := tenancy{reserved: slices.Concat(DefaultReservedNamespaces, []string{e.Namespace}, t.ReservedNamespaces), podSecurity: psa}
-	runs := cronRuns{cache: mgr.GetClient()}
-	registerValidator[*musterv1.FleetJob](mgr, fleetJobPath, fleetJobValidator{dryRun: dry, reader: mgr.GetAPIReader(), tenancy: ten, runs: runs})
-	registerValidator[*musterv1.BroadcastJob](mgr, broadcastJobPath, broadcastJobValidator{dryRun: dry, tenancy: ten, runs: runs})
+	registerValidator[*musterv1.FleetJob](mgr, fleetJobPath, fleetJobValidator{dryRun: dry, reader: mgr.GetAPIReader(), tenancy: ten})
+	registerValidator[*musterv1.BroadcastJob](mgr, broadcastJobPath, broadcastJobValidator{dryRun: dry, tenancy: ten})
 	registerValidator[*musterv1.FleetCronJob](mgr, fleetCronJobPath, fleetCronJobValidator{dryRun: dry, now: time.Now, tenancy: ten})
 	registerValidator[*musterv1.WorkloadSpread](mgr, workloadSpreadPath, workloadSpreadValidator{reader: mgr.GetAPIReader(), dryRun: dry, tenancy: ten})
 	if err := ctrl.NewWebhookManagedBy(mgr, &musterv1.Work{}).WithValidator(workValidator{}).WithValidatorCustomPath(workPath).Complete(); err != nil {
@@ -147,7 +146,7 @@ func newDryRun(mgr ctrl.Manager, namespace string) (dryRun, error) {
 	if err != nil {
 		return dryRun{}, fmt.Errorf("making the webhook's dry-run client: %w", err)
 	}
-	return dryRun{client: c, namespace: namespace}, nil
+	return dryRun{client: c, namespace: namespace, passed: newPassedTemplates(time.Now)}, nil
 }
 
 // validatingWebhook sends creates and updates of resource to path. Every webhook fails

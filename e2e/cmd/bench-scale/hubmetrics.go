@@ -50,16 +50,19 @@ func (b *bench) decisionsOf(ctx context.Context, kind string) (decisionTimes, er
 
 // meanSince is the mean time of the decisions timed since before.
 func (d decisionTimes) meanSince(before decisionTimes) time.Duration {
-	n := d.count - before.count
-	if n == 0 {
+	if d.count <= before.count {
 		return 0
 	}
+	n := d.count - before.count
 	return time.Duration((d.sum - before.sum) / float64(n) * float64(time.Second)).Round(time.Microsecond)
 }
 
 // slowestSince is the smallest bucket bound that holds every decision timed since
 // before: the slowest of them took at most this long.
 func (d decisionTimes) slowestSince(before decisionTimes) string {
+	if d.count <= before.count {
+		return "-"
+	}
 	n := d.count - before.count
 	bound := math.Inf(1)
 	for le, cumulative := range d.buckets {
