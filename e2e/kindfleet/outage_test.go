@@ -172,6 +172,8 @@ func certificateLeft(ctx context.Context, m *framework.Cluster) (time.Duration, 
 func takeStoppedNodesAddress(t *testing.T) {
 	t.Helper()
 	name := "muster-e2e-address-taker"
+	// A run stopped in the middle of this test leaves its container behind.
+	_ = exec.CommandContext(t.Context(), "docker", "rm", "-f", name).Run()
 	out, err := exec.CommandContext(t.Context(), "docker", "run", "-d", "--name", name, "--network", "kind", workload, "sleep", "10m").CombinedOutput()
 	if err != nil {
 		t.Fatalf("docker run %s: %v: %s", name, err, out)

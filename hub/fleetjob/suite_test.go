@@ -34,6 +34,8 @@ var (
 	recorder *envtest.CountingRecorder
 	// rounds are the controller's rounds, for tests that wait until it saw a change.
 	rounds envtest.Rounds
+	// cached reads through the controller's cache: what its next round will see.
+	cached client.Reader
 )
 
 // TestMain runs the FleetJob controller, on a clock the tests move, against a real API
@@ -41,6 +43,7 @@ var (
 func TestMain(m *testing.M) {
 	os.Exit(envtest.Main(m, &env, func(mgr ctrl.Manager) error {
 		recorder = envtest.NewCountingRecorder(mgr.GetEventRecorder("test"))
+		cached = mgr.GetClient()
 		// Evictions are not rate limited here: each test's own are all it waits for.
 		gate := failover.New(clock, 1000, clusters.DefaultDisruptionThreshold, failover.DefaultUnreachableTolerationSeconds)
 		gate.Fencing = clusters.Fencing{Grace: 40 * time.Second, Margin: clusters.DefaultFencingMargin}
@@ -84,6 +87,15 @@ func (f *fixture) member(suffix string) string {
 	if err := env.Client.Create(f.t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: musterv1.MemberNamespace(name)}}); err != nil && !apierrors.IsAlreadyExists(err) {
 		f.t.Fatal(err)
 	}
+	// A job placed before the controller's cache holds the cluster Available would leave
+	// it out (a busy machine showed it: a Divided job placed whole on the other cluster).
+	envtest.Eventually(f.t, "the controller's cache to hold "+name+" Available", func() (bool, string) {
+		var seen musterv1.MemberCluster
+		if err := cached.Get(f.t.Context(), client.ObjectKey{Name: name}, &seen); err != nil {
+			return false, err.Error()
+		}
+		return meta.IsStatusConditionTrue(seen.Status.Conditions, musterv1.MemberClusterAvailable), "not Available yet"
+	})
 	return name
 }
 
