@@ -7,6 +7,7 @@ package shards
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -99,13 +100,22 @@ func Release(ctx context.Context, c client.Client, owner client.Object, uidLabel
 	if err != nil {
 		return false, err
 	}
+	var live []string
 	for key, w := range works {
-		if w.DeletionTimestamp != nil {
-			continue
+		if w.DeletionTimestamp == nil {
+			live = append(live, key)
 		}
-		if err := c.Delete(ctx, w); client.IgnoreNotFound(err) != nil {
-			return false, fmt.Errorf("deleting the shard %s: %w", key, err)
+	}
+	// A job over a thousand members has a thousand shards to let go: deleted together,
+	// as they were written.
+	errs := Each(len(live), func(i int) error {
+		if err := c.Delete(ctx, works[live[i]]); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("deleting the shard %s: %w", live[i], err)
 		}
+		return nil
+	})
+	if err := errors.Join(errs...); err != nil {
+		return false, err
 	}
 	if len(works) > 0 {
 		return false, nil
