@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sync/errgroup"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -31,10 +32,12 @@ type bench struct {
 	hub    *framework.Cluster
 	// hubMetrics is the hub's /metrics URL.
 	hubMetrics string
-	boot       registration.Bootstrap
-	fleet      *fleetsim.Fleet
-	watch      *fleetWatch
-	samples    *sampler
+	// stopChurn ends the simulated members' node churn that inventory starts.
+	stopChurn context.CancelFunc
+	boot      registration.Bootstrap
+	fleet     *fleetsim.Fleet
+	watch     *fleetWatch
+	samples   *sampler
 }
 
 // join: every member joins at once and becomes Available.
@@ -80,7 +83,9 @@ func (b *bench) inventory(ctx context.Context) error {
 	nodes := float64(b.o.members * b.o.nodes)
 	fmt.Printf("scale inventory members=%d nodes=%d reported=%s settled=%s hub-bytes-per-node=%.0f storage-bytes-per-node=%.0f goal-hub-rss=4096MiB%s\n",
 		b.o.members, b.o.members*b.o.nodes, round(reported), round(settled), float64(b.samples.hubRSS()-rssBefore)/nodes, (storedAfter-storedBefore)/nodes, b.samples.figures())
-	go b.fleet.Churn(ctx, b.o.churn, time.Minute, func(round, slices int, took time.Duration) {
+	churning, stop := context.WithCancel(ctx)
+	b.stopChurn = stop
+	go b.fleet.Churn(churning, b.o.churn, time.Minute, func(round, slices int, took time.Duration) {
 		fmt.Printf("scale churn round=%d slices-written=%d took=%s\n", round, slices, took.Round(time.Millisecond))
 	})
 	return nil
@@ -150,16 +155,34 @@ func (b *bench) placement(ctx context.Context) error {
 			return err
 		}
 		size, _ := json.Marshal(&fj)
-		fmt.Printf("scale placement jobs=%d members=%d works=%d decision-mean=%s decision-max-under=%s goal-decision=100ms written=%s floor=%s ratio=%.2f complete=%s fleetjob-bytes=%d status-write-failures=%d%s\n",
-			count, b.o.members, want, decided.meanSince(decidedBefore), decided.slowestSince(decidedBefore), round(written), floor.Round(time.Millisecond),
-			written.Seconds()/floor.Seconds(), round(complete), len(size), b.fleet.StatusFailures(), b.samples.figures())
-		if err := forEach(ctx, jobs, func(ctx context.Context, fj *musterv1.FleetJob) error {
-			return client.IgnoreNotFound(b.hub.Client.Delete(ctx, fj, client.PropagationPolicy(metav1.DeletePropagationBackground)))
-		}); err != nil {
+		figures := b.samples.figures()
+		deleted, err := deleteAll(ctx, b, jobs)
+		if err != nil {
 			return err
 		}
+		fmt.Printf("scale placement jobs=%d members=%d works=%d decision-mean=%s decision-max-under=%s goal-decision=100ms written=%s floor=%s ratio=%.2f complete=%s deleted=%s fleetjob-bytes=%d status-write-failures=%d%s\n",
+			count, b.o.members, want, decided.meanSince(decidedBefore), decided.slowestSince(decidedBefore), round(written), floor.Round(time.Millisecond),
+			written.Seconds()/floor.Seconds(), round(complete), round(deleted), len(size), b.fleet.StatusFailures(), figures)
 	}
 	return nil
+}
+
+// deleteAll deletes objs and returns how long until they and their shards were gone.
+func deleteAll[T client.Object](ctx context.Context, b *bench, objs []T) (time.Duration, error) {
+	start := time.Now()
+	if err := forEach(ctx, objs, func(ctx context.Context, o T) error {
+		return client.IgnoreNotFound(b.hub.Client.Delete(ctx, o, client.PropagationPolicy(metav1.DeletePropagationBackground)))
+	}); err != nil {
+		return 0, err
+	}
+	return waitFor(ctx, start, b.o.timeout, fmt.Sprintf("%d deleted objects to go", len(objs)), func() bool {
+		for _, o := range objs {
+			if err := b.hub.Client.Get(ctx, client.ObjectKeyFromObject(o), o.DeepCopyObject().(client.Object)); !apierrors.IsNotFound(err) {
+				return false
+			}
+		}
+		return true
+	})
 }
 
 // broadcast: one BroadcastJob over every node of every member: time until every
@@ -192,10 +215,15 @@ func (b *bench) broadcast(ctx context.Context) error {
 		return err
 	}
 	size, _ := json.Marshal(&got)
-	fmt.Printf("scale broadcast members=%d nodes=%d desired=%d succeeded=%d decisions=%d decision-mean=%s decision-max-under=%s written=%s complete=%s broadcastjob-bytes=%d%s\n",
+	figures := b.samples.figures()
+	deleted, err := deleteAll(ctx, b, []*musterv1.BroadcastJob{&got})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("scale broadcast members=%d nodes=%d desired=%d succeeded=%d decisions=%d decision-mean=%s decision-max-under=%s written=%s complete=%s deleted=%s broadcastjob-bytes=%d%s\n",
 		b.o.members, b.o.members*b.o.nodes, got.Status.Desired, got.Status.Succeeded, decided.count-before.count, decided.meanSince(before), decided.slowestSince(before),
-		round(written), round(complete), len(size), b.samples.figures())
-	return client.IgnoreNotFound(b.hub.Client.Delete(ctx, &got, client.PropagationPolicy(metav1.DeletePropagationBackground)))
+		round(written), round(complete), round(deleted), len(size), figures)
+	return nil
 }
 
 // reconnect: every simulated agent restarts at once, as a rollout of the agents or a
