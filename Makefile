@@ -11,6 +11,10 @@ GO              ?= go
 # the tests' copies of the same packages were compiled twice (on a cold machine, minutes).
 CGO_ENABLED     ?= 0
 export CGO_ENABLED
+# The go command stamps builds with `git status`, which refreshes .git/index when it can
+# take the lock. make test builds beside verify-generated-copy, which tars .git: a refresh
+# in the middle of it made tar fail ("file changed as we read it"). Read-only git here.
+export GIT_OPTIONAL_LOCKS := 0
 CONTROLLER_GEN  ?= $(GO) run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0
 GOLANGCI_LINT   ?= $(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.6.2
 # crdgen is controller-gen's CRD generator with documented template metadata (hack/crdgen);
