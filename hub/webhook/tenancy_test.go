@@ -214,6 +214,26 @@ func TestPodSecurityAuditLevelAnnotatesTheAuditEvent(t *testing.T) {
 // auditAnnotations returns the annotations of the audit event of the create of the
 // muster.dev object name in ns.
 func auditAnnotations(ns, name string) (map[string]string, error) {
+	ev, err := findAuditEvent(func(ev auditEvent) bool {
+		return ev.Verb == "create" && ev.ObjectRef.Namespace == ns && ev.ObjectRef.Name == name
+	})
+	if ev == nil {
+		return nil, err
+	}
+	return ev.Annotations, err
+}
+
+// auditEvent is what the tests read of an audit event.
+type auditEvent struct {
+	Verb        string                                     `json:"verb"`
+	Stage       string                                     `json:"stage"`
+	ObjectRef   struct{ Resource, Namespace, Name string } `json:"objectRef"`
+	Annotations map[string]string                          `json:"annotations"`
+}
+
+// findAuditEvent returns the first completed request in the API server's audit log that
+// match accepts; nil when there is none (yet).
+func findAuditEvent(match func(auditEvent) bool) (*auditEvent, error) {
 	f, err := os.Open(auditLog)
 	if err != nil {
 		return nil, err
@@ -222,17 +242,12 @@ func auditAnnotations(ns, name string) (map[string]string, error) {
 	scanner := bufio.NewScanner(f)
 	scanner.Buffer(nil, 1<<20)
 	for scanner.Scan() {
-		var ev struct {
-			Verb        string                           `json:"verb"`
-			Stage       string                           `json:"stage"`
-			ObjectRef   struct{ Namespace, Name string } `json:"objectRef"`
-			Annotations map[string]string                `json:"annotations"`
-		}
+		var ev auditEvent
 		if err := json.Unmarshal(scanner.Bytes(), &ev); err != nil {
 			return nil, err
 		}
-		if ev.Verb == "create" && ev.Stage == "ResponseComplete" && ev.ObjectRef.Namespace == ns && ev.ObjectRef.Name == name {
-			return ev.Annotations, nil
+		if ev.Stage == "ResponseComplete" && match(ev) {
+			return &ev, nil
 		}
 	}
 	return nil, scanner.Err()

@@ -1,10 +1,7 @@
 package webhook_test
 
 import (
-	"bufio"
-	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -115,25 +112,8 @@ func expectNoDryRun(t *testing.T, ns, name string) {
 // dryRunAudited says whether the audit log holds the hub's dry-run create of a Job named
 // name in the hub's namespace: the check of a FleetJob of that name.
 func dryRunAudited(name string) (bool, error) {
-	f, err := os.Open(auditLog)
-	if err != nil {
-		return false, err
-	}
-	defer f.Close()
-	scanner := bufio.NewScanner(f)
-	scanner.Buffer(nil, 1<<20)
-	for scanner.Scan() {
-		var ev struct {
-			Verb, Stage string
-			ObjectRef   struct{ Resource, Namespace, Name string } `json:"objectRef"`
-		}
-		if err := json.Unmarshal(scanner.Bytes(), &ev); err != nil {
-			return false, err
-		}
-		if ev.Verb == "create" && ev.Stage == "ResponseComplete" && ev.ObjectRef.Resource == "jobs" &&
-			ev.ObjectRef.Namespace == hubNamespace && ev.ObjectRef.Name == name {
-			return true, nil
-		}
-	}
-	return false, scanner.Err()
+	ev, err := findAuditEvent(func(ev auditEvent) bool {
+		return ev.Verb == "create" && ev.ObjectRef.Resource == "jobs" && ev.ObjectRef.Namespace == hubNamespace && ev.ObjectRef.Name == name
+	})
+	return ev != nil, err
 }
