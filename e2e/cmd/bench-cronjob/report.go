@@ -75,7 +75,4 @@ func median(runs []result, figure func(result) float64) float64 {
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // percentile is the nearest-rank percentile of sorted durations.
-func percentile(sorted []time.Duration, p int) time.Duration {
-	i := (len(sorted)*p + 99) / 100
-	return sorted[max(i-1, 0)]
-}
+func percentile(sorted []time.Duration, p int) time.Duration { return benchstat.Percentile(sorted, p) }

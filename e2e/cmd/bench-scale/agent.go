@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/e2e/benchstat"
 	"github.com/musterhq/muster/e2e/framework"
 	"github.com/musterhq/muster/e2e/framework/local"
 )
@@ -84,7 +86,7 @@ func (b *bench) agent(ctx context.Context) error {
 	slices.Sort(latencies)
 	fmt.Printf("scale agent nodes=%d nodes-ready=%s joined-and-reported=%s agent-rss=%dMiB agent-rss-after-churn=%dMiB churn=1%%/min rounds=%d slice-writes-per-minute=%s slices=%d label-to-hub-p50=%s label-to-hub-max=%s\n",
 		n, round(ready), round(reported), settled>>20, peak>>20, b.o.agentRounds, perMinute(writes), (n+musterv1.MaxNodesPerSlice-1)/musterv1.MaxNodesPerSlice,
-		percentile(latencies, 0.5), percentile(latencies, 1))
+		benchstat.Percentile(latencies, 50).Round(time.Millisecond), benchstat.Percentile(latencies, 100).Round(time.Millisecond))
 	return nil
 }
 
@@ -106,7 +108,7 @@ func (b *bench) churnMember(ctx context.Context, member *framework.Cluster, node
 	changedAt := map[string]time.Time{} // node name → when its label was set to the round
 	want := map[string]string{}
 	var latencies []time.Duration
-	round := 0
+	current := 0 // the minute of churn under way, from 1
 	go func() {
 		for ev := range w.ResultChan() {
 			slice, ok := ev.Object.(*musterv1.NodeSlice)
@@ -115,8 +117,8 @@ func (b *bench) churnMember(ctx context.Context, member *framework.Cluster, node
 			}
 			seen := time.Now()
 			mu.Lock()
-			if round > 0 {
-				writes[round-1]++
+			if current > 0 {
+				writes[current-1]++
 			}
 			for _, node := range slice.Nodes {
 				if at, pending := changedAt[node.Name]; pending && node.Labels[agentChurnLabel] == want[node.Name] {
@@ -130,7 +132,7 @@ func (b *bench) churnMember(ctx context.Context, member *framework.Cluster, node
 	const step = 100 // one node in a hundred, spread over every slice
 	for r := 1; r <= b.o.agentRounds; r++ {
 		mu.Lock()
-		round = r
+		current = r
 		mu.Unlock()
 		minute := time.Now()
 		value := strconv.Itoa(r)
@@ -163,21 +165,9 @@ func (b *bench) churnMember(ctx context.Context, member *framework.Cluster, node
 
 // perMinute prints each minute's count, as "12,10".
 func perMinute(counts []int) string {
-	s := ""
+	out := make([]string, len(counts))
 	for i, c := range counts {
-		if i > 0 {
-			s += ","
-		}
-		s += strconv.Itoa(c)
+		out[i] = strconv.Itoa(c)
 	}
-	return s
-}
-
-// percentile is the q-quantile (0–1) of sorted durations, rounded to the millisecond.
-func percentile(sorted []time.Duration, q float64) time.Duration {
-	if len(sorted) == 0 {
-		return 0
-	}
-	i := min(len(sorted)-1, int(q*float64(len(sorted)-1)+0.5))
-	return sorted[i].Round(time.Millisecond)
+	return strings.Join(out, ",")
 }
