@@ -3,7 +3,6 @@ package webhook
 import (
 	"crypto/sha256"
 	"encoding/json"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -27,9 +26,8 @@ type passedTemplates struct {
 	now    func() time.Time
 }
 
-// passedFor is how long a verdict is trusted, and maxPassed how many are kept: beyond it
-// the oldest half is forgotten, so a flood of distinct templates costs dry-runs, never
-// memory.
+// passedFor is how long a verdict is trusted, and maxPassed how many are kept: a flood
+// of distinct templates costs dry-runs, never memory.
 const (
 	passedFor = 10 * time.Minute
 	maxPassed = 4096
@@ -59,37 +57,23 @@ func (p *passedTemplates) pass(key [sha256.Size]byte) {
 	defer p.mu.Unlock()
 	now := p.now()
 	if len(p.passed) >= maxPassed {
-		p.forgetOldest(now)
+		p.forget(now)
 	}
 	p.passed[key] = now
 }
 
-// forgetOldest drops the expired verdicts and, if that is not enough, those older than
-// the median, leaving room for the newest.
-func (p *passedTemplates) forgetOldest(now time.Time) {
-	times := make([]time.Time, 0, len(p.passed))
+// forget drops the expired verdicts, and all of them if that does not free half the room
+// (so that a full cache is not scanned on every pass): the cache only saves dry-runs, and
+// it fills again with the templates in use.
+func (p *passedTemplates) forget(now time.Time) {
 	for k, at := range p.passed {
 		if now.Sub(at) >= passedFor {
 			delete(p.passed, k)
-			continue
-		}
-		times = append(times, at)
-	}
-	if len(p.passed) < maxPassed {
-		return
-	}
-	median := medianTime(times)
-	for k, at := range p.passed {
-		if !at.After(median) {
-			delete(p.passed, k)
 		}
 	}
-}
-
-func medianTime(times []time.Time) time.Time {
-	sorted := slices.Clone(times)
-	slices.SortFunc(sorted, func(a, b time.Time) int { return a.Compare(b) })
-	return sorted[len(sorted)/2]
+	if len(p.passed) > maxPassed/2 {
+		clear(p.passed)
+	}
 }
 
 // dryRunKey is what a dry-run's verdict depends on: the object's kind and content, with
