@@ -11,6 +11,7 @@ import (
 	"github.com/musterhq/muster/api/podsecurity"
 	"github.com/musterhq/muster/api/workloadspread"
 	"github.com/musterhq/muster/hub/internal/failover"
+	hubwebhook "github.com/musterhq/muster/hub/webhook"
 	"github.com/musterhq/muster/placement/clusters"
 )
 
@@ -55,6 +56,9 @@ type Options struct {
 	// (https://host:port), for a hub running as a process; empty means in-cluster, through
 	// the muster-hub-webhook Service.
 	WebhookHost string
+	// WebhookCertificateValidity is how long each serving certificate of the webhook is
+	// valid (default one year); the leader renews it a quarter of that before it expires.
+	WebhookCertificateValidity time.Duration
 	// CronJobWorkers is how many FleetCronJobs are reconciled at once (default 50;
 	// kube-controller-manager's --concurrent-cron-job-syncs is 5). Every cron on one
 	// schedule is due in the same instant and a pass mostly waits for its create: the
@@ -95,6 +99,7 @@ func NewOptions() *Options {
 		EvictionRate:                        failover.DefaultEvictionRate,
 		UnhealthyClusterThreshold:           clusters.DefaultDisruptionThreshold,
 		WebhookPort:                         9443,
+		WebhookCertificateValidity:          hubwebhook.DefaultCertificateValidity,
 		CronJobWorkers:                      50,
 		FleetJobWorkers:                     5,
 		BroadcastJobWorkers:                 5,
@@ -122,7 +127,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.Float64Var(&o.UnhealthyClusterThreshold, "unhealthy-cluster-threshold", o.UnhealthyClusterThreshold,
 		"share (0-1) of the clusters a placement selects that may be unreachable at once while work still moves off them; above it nothing moves")
 	fs.IntVar(&o.WebhookPort, "webhook-port", o.WebhookPort, "port of the validating admission webhook; 0 disables it")
-	fs.StringVar(&o.WebhookHost, "webhook-host", o.WebhookHost, "address the API server calls the webhook at, for a hub running outside the cluster; empty: the muster-hub-webhook Service")
+	fs.StringVar(&o.WebhookHost, "webhook-host", o.WebhookHost,
+		"DNS name the API server calls the webhook at, for a hub running outside the cluster (localhost for this machine); empty: the muster-hub-webhook Service")
+	fs.DurationVar(&o.WebhookCertificateValidity, "webhook-cert-validity", o.WebhookCertificateValidity,
+		"how long each serving certificate of the webhook is valid; the leader renews it when a quarter of that remains")
 	fs.IntVar(&o.CronJobWorkers, "concurrent-fleetcronjob-syncs", o.CronJobWorkers, "FleetCronJobs reconciled at once")
 	fs.IntVar(&o.FleetJobWorkers, "concurrent-fleetjob-syncs", o.FleetJobWorkers, "FleetJobs reconciled at once")
 	fs.IntVar(&o.BroadcastJobWorkers, "concurrent-broadcastjob-syncs", o.BroadcastJobWorkers, "hub BroadcastJobs reconciled at once")
@@ -142,6 +150,11 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 // minCertificateLifetime is the shortest certificate a CertificateSigningRequest may ask
 // for: a shorter --max-agent-certificate-lifetime would deny every agent's request.
 const minCertificateLifetime = 10 * time.Minute
+
+// minWebhookCertificateValidity is the shortest serving certificate the hub makes: a
+// renewal is due a quarter of it before expiry, and every replica must have reloaded the
+// new one by then (the certificate watcher polls every 10 seconds).
+const minWebhookCertificateValidity = time.Minute
 
 // Validate reports the flags the hub cannot run with, before it connects to anything:
 // each would otherwise show only later, as every cluster denied or unreachable.
@@ -181,6 +194,13 @@ func (o *Options) Validate() error {
 	}
 	if o.WebhookPort < 0 || o.WebhookPort > 65535 {
 		errs = append(errs, fmt.Errorf("--webhook-port %d: must be 0 (off) or a TCP port", o.WebhookPort))
+	}
+	if err := (hubwebhook.Endpoint{URLHost: o.WebhookHost}).Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("--webhook-host: %w", err))
+	}
+	if o.WebhookCertificateValidity < minWebhookCertificateValidity {
+		errs = append(errs, fmt.Errorf("--webhook-cert-validity %s: must be at least %s, or the replicas could not reload one certificate before the next",
+			o.WebhookCertificateValidity, minWebhookCertificateValidity))
 	}
 	return errors.Join(errs...)
 }

@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
+	"github.com/open-policy-agent/cert-controller/pkg/rotator"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -39,7 +41,8 @@ func Run(ctx context.Context, opts *Options) error {
 		return err
 	}
 	var endpoint hubwebhook.Endpoint
-	var caBundle []byte
+	var certificates *rotator.CertRotator
+	var caBundle, servedCert []byte
 	var direct client.Client
 	webhookServer := webhook.NewServer(webhook.Options{Port: opts.WebhookPort})
 	if opts.WebhookPort > 0 {
@@ -52,13 +55,16 @@ func Run(ctx context.Context, opts *Options) error {
 			return err
 		}
 		defer os.RemoveAll(certDir)
-		if caBundle, err = hubwebhook.PrepareCertificate(ctx, direct, endpoint, certDir); err != nil {
+		certificates = hubwebhook.Certificates(endpoint, certDir, opts.WebhookCertificateValidity)
+		if caBundle, err = hubwebhook.PrepareCertificate(ctx, direct, certificates); err != nil {
 			return err
 		}
-		if err := hubmetrics.RegisterWebhookCertificate(caBundle, time.Now); err != nil {
+		if servedCert, err = os.ReadFile(filepath.Join(certDir, hubwebhook.ServingFile)); err != nil {
 			return err
 		}
-		webhookServer = webhook.NewServer(webhook.Options{Port: opts.WebhookPort, CertDir: certDir})
+		webhookServer = webhook.NewServer(webhook.Options{
+			Port: opts.WebhookPort, CertDir: certDir, CertName: hubwebhook.ServingFile, KeyName: hubwebhook.ServingFile,
+		})
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		WebhookServer:           webhookServer,
@@ -83,6 +89,9 @@ func Run(ctx context.Context, opts *Options) error {
 		}, hubwebhook.Defaults{UnreachableTolerationSeconds: opts.DefaultUnreachableTolerationSeconds}); err != nil {
 			return fmt.Errorf("registering the admission webhook: %w", err)
 		}
+		if err := rotateCertificates(mgr, certificates, servedCert); err != nil {
+			return err
+		}
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return err
@@ -96,6 +105,19 @@ func Run(ctx context.Context, opts *Options) error {
 		return err
 	}
 	return mgr.Start(ctx)
+}
+
+// rotateCertificates has the leader renew the webhook's serving certificate and every
+// replica serve the renewed one, and exports the served one's expiry.
+func rotateCertificates(mgr ctrl.Manager, certificates *rotator.CertRotator, served []byte) error {
+	expiry, err := hubmetrics.RegisterWebhookCertificate(served, time.Now)
+	if err != nil {
+		return err
+	}
+	if err := rotator.AddRotator(mgr, certificates); err != nil {
+		return fmt.Errorf("adding the webhook certificate's rotation: %w", err)
+	}
+	return hubwebhook.ServeFromSecret(mgr, certificates, expiry.Serve)
 }
 
 func restConfig(kubeconfig string) (*rest.Config, error) {

@@ -2,9 +2,9 @@ package monitoring_test
 
 import (
 	"os"
-	"regexp"
 	"strings"
 	"testing"
+	"text/template"
 
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	appsv1 "k8s.io/api/apps/v1"
@@ -54,9 +54,9 @@ func TestPodMonitorsScrapeTheDeployedPods(t *testing.T) {
 	}
 }
 
-// templateAction is a text/template action in the install manifests (the image musterctl
-// fills in).
-var templateAction = regexp.MustCompile(`\{\{[^}]*\}\}`)
+// installValues fill in the install manifests' templates as musterctl does: the image,
+// and the hub's extra flags.
+var installValues = map[string]any{"Image": "filled-in", "Args": []string{"--extra-flag"}}
 
 // deploymentIn reads the Deployment from a multi-document install manifest.
 func deploymentIn(t *testing.T, path string) *appsv1.Deployment {
@@ -65,8 +65,15 @@ func deploymentIn(t *testing.T, path string) *appsv1.Deployment {
 	if err != nil {
 		t.Fatal(err)
 	}
-	filled := templateAction.ReplaceAllString(string(raw), "filled-in")
-	for _, doc := range strings.Split(filled, "\n---") {
+	tmpl, err := template.New(path).Option("missingkey=error").Parse(string(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var filled strings.Builder
+	if err := tmpl.Execute(&filled, installValues); err != nil {
+		t.Fatal(err)
+	}
+	for _, doc := range strings.Split(filled.String(), "\n---") {
 		var d appsv1.Deployment
 		if err := yaml.Unmarshal([]byte(doc), &d); err == nil && d.Kind == "Deployment" {
 			return &d

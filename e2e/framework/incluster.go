@@ -20,6 +20,8 @@ type InClusterOptions struct {
 	// HubImage and AgentImage are the images of the hub and agent Deployments; they must
 	// already be in the clusters' nodes.
 	HubImage, AgentImage string
+	// HubArgs are extra flags for muster-hub (musterctl init --hub-arg).
+	HubArgs []string
 	// HubAPIServer is the hub's address as members' pods reach it; it replaces the one in
 	// the join line init prints, which names the address in the hub's own cluster-info.
 	HubAPIServer string
@@ -35,7 +37,11 @@ func InstallInCluster(ctx context.Context, f *Fleet, opts InClusterOptions) (*Mu
 		return nil, err
 	}
 	m := &Muster{Fleet: f, Bin: bin, Agents: map[string]*Process{}, Hubs: map[string]*Process{}}
-	out, err := m.Musterctl(ctx, f.Hub, "init", "--image", opts.HubImage)
+	initArgs := []string{"init", "--image", opts.HubImage}
+	for _, a := range opts.HubArgs {
+		initArgs = append(initArgs, "--hub-arg="+a)
+	}
+	out, err := m.Musterctl(ctx, f.Hub, initArgs...)
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +84,17 @@ func InstallInCluster(ctx context.Context, f *Fleet, opts InClusterOptions) (*Mu
 // waitForAdmission waits until the hub's admission webhook admits a valid FleetJob (a dry
 // run, so nothing is stored).
 func waitForAdmission(ctx context.Context, hub *Cluster, cluster string, timeout time.Duration) error {
-	probe := &musterv1.FleetJob{
+	return Until(ctx, timeout, "the hub's admission webhook to admit a FleetJob", func(ctx context.Context) (bool, string, error) {
+		err := hub.Client.Create(ctx, AdmissionProbe(cluster), client.DryRunAll)
+		return err == nil, fmt.Sprint(err), nil
+	})
+}
+
+// AdmissionProbe is a valid FleetJob for cluster, to create as a dry run: the API server
+// sends it through both of the hub's webhooks and the webhook dry-runs its template, and
+// nothing is stored.
+func AdmissionProbe(cluster string) *musterv1.FleetJob {
+	return &musterv1.FleetJob{
 		ObjectMeta: metav1.ObjectMeta{Name: "admission-probe", Namespace: metav1.NamespaceDefault},
 		Spec: musterv1.FleetJobSpec{
 			Placement: musterv1.FleetJobPlacement{Mode: musterv1.PlacementDivided, Placement: musterv1.Placement{ClusterAffinity: musterv1.ClusterAffinity{ClusterNames: []string{cluster}}}},
@@ -88,10 +104,6 @@ func waitForAdmission(ctx context.Context, hub *Cluster, cluster string, timeout
 			}}}},
 		},
 	}
-	return Until(ctx, timeout, "the hub's admission webhook to admit a FleetJob", func(ctx context.Context) (bool, string, error) {
-		err := hub.Client.Create(ctx, probe.DeepCopy(), client.DryRunAll)
-		return err == nil, fmt.Sprint(err), nil
-	})
 }
 
 // withFlag returns args with flag's value replaced by value (or appended when absent).

@@ -82,10 +82,25 @@ func APIServerMetrics(ctx context.Context, c *Cluster) (map[string]*dto.MetricFa
 	if err != nil {
 		return nil, fmt.Errorf("reading the API server metrics of %s: %w", c.Name, err)
 	}
+	return parseMetrics(raw, "the API server metrics of "+c.Name)
+}
+
+// PodMetrics reads the metrics a pod of c serves on port, through the API server's pod
+// proxy, by family name.
+func PodMetrics(ctx context.Context, c *Cluster, namespace, pod string, port int) (map[string]*dto.MetricFamily, error) {
+	raw, err := c.Clientset.CoreV1().RESTClient().Get().
+		AbsPath("/api/v1/namespaces", namespace, "pods", fmt.Sprintf("%s:%d", pod, port), "proxy/metrics").DoRaw(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading the metrics of pod %s/%s in %s: %w", namespace, pod, c.Name, err)
+	}
+	return parseMetrics(raw, fmt.Sprintf("the metrics of pod %s/%s", namespace, pod))
+}
+
+func parseMetrics(raw []byte, what string) (map[string]*dto.MetricFamily, error) {
 	parser := expfmt.NewTextParser(model.UTF8Validation)
 	families, err := parser.TextToMetricFamilies(bytes.NewReader(raw))
 	if err != nil {
-		return nil, fmt.Errorf("parsing the API server metrics of %s: %w", c.Name, err)
+		return nil, fmt.Errorf("parsing %s: %w", what, err)
 	}
 	return families, nil
 }

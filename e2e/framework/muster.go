@@ -155,7 +155,8 @@ func (m *Muster) StartHub(name string, extra ...string) (*Process, error) {
 
 // HubProcessArgs are muster-hub's flags for running as a process next to the hub
 // cluster: its kubeconfig, no metrics (StartHub adds a port) or probe ports, and the
-// admission webhook on a free local port that the API server calls at 127.0.0.1.
+// admission webhook on a free local port that the API server calls at localhost (the
+// webhook's certificate names DNS names only).
 func HubProcessArgs(hub *Cluster) ([]string, error) {
 	port, err := FreePort()
 	if err != nil {
@@ -163,7 +164,7 @@ func HubProcessArgs(hub *Cluster) ([]string, error) {
 	}
 	return []string{
 		"--kubeconfig", hub.Kubeconfig, "--metrics-bind-address", "0", "--health-probe-bind-address", "0",
-		"--webhook-host", "127.0.0.1", "--webhook-port", strconv.Itoa(port),
+		"--webhook-host", "localhost", "--webhook-port", strconv.Itoa(port),
 	}, nil
 }
 

@@ -37,6 +37,8 @@ var (
 	firstCerts = map[string][]byte{}
 	// agentImage is the agent's image, which a re-join deploys again.
 	agentImage string
+	// admission writes through the hub's webhooks from the install on; TestMain reports it.
+	admission *admissionProbe
 )
 
 // muster installs Muster in the kind fleet on first use, from images built here, and
@@ -72,7 +74,11 @@ func muster(t *testing.T) *framework.Muster {
 		}
 		installed, installErr = framework.InstallInCluster(ctx, fleet, framework.InClusterOptions{
 			HubImage: hubImage, AgentImage: agentImage, HubAPIServer: hubURL,
+			HubArgs: []string{fmt.Sprintf("--webhook-cert-validity=%s", webhookCertificateValidity)},
 		})
+		if installErr == nil {
+			admission = startAdmissionProbe(fleet.Hub, fleet.Members[0].Name)
+		}
 		fmt.Printf("kindfleet: Muster installed in-cluster (images, init, join, accept, members Available) in %s\n", time.Since(start).Round(time.Second))
 		for _, m := range fleet.Members {
 			secrets := m.Clientset.CoreV1().Secrets(musterv1.AgentNamespace)

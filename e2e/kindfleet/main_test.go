@@ -86,5 +86,14 @@ func run(m *testing.M) int {
 			return 1
 		}
 	}
-	return m.Run()
+	code := m.Run()
+	if admission != nil {
+		report, err := admission.stop(ctx, fleet.Hub)
+		fmt.Printf("kindfleet: admission through the hub's webhooks: %s\n", report)
+		if err != nil {
+			fmt.Printf("--- FAIL: admission through the hub's webhooks during the suite\n    %v\n", err)
+			code = 1
+		}
+	}
+	return code
 }

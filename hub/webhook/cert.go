@@ -2,16 +2,19 @@ package webhook
 
 import (
 	"context"
-	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
+	"time"
 
+	"github.com/open-policy-agent/cert-controller/pkg/rotator"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	certutil "k8s.io/client-go/util/cert"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -23,68 +26,163 @@ type Endpoint struct {
 	Namespace string
 }
 
-func (e Endpoint) hosts() (string, []net.IP, []string) {
+// dnsNames are the names the serving certificate is for, the one the API server calls
+// first. The certificate library issues DNS names only, so URLHost must be one (for a hub
+// on the API server's machine, localhost); Validate says so.
+func (e Endpoint) dnsNames() (string, []string) {
 	if e.URLHost != "" {
-		if ip := net.ParseIP(e.URLHost); ip != nil {
-			return e.URLHost, []net.IP{ip}, nil
-		}
-		return e.URLHost, nil, nil
+		return e.URLHost, nil
 	}
 	svc := fmt.Sprintf("%s.%s.svc", ServiceName, e.Namespace)
-	return svc, nil, []string{ServiceName, fmt.Sprintf("%s.%s", ServiceName, e.Namespace)}
+	return svc, []string{ServiceName, fmt.Sprintf("%s.%s", ServiceName, e.Namespace)}
 }
 
-// PrepareCertificate gets the shared serving certificate from its Secret, or makes it,
-// and writes it as tls.crt and tls.key into dir for the webhook server. It returns the
-// certificate's PEM, the CA bundle for the registration.
-func PrepareCertificate(ctx context.Context, c client.Client, e Endpoint, dir string) ([]byte, error) {
-	host, ips, dns := e.hosts()
+// Validate refuses a URLHost that the serving certificate cannot name.
+func (e Endpoint) Validate() error {
+	if net.ParseIP(e.URLHost) != nil {
+		return fmt.Errorf("webhook host %s: must be a DNS name (the serving certificate names DNS names only); for this machine use localhost", e.URLHost)
+	}
+	return nil
+}
+
+// DefaultCertificateValidity is how long each serving certificate is valid: one year, as
+// cert-controller's default. The CA that signs them lives ten years.
+const DefaultCertificateValidity = 365 * 24 * time.Hour
+
+// Certificates rotates the webhook's serving certificate with OPA's cert-controller: the
+// leader renews it in Secret SecretName a quarter of its validity before it expires and
+// keeps the CA bundle of both webhook configurations current; every replica serves what
+// the Secret holds (ServeFromSecret). Server certificates are renewed under the same CA,
+// so a renewal never changes the bundle and the API server trusts old and new alike while
+// the replicas reload.
+func Certificates(e Endpoint, dir string, validity time.Duration) *rotator.CertRotator {
+	host, extra := e.dnsNames()
+	return &rotator.CertRotator{
+		SecretKey:      types.NamespacedName{Namespace: e.Namespace, Name: SecretName},
+		CertDir:        dir,
+		CAName:         "muster-hub-webhook-ca",
+		CAOrganization: "muster",
+		DNSName:        host,
+		ExtraDNSNames:  extra,
+		IsReady:        make(chan struct{}),
+		Webhooks: []rotator.WebhookInfo{
+			{Name: ConfigurationName, Type: rotator.Validating},
+			{Name: ConfigurationName, Type: rotator.Mutating},
+		},
+		FieldOwner:            "muster-hub",
+		RequireLeaderElection: true,
+		ServerCertDuration:    validity,
+		LookaheadInterval:     validity / 4,
+		// Checked often enough that a renewal due in the lookahead is never missed, and
+		// no more often than cert-controller's own default for long validities.
+		RotationCheckFrequency: min(validity/20, 12*time.Hour),
+	}
+}
+
+// PrepareCertificate makes sure the Secret holds a serving certificate valid now for r's
+// names, making a CA and certificate with r when it does not (a first install, an expired
+// certificate, a changed host, or a Secret from a hub before rotation, whose CA key was
+// not kept), and writes it into r.CertDir for the webhook server, which must have it
+// before it starts. It returns the CA bundle for the webhook configurations. Renewal is
+// the rotator's once the manager runs.
+func PrepareCertificate(ctx context.Context, c client.Client, r *rotator.CertRotator) ([]byte, error) {
 	secret := &corev1.Secret{}
-	err := c.Get(ctx, client.ObjectKey{Namespace: e.Namespace, Name: SecretName}, secret)
-	if apierrors.IsNotFound(err) || (err == nil && !covers(secret.Data[corev1.TLSCertKey], secret.Data[corev1.TLSPrivateKeyKey], host)) {
-		crt, key, genErr := certutil.GenerateSelfSignedCertKey(host, ips, dns)
-		if genErr != nil {
-			return nil, fmt.Errorf("making the webhook's serving certificate: %w", genErr)
-		}
-		fresh := &corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Namespace: e.Namespace, Name: SecretName},
-			Type:       corev1.SecretTypeTLS,
-			Data:       map[string][]byte{corev1.TLSCertKey: crt, corev1.TLSPrivateKeyKey: key},
-		}
-		if apierrors.IsNotFound(err) {
-			err = c.Create(ctx, fresh)
-		} else {
-			secret.Data = fresh.Data
-			err = c.Update(ctx, secret)
-		}
-		if apierrors.IsAlreadyExists(err) || apierrors.IsConflict(err) {
-			// Another replica got there first: use its certificate.
-			return PrepareCertificate(ctx, c, e, dir)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("storing the webhook's serving certificate: %w", err)
-		}
-		secret = fresh
-	} else if err != nil {
+	err := c.Get(ctx, r.SecretKey, secret)
+	if err != nil && !apierrors.IsNotFound(err) {
 		return nil, fmt.Errorf("reading the webhook's serving certificate: %w", err)
 	}
-	for name, data := range map[string][]byte{corev1.TLSCertKey: secret.Data[corev1.TLSCertKey], corev1.TLSPrivateKeyKey: secret.Data[corev1.TLSPrivateKeyKey]} {
-		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
-			return nil, err
-		}
+	if err == nil && servable(r, secret.Data, time.Now()) {
+		return secret.Data[caCertKey], writeServingFile(r.CertDir, secret.Data)
 	}
-	return secret.Data[corev1.TLSCertKey], nil
+	data, genErr := newCertificate(r, time.Now())
+	if genErr != nil {
+		return nil, fmt.Errorf("making the webhook's serving certificate: %w", genErr)
+	}
+	if apierrors.IsNotFound(err) {
+		secret = &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Namespace: r.SecretKey.Namespace, Name: r.SecretKey.Name},
+			Type:       corev1.SecretTypeTLS,
+			Data:       data,
+		}
+		err = c.Create(ctx, secret)
+	} else {
+		secret.Data = data
+		err = c.Update(ctx, secret)
+	}
+	if apierrors.IsAlreadyExists(err) || apierrors.IsConflict(err) {
+		// Another replica got there first: use its certificate.
+		return PrepareCertificate(ctx, c, r)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("storing the webhook's serving certificate: %w", err)
+	}
+	return data[caCertKey], writeServingFile(r.CertDir, data)
 }
 
-// covers reports whether the stored certificate and key form a pair valid for host.
-func covers(crt, key []byte, host string) bool {
-	pair, err := tls.X509KeyPair(crt, key)
-	if err != nil || len(pair.Certificate) == 0 {
+// The Secret's keys, as cert-controller writes them.
+const (
+	caCertKey = "ca.crt"
+	caKeyKey  = "ca.key"
+)
+
+// servable reports whether data holds a CA and a serving certificate signed by it, both
+// valid at now for r's names.
+func servable(r *rotator.CertRotator, data map[string][]byte, now time.Time) bool {
+	if ok, _ := rotator.ValidCert(data[caCertKey], data[caCertKey], data[caKeyKey], r.CAName, nil, now); !ok {
 		return false
 	}
-	certs, err := certutil.ParseCertsPEM(crt)
-	if err != nil || len(certs) == 0 {
-		return false
+	ok, _ := rotator.ValidCert(data[caCertKey], data[corev1.TLSCertKey], data[corev1.TLSPrivateKeyKey], r.DNSName,
+		&[]x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, now)
+	return ok
+}
+
+// newCertificate makes a CA and a serving certificate with r's lifetimes, backdated an
+// hour as cert-controller does, against clock skew between the hub and its API server.
+func newCertificate(r *rotator.CertRotator, now time.Time) (map[string][]byte, error) {
+	begin := now.Add(-time.Hour)
+	caLifetime := r.CaCertDuration
+	if caLifetime == 0 {
+		caLifetime = 10 * 365 * 24 * time.Hour
 	}
-	return certs[0].VerifyHostname(host) == nil
+	ca, err := r.CreateCACert(begin, now.Add(caLifetime))
+	if err != nil {
+		return nil, err
+	}
+	if r.ExtKeyUsages == nil {
+		// CreateCertPEM reads it; AddRotator sets the same default later.
+		r.ExtKeyUsages = &[]x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
+	}
+	crt, key, err := r.CreateCertPEM(ca, begin, now.Add(r.ServerCertDuration))
+	if err != nil {
+		return nil, err
+	}
+	return map[string][]byte{caCertKey: ca.CertPEM, caKeyKey: ca.KeyPEM, corev1.TLSCertKey: crt, corev1.TLSPrivateKeyKey: key}, nil
+}
+
+// ServingFile is the file in the certificate directory that holds the serving
+// certificate followed by its key; the webhook server reads both from it (Go's TLS reads
+// each kind of PEM block and skips the other). One file, replaced at once, is never read
+// as a new certificate with an old key. It has cert-controller's name for the certificate,
+// whose readiness check looks for that file.
+const ServingFile = corev1.TLSCertKey
+
+// writeServingFile writes the certificate and key of data into dir's ServingFile,
+// replacing the old one at once.
+func writeServingFile(dir string, data map[string][]byte) error {
+	tmp, err := os.CreateTemp(dir, "."+ServingFile)
+	if err != nil {
+		return fmt.Errorf("writing the webhook's serving certificate: %w", err)
+	}
+	_, err = tmp.Write(slices.Concat(data[corev1.TLSCertKey], data[corev1.TLSPrivateKeyKey]))
+	if closeErr := tmp.Close(); err == nil {
+		err = closeErr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), filepath.Join(dir, ServingFile))
+	}
+	if err != nil {
+		_ = os.Remove(tmp.Name())
+		return fmt.Errorf("writing the webhook's serving certificate: %w", err)
+	}
+	return nil
 }

@@ -21,6 +21,8 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	crwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 
+	"github.com/open-policy-agent/cert-controller/pkg/rotator"
+
 	"github.com/musterhq/muster/api/scheme"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/hub/webhook"
@@ -32,8 +34,17 @@ import (
 const hubNamespace = "muster-system"
 
 // env is a real kube-apiserver that calls the hub's webhook as it does for a hub running
-// as a process: at https://127.0.0.1:<port>, with the certificate the hub made itself.
+// as a process: at https://localhost:<port>, with the certificate the hub made itself.
 var env *envtest.Environment
+
+// certificates rotates the webhook's serving certificate every few seconds, so that the
+// whole suite runs across renewals; certificateValidity is each one's lifetime.
+var certificates *rotator.CertRotator
+
+const certificateValidity = 24 * time.Second
+
+// webhookPort is where the hub serves the webhook.
+var webhookPort int
 
 // auditLog is where the API server writes the audit events of muster.dev objects.
 var auditLog string
@@ -63,24 +74,34 @@ func startHub(ctx context.Context, env *envtest.Environment) error {
 	if err != nil {
 		return err
 	}
+	webhookPort = port
 	certDir, err := os.MkdirTemp("", "muster-webhook-test-")
 	if err != nil {
 		return err
 	}
-	endpoint := webhook.Endpoint{Port: port, URLHost: "127.0.0.1", Namespace: hubNamespace}
-	caBundle, err := webhook.PrepareCertificate(ctx, env.Client, endpoint, certDir)
+	endpoint := webhook.Endpoint{Port: port, URLHost: "localhost", Namespace: hubNamespace}
+	certificates = webhook.Certificates(endpoint, certDir, certificateValidity)
+	caBundle, err := webhook.PrepareCertificate(ctx, env.Client, certificates)
 	if err != nil {
 		return err
 	}
 	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
-		Scheme:        scheme.Scheme,
-		Metrics:       metricsserver.Options{BindAddress: "0"},
-		WebhookServer: crwebhook.NewServer(crwebhook.Options{Host: "127.0.0.1", Port: port, CertDir: certDir}),
+		Scheme:  scheme.Scheme,
+		Metrics: metricsserver.Options{BindAddress: "0"},
+		WebhookServer: crwebhook.NewServer(crwebhook.Options{
+			Host: "127.0.0.1", Port: port, CertDir: certDir, CertName: webhook.ServingFile, KeyName: webhook.ServingFile,
+		}),
 	})
 	if err != nil {
 		return err
 	}
 	if err := webhook.Register(ctx, mgr, env.Client, endpoint, caBundle, webhook.Tenancy{ReservedNamespaces: []string{reservedByFlag}}, webhook.Defaults{UnreachableTolerationSeconds: defaultTolerationSeconds}); err != nil {
+		return err
+	}
+	if err := rotator.AddRotator(mgr, certificates); err != nil {
+		return err
+	}
+	if err := webhook.ServeFromSecret(mgr, certificates, func([]byte) error { return nil }); err != nil {
 		return err
 	}
 	go func() {

@@ -25,6 +25,7 @@ type initOptions struct {
 	flags    *genericclioptions.ConfigFlags
 	noDeploy bool
 	image    string
+	hubArgs  []string
 	tokenTTL time.Duration
 }
 
@@ -41,6 +42,7 @@ musterctl join command that members run.`,
 	}
 	cmd.Flags().BoolVar(&o.noDeploy, "no-deploy", o.noDeploy, "install everything but the hub Deployment (run muster-hub as a process instead)")
 	cmd.Flags().StringVar(&o.image, "image", o.image, "image of the hub Deployment")
+	cmd.Flags().StringArrayVar(&o.hubArgs, "hub-arg", nil, "a flag for muster-hub in the Deployment, as --hub-arg=--webhook-cert-validity=2160h (repeat for more)")
 	cmd.Flags().DurationVar(&o.tokenTTL, "token-ttl", o.tokenTTL, "lifetime of the bootstrap token")
 	return cmd
 }
@@ -75,7 +77,7 @@ func (o *initOptions) run(ctx context.Context, cmd *cobra.Command) error {
 		return err
 	}
 	if !o.noDeploy {
-		deployment, err := readManifests(deploy.Hub, "hub/deployment.yaml", map[string]string{"Image": o.image})
+		deployment, err := readManifests(deploy.Hub, "hub/deployment.yaml", map[string]any{"Image": o.image, "Args": o.hubArgs})
 		if err != nil {
 			return err
 		}

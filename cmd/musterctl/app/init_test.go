@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -64,5 +65,27 @@ func TestInitPrintsAJoinCommandForThisHub(t *testing.T) {
 	err = env.Client.Get(t.Context(), client.ObjectKey{Namespace: musterv1.HubNamespace, Name: "muster-hub"}, &appsv1.Deployment{})
 	if !apierrors.IsNotFound(err) {
 		t.Errorf("init --no-deploy: hub Deployment: %v, want NotFound", err)
+	}
+}
+
+// init --hub-arg passes each flag to muster-hub in the Deployment, after the ones it always
+// sets; a value with spaces or quotes stays one argument.
+func TestInitPassesHubFlagsToTheDeployment(t *testing.T) {
+	r := musterctl("init", "--image", "muster.local/muster-hub:test",
+		"--hub-arg=--webhook-cert-validity=2m", "--hub-arg", `--reserved-namespaces=a "b" c`)
+	if r.code != 0 {
+		t.Fatalf("init:\n%s", r)
+	}
+	var d appsv1.Deployment
+	if err := env.Client.Get(t.Context(), client.ObjectKey{Namespace: musterv1.HubNamespace, Name: "muster-hub"}, &d); err != nil {
+		t.Fatal(err)
+	}
+	hub := d.Spec.Template.Spec.Containers[0]
+	want := []string{"--leader-elect=true", "--webhook-cert-validity=2m", `--reserved-namespaces=a "b" c`}
+	if !slices.Equal(hub.Args, want) || hub.Image != "muster.local/muster-hub:test" {
+		t.Errorf("hub container runs %s with %q, want %q", hub.Image, hub.Args, want)
+	}
+	if err := env.Client.Delete(t.Context(), &d); err != nil {
+		t.Fatal(err)
 	}
 }
