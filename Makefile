@@ -21,7 +21,7 @@ GOLANGCI_LINT   ?= $(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-l
 # it stamps the CRDs with the controller-tools version its go.mod pins.
 CRDGEN_LDFLAGS  := -X sigs.k8s.io/controller-tools/pkg/version.version=$$($(GO) list -C hack/crdgen -m -f '{{.Version}}' sigs.k8s.io/controller-tools)
 VERSION         ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
-LDFLAGS         := -X github.com/musterhq/muster/cmd/musterctl/app.version=$(VERSION)
+LDFLAGS         := -X github.com/musterhq/muster/cmd/musterctl/app.version=$(VERSION) -X github.com/musterhq/muster/internal/version.version=$(VERSION)
 BIN_DIR         ?= $(CURDIR)/bin
 FLEET_DIR       ?= $(CURDIR)/_output/fleet
 FLEET_MEMBERS   ?= 2

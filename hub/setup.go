@@ -21,6 +21,7 @@ import (
 	"github.com/musterhq/muster/hub/nodeslice"
 	"github.com/musterhq/muster/hub/registration"
 	"github.com/musterhq/muster/hub/workloadspread"
+	"github.com/musterhq/muster/internal/version"
 	"github.com/musterhq/muster/placement/clusters"
 )
 
@@ -54,6 +55,7 @@ func Setup(_ context.Context, mgr ctrl.Manager, opts *Options) (*Controllers, er
 	}
 	heartbeats := &health.Reconciler{
 		Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("muster-health"), Clock: clock.RealClock{}, GracePeriod: opts.ClusterGracePeriod,
+		HubVersion: version.Get(),
 	}
 	setups := []struct {
 		name  string

@@ -23,6 +23,7 @@ import (
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/internal/patch"
+	musterversion "github.com/musterhq/muster/internal/version"
 )
 
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
@@ -160,6 +161,7 @@ func (r *Reporter) writeStatus(ctx context.Context, nodes []corev1.Node) error {
 	}
 	before := mc.DeepCopy()
 	mc.Status.Version = version.GitVersion
+	mc.Status.AgentVersion = musterversion.Get()
 	mc.Status.Nodes = &counts
 	mc.Status.Allocatable = allocatable
 	meta.SetStatusCondition(&mc.Status.Conditions, metav1.Condition{

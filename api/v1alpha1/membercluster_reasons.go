@@ -22,4 +22,7 @@ const (
 	MemberClusterReasonAvailable = "ClusterAvailable"
 	// MemberClusterReasonUnreachable is the warning event of Available turning False.
 	MemberClusterReasonUnreachable = "ClusterUnreachable"
+	// MemberClusterReasonUnsupportedAgentVersion is the warning event of
+	// AgentVersionSupported turning False; the condition's reasons are api/versionskew's.
+	MemberClusterReasonUnsupportedAgentVersion = "UnsupportedAgentVersion"
 )

@@ -15,6 +15,11 @@ const (
 	// MemberClusterAvailable is True while the agent renews its Lease, Unknown when it
 	// stopped renewing for longer than the hub's grace period.
 	MemberClusterAvailable = "Available"
+	// MemberClusterAgentVersionSupported is True while the agent's Muster version is within
+	// the hub's version skew policy (api/versionskew: the hub's minor version or one
+	// behind), False outside it, and Unknown when either side runs a build the policy
+	// cannot judge or the agent has not reported its version.
+	MemberClusterAgentVersionSupported = "AgentVersionSupported"
 )
 
 // MemberClusterSpec is what the hub administrator decides about a member.
@@ -65,6 +70,11 @@ type MemberClusterStatus struct {
 	// +optional
 	Version string `json:"version,omitempty"`
 
+	// agentVersion is the Muster version of the cluster's agent, as it last reported it.
+	// +kubebuilder:validation:MaxLength=128
+	// +optional
+	AgentVersion string `json:"agentVersion,omitempty"`
+
 	// nodes counts the member's nodes, as its agent last reported them.
 	// +optional
 	Nodes *NodeCounts `json:"nodes,omitempty"`
@@ -97,6 +107,8 @@ type MemberClusterStatus struct {
 // +kubebuilder:printcolumn:name="Joined",type=string,JSONPath=`.status.conditions[?(@.type=="Joined")].status`,priority=1,description="Whether the agent holds a hub-signed certificate"
 // +kubebuilder:printcolumn:name="Schedulable",type=integer,JSONPath=`.status.nodes.schedulable`,priority=1,description="Ready nodes that are not cordoned"
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Available")].reason`,priority=1,description="Why the cluster is or is not available"
+// +kubebuilder:printcolumn:name="Agent",type=string,JSONPath=`.status.agentVersion`,priority=1,description="The Muster version of the cluster's agent"
+// +kubebuilder:printcolumn:name="Agent-Supported",type=string,JSONPath=`.status.conditions[?(@.type=="AgentVersionSupported")].status`,priority=1,description="Whether the agent's version is within the hub's skew policy"
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 49 && self.metadata.name.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="cluster name must be a DNS label of at most 49 characters, so that its hub namespace muster-member-<name> is a valid name"
 type MemberCluster struct {
 	metav1.TypeMeta   `json:",inline"`

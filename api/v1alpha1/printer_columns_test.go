@@ -139,11 +139,14 @@ func TestPrinterColumns(t *testing.T) {
 		}},
 		{"memberclusters", "membercluster", func(u *unstructured.Unstructured) { unstructured.RemoveNestedField(u.Object, "spec", "accepted") }, map[string]any{
 			"version": "v1.36.3", "nodes": map[string]any{"total": int64(3), "ready": int64(0), "schedulable": int64(0)},
-			"conditions": []any{condition("Available", "Unknown", "LeaseExpired"), condition("Joined", "True", "Joined")},
+			"agentVersion": "v0.4.0",
+			"conditions": []any{condition("Available", "Unknown", "LeaseExpired"), condition("Joined", "True", "Joined"),
+				condition("AgentVersionSupported", "False", "AgentNewerThanHub")},
 		}, []column{
 			{"Accepted", false, "false"}, {"Available", false, "Unknown"}, {"Ready", false, "0"}, {"Nodes", false, "3"},
 			{"Version", false, "v1.36.3"}, {"Age", false, "*"},
 			{"Joined", true, "True"}, {"Schedulable", true, "0"}, {"Reason", true, "LeaseExpired"},
+			{"Agent", true, "v0.4.0"}, {"Agent-Supported", true, "False"},
 		}},
 		{"nodeslices", "nodeslice", nil, nil, []column{
 			{"Cluster", false, "member1"}, {"Nodes", false, "2"}, {"Age", false, "*"}, {"First Node", true, "member1-node-0"},

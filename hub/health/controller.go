@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/api/versionskew"
 	"github.com/musterhq/muster/internal/patch"
 )
 
@@ -37,6 +38,9 @@ type Reconciler struct {
 	// GracePeriod is how long a lease may go unrenewed before the cluster counts as
 	// unreachable (default 40s).
 	GracePeriod time.Duration
+	// HubVersion is this hub's Muster version, which agents' versions are judged against
+	// (api/versionskew).
+	HubVersion string
 
 	// refusals paces the writes of MemberClusters after the API server refused one as
 	// invalid.
@@ -101,6 +105,9 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	if err := r.recordTaint(ctx, &mc, verdict.Status != metav1.ConditionTrue, now); err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := r.recordVersionSkew(ctx, &mc); err != nil {
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{RequeueAfter: verdict.RecheckAfter}, nil
@@ -176,6 +183,38 @@ func (r *Reconciler) recordCondition(ctx context.Context, mc *musterv1.MemberClu
 	case before != nil:
 		log.FromContext(ctx).Info("the member cluster stopped heartbeating", "cluster", mc.Name, "reason", v.Reason, "message", v.Message)
 		r.Recorder.Eventf(mc, nil, corev1.EventTypeWarning, musterv1.MemberClusterReasonUnreachable, "Heartbeat", "%s", v.Message)
+	}
+	return nil
+}
+
+// recordVersionSkew judges the agent's reported version against the hub's, and warns once
+// when it turns unsupported.
+func (r *Reconciler) recordVersionSkew(ctx context.Context, mc *musterv1.MemberCluster) error {
+	v := versionskew.Judge(r.HubVersion, mc.Status.AgentVersion)
+	status := metav1.ConditionUnknown
+	switch {
+	case v.Supported:
+		status = metav1.ConditionTrue
+	case v.Known:
+		status = metav1.ConditionFalse
+	}
+	var was metav1.ConditionStatus
+	if before := meta.FindStatusCondition(mc.Status.Conditions, musterv1.MemberClusterAgentVersionSupported); before != nil {
+		if before.Status == status && before.Message == v.Message && before.ObservedGeneration == mc.Generation {
+			return nil
+		}
+		was = before.Status
+	}
+	h := patch.NewHelper(r.Client, mc, patch.SharedStatus(), patch.Paced(&r.refusals, r.Recorder))
+	meta.SetStatusCondition(&mc.Status.Conditions, metav1.Condition{
+		Type: musterv1.MemberClusterAgentVersionSupported, Status: status, Reason: v.Reason, Message: v.Message, ObservedGeneration: mc.Generation,
+	})
+	if err := h.Patch(ctx, mc); err != nil {
+		return fmt.Errorf("recording AgentVersionSupported=%s on %s: %w", status, mc.Name, err)
+	}
+	if status == metav1.ConditionFalse && was != status {
+		log.FromContext(ctx).Info("the member cluster's agent runs a version the hub does not support", "cluster", mc.Name, "reason", v.Reason, "message", v.Message)
+		r.Recorder.Eventf(mc, nil, corev1.EventTypeWarning, musterv1.MemberClusterReasonUnsupportedAgentVersion, "VersionSkew", "%s", v.Message)
 	}
 	return nil
 }

@@ -22,7 +22,7 @@ const grace = 40 * time.Second
 // TestMain runs the health reconciler, on a clock the tests move, against a real API server.
 func TestMain(m *testing.M) {
 	os.Exit(envtest.Main(m, &env, func(mgr ctrl.Manager) error {
-		r := &health.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("test"), Clock: clock, GracePeriod: grace}
+		r := &health.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("test"), Clock: clock, GracePeriod: grace, HubVersion: hubVersion}
 		return r.SetupWithManager(mgr)
 	}))
 }
