@@ -21,38 +21,49 @@ import (
 // TestServingCertificateIsRenewedWithoutRefusingAWrite: with certificates valid for 24 s,
 // a client creating a FleetJob every 200 ms (dry-run: through both webhooks and the
 // template's own dry-run) is never refused while the webhook serves three certificates in
-// turn, each chaining to the CA bundle the webhook configurations held from the start.
+// turn, each chaining to the CA bundle the webhook configurations held from the start; a
+// standby replica, which renews nothing, serves each renewal too.
 func TestServingCertificateIsRenewedWithoutRefusingAWrite(t *testing.T) {
 	ctx := t.Context()
 	bundle := caBundles(t)
-	served := []*x509.Certificate{servedCertificate(t)}
+	served := map[string][]*x509.Certificate{}
+	observe := func() {
+		for replica, port := range map[string]int{"leader": webhookPort, "standby": standbyPort} {
+			crt := servedCertificate(t, port)
+			if seen := served[replica]; len(seen) == 0 || !crt.Equal(seen[len(seen)-1]) {
+				served[replica] = append(seen, crt)
+			}
+		}
+	}
+	observe()
 	deadline := time.Now().Add(3*certificateValidity + 30*time.Second)
 	writes := 0
-	for len(served) < 3 {
+	for len(served["leader"]) < 3 || len(served["standby"]) < 3 {
 		if time.Now().After(deadline) {
-			t.Fatalf("%d certificates served by %s, want a first one and two renewals", len(served), deadline.Format(time.TimeOnly))
+			t.Fatalf("by %s the leader served %d certificates and the standby %d, want a first one and two renewals each",
+				deadline.Format(time.TimeOnly), len(served["leader"]), len(served["standby"]))
 		}
 		writes++
 		if err := env.Client.Create(ctx, fleetJob("renewal", "default", nil), client.DryRunAll); err != nil {
-			t.Fatalf("create %d of a valid FleetJob, after %d renewals: %v", writes, len(served)-1, err)
+			t.Fatalf("create %d of a valid FleetJob, after %d renewals: %v", writes, len(served["leader"])-1, err)
 		}
-		if crt := servedCertificate(t); !crt.Equal(served[len(served)-1]) {
-			served = append(served, crt)
-		}
+		observe()
 		time.Sleep(200 * time.Millisecond)
 	}
-	for i, crt := range served {
-		roots := x509.NewCertPool()
-		roots.AppendCertsFromPEM(bundle)
-		// Each was served while valid: verify it at its last second.
-		if _, err := crt.Verify(x509.VerifyOptions{Roots: roots, DNSName: "localhost", CurrentTime: crt.NotAfter.Add(-time.Second)}); err != nil {
-			t.Errorf("certificate %d (until %s) does not chain to the configured CA bundle: %v", i, crt.NotAfter.Format(time.TimeOnly), err)
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(bundle)
+	for replica, certs := range served {
+		for i, crt := range certs {
+			// Each was served while valid: verify it at its last second.
+			if _, err := crt.Verify(x509.VerifyOptions{Roots: roots, DNSName: "localhost", CurrentTime: crt.NotAfter.Add(-time.Second)}); err != nil {
+				t.Errorf("the %s's certificate %d (until %s) does not chain to the configured CA bundle: %v", replica, i, crt.NotAfter.Format(time.TimeOnly), err)
+			}
 		}
 	}
 	if after := caBundles(t); !bytes.Equal(after, bundle) {
 		t.Error("a renewal changed the webhook configurations' CA bundle: the API server would refuse the replicas still serving the old certificate")
 	}
-	t.Logf("%d creates, none refused, across %d renewals", writes, len(served)-1)
+	t.Logf("%d creates, none refused, across %d renewals", writes, len(served["leader"])-1)
 }
 
 // caBundles returns the CA bundle that every webhook of both configurations holds, and
@@ -91,10 +102,10 @@ func caBundles(t *testing.T) []byte {
 	return want
 }
 
-// servedCertificate is the certificate the webhook server presents now.
-func servedCertificate(t *testing.T) *x509.Certificate {
+// servedCertificate is the certificate the webhook server on port presents now.
+func servedCertificate(t *testing.T, port int) *x509.Certificate {
 	t.Helper()
-	conn, err := tls.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(webhookPort)), &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // the test verifies the chain itself
+	conn, err := tls.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // the test verifies the chain itself
 	if err != nil {
 		t.Fatalf("connecting to the webhook: %v", err)
 	}

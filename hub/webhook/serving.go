@@ -49,9 +49,15 @@ func ServeFromSecret(mgr ctrl.Manager, r *rotator.CertRotator, served func(certP
 	}); err != nil {
 		return fmt.Errorf("watching the webhook's serving certificate: %w", err)
 	}
-	// A cache is started by the manager on every replica, before leader election.
-	return mgr.Add(secrets)
+	return mgr.Add(everyReplica{secrets})
 }
+
+// everyReplica runs a cache on every replica: the manager starts a cache it is given as a
+// plain Runnable on the leader only, which would leave a standby serving the certificate
+// it started with until it expired.
+type everyReplica struct{ cache.Cache }
+
+func (everyReplica) NeedLeaderElection() bool { return false }
 
 type servingSync struct {
 	rotator *rotator.CertRotator

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -43,8 +44,9 @@ var certificates *rotator.CertRotator
 
 const certificateValidity = 24 * time.Second
 
-// webhookPort is where the hub serves the webhook.
-var webhookPort int
+// webhookPort is where the hub serves the webhook; standbyPort where a replica that never
+// leads serves it too.
+var webhookPort, standbyPort int
 
 // auditLog is where the API server writes the audit events of muster.dev objects.
 var auditLog string
@@ -109,6 +111,9 @@ func startHub(ctx context.Context, env *envtest.Environment) error {
 			ctrl.Log.Error(err, "test manager stopped")
 		}
 	}()
+	if err := startStandby(ctx, env); err != nil {
+		return err
+	}
 	// The API server loads the configuration asynchronously: wait until a bad FleetJob is
 	// refused by the webhook.
 	probe := fleetJob("probe", "default", func(fj *fleetJobT) { fj.Spec.Template.Spec.Parallelism = ptrTo[int32](-1) })
@@ -116,6 +121,62 @@ func startHub(ctx context.Context, env *envtest.Environment) error {
 		err := env.Client.Create(ctx, probe.DeepCopy(), client.DryRunAll)
 		return err != nil, nil
 	})
+}
+
+// startStandby starts a second hub replica that never leads (another holds its leader
+// Lease), serving the webhook on standbyPort as a standby does: it renews nothing and
+// must serve each certificate the leader renews.
+func startStandby(ctx context.Context, env *envtest.Environment) error {
+	port, err := freePort()
+	if err != nil {
+		return err
+	}
+	standbyPort = port
+	certDir, err := os.MkdirTemp("", "muster-webhook-standby-")
+	if err != nil {
+		return err
+	}
+	const leaseName = "muster-hub-standby-test"
+	now := metav1.NewMicroTime(time.Now())
+	if err := env.Client.Create(ctx, &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Namespace: hubNamespace, Name: leaseName},
+		Spec: coordinationv1.LeaseSpec{
+			HolderIdentity: ptrTo("the-leader"), LeaseDurationSeconds: ptrTo[int32](3600), AcquireTime: &now, RenewTime: &now,
+		},
+	}); err != nil {
+		return err
+	}
+	standby := webhook.Certificates(webhook.Endpoint{Port: port, URLHost: "localhost", Namespace: hubNamespace}, certDir, certificateValidity)
+	standby.ControllerName = "cert-rotator-standby" // one process, two managers: controller names are process-wide
+	if _, err := webhook.PrepareCertificate(ctx, env.Client, standby); err != nil {
+		return err
+	}
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
+		Scheme:                  scheme.Scheme,
+		Metrics:                 metricsserver.Options{BindAddress: "0"},
+		LeaderElection:          true,
+		LeaderElectionID:        leaseName,
+		LeaderElectionNamespace: hubNamespace,
+		WebhookServer: crwebhook.NewServer(crwebhook.Options{
+			Host: "127.0.0.1", Port: port, CertDir: certDir, CertName: webhook.ServingFile, KeyName: webhook.ServingFile,
+		}),
+	})
+	if err != nil {
+		return err
+	}
+	_ = mgr.GetWebhookServer() // serves no path: the test reads only its certificate
+	if err := rotator.AddRotator(mgr, standby); err != nil {
+		return err
+	}
+	if err := webhook.ServeFromSecret(mgr, standby, func([]byte) error { return nil }); err != nil {
+		return err
+	}
+	go func() {
+		if err := mgr.Start(ctx); err != nil {
+			ctrl.Log.Error(err, "standby manager stopped")
+		}
+	}()
+	return nil
 }
 
 func freePort() (int, error) {
