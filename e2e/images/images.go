@@ -26,6 +26,15 @@ const (
 // with the binary's digest so that an unchanged binary reuses the image, and returns the
 // image reference.
 func BuildScratch(ctx context.Context, pkg, repository string) (string, error) {
+	return BuildScratchVersion(ctx, pkg, repository, "")
+}
+
+// versionVar is the Muster version a binary reports (internal/version).
+const versionVar = "github.com/musterhq/muster/internal/version.version"
+
+// BuildScratchVersion is BuildScratch of a binary that reports version (when not empty)
+// as its Muster version, as a release build does.
+func BuildScratchVersion(ctx context.Context, pkg, repository, version string) (string, error) {
 	dir, err := os.MkdirTemp("", "muster-image-")
 	if err != nil {
 		return "", err
@@ -36,7 +45,11 @@ func BuildScratch(ctx context.Context, pkg, repository string) (string, error) {
 	// packages they compiled are reused: -trimpath alone would recompile every dependency
 	// of the hub and the agent, minutes on two cores. No VCS stamp, so that an unchanged
 	// binary keeps its digest, and so its tag, from one commit to the next.
-	build := exec.CommandContext(ctx, "go", "build", "-buildvcs=false", "-ldflags", "-s -w", "-o", bin, pkg)
+	ldflags := "-s -w"
+	if version != "" {
+		ldflags += " -X " + versionVar + "=" + version
+	}
+	build := exec.CommandContext(ctx, "go", "build", "-buildvcs=false", "-ldflags", ldflags, "-o", bin, pkg)
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build %s: %w\n%s", pkg, err, out)

@@ -17,6 +17,8 @@ import (
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/e2e/framework"
+	"github.com/musterhq/muster/e2e/framework/kind"
+	"github.com/musterhq/muster/e2e/images"
 )
 
 func TestHubBroadcastJobRunsOnEveryMemberNode(t *testing.T) {
@@ -57,23 +59,54 @@ func TestHubBroadcastJobRunsOnEveryMemberNode(t *testing.T) {
 	}
 }
 
-// TestAgentPodDeletedMidJobLosesNoCompletion deletes member1's agent pod while its shard of
-// an Indexed job runs: the new agent picks the Job up where the old one left it, so every
-// index completes once and no index ever has two pods at a time.
-func TestAgentPodDeletedMidJobLosesNoCompletion(t *testing.T) {
-	muster(t)
+// TestUpgradeHubThenAgentsWithAJobInFlightLosesNoCompletion rolls the hub, then every
+// agent, to newly built images of another version while an Indexed job runs: the hub's
+// replicas are replaced one at a time (the leader hands over), each agent pod is replaced
+// and the new agent picks the Job up where the old one left it. Every index completes
+// once, no index ever has two pods at a time, and each agent then reports the new version,
+// which the hub supports. The suite's admission probe writes through the whole rollout.
+func TestUpgradeHubThenAgentsWithAJobInFlightLosesNoCompletion(t *testing.T) {
+	m := muster(t)
 	ctx := t.Context()
-	const completions = 6
-	fj := indexed(dividedJob("agent-restart", completions, 2, "sleep", "6s"))
-	createOnHub(t, fj)
-
-	member := fleet.Members[0]
-	// Wait for member1's first pod to run, then take its agent away.
-	waitJobPodRunning(t, member, fj.Name)
-	agents := member.Clientset.CoreV1().Pods(musterv1.AgentNamespace)
-	if err := agents.DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=muster-agent"}); err != nil {
+	start := time.Now()
+	hubImage, err := images.BuildScratchVersion(ctx, images.Hub, "muster.local/muster-hub", upgradedVersion)
+	if err != nil {
 		t.Fatal(err)
 	}
+	newAgentImage, err := images.BuildScratchVersion(ctx, images.Agent, "muster.local/muster-agent", upgradedVersion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := fleet.Provider.(*kind.Provider)
+	if err := p.LoadImageArchive(fleet.Hub.Name, images.Archive(ctx, hubImage)); err != nil {
+		t.Fatal(err)
+	}
+	for _, member := range fleet.Members {
+		if err := p.LoadImageArchive(member.Name, images.Archive(ctx, newAgentImage)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("images of %s built and loaded in %s", upgradedVersion, time.Since(start).Round(time.Second))
+
+	const completions = 6
+	fj := indexed(dividedJob("upgrade", completions, 2, "sleep", "12s"))
+	createOnHub(t, fj)
+	waitJobPodRunning(t, fleet.Members[0], fj.Name)
+
+	out, err := m.Musterctl(ctx, fleet.Hub, "upgrade", "hub", "--image", hubImage, "--timeout", "3m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("hub: %s", lastLine(out))
+	for _, member := range fleet.Members {
+		out, err := m.Musterctl(ctx, member, "upgrade", "agent", "--image", newAgentImage, "--timeout", "2m")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: %s", member.Name, lastLine(out))
+	}
+	// A later re-join deploys the agent this fleet now runs.
+	agentImage, deployedVersion = newAgentImage, upgradedVersion
 
 	// Watch both members until the job completes: at no time two live pods of one index.
 	waitComplete(t, fj, 3*time.Minute, func(ctx context.Context) error {
@@ -97,6 +130,14 @@ func TestAgentPodDeletedMidJobLosesNoCompletion(t *testing.T) {
 		return nil
 	})
 	wantEachIndexSucceededOnce(t, fj.Name, completions)
+	for _, member := range fleet.Members {
+		wantAgentVersion(t, member.Name, upgradedVersion)
+	}
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
 }
 
 // TestFleetCronJobFiresOnTheRealClockOnceWhenTheLeaderPodDies runs a cron every minute

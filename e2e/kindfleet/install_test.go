@@ -29,14 +29,23 @@ import (
 	"github.com/musterhq/muster/e2e/images"
 )
 
+// installedVersion is the Muster version of the images the fleet is installed from; the
+// upgrade test rolls the hub and agents to upgradedVersion.
+const (
+	installedVersion = "v0.1.0"
+	upgradedVersion  = "v0.2.0"
+)
+
 var (
 	installOnce sync.Once
 	installed   *framework.Muster
 	installErr  error
 	// firstCerts are the agents' hub certificates right after the install, by member.
 	firstCerts = map[string][]byte{}
-	// agentImage is the agent's image, which a re-join deploys again.
-	agentImage string
+	// agentImage is the agent's image, which a re-join deploys again, and deployedVersion
+	// its version.
+	agentImage      string
+	deployedVersion = installedVersion
 	// admission writes through the hub's webhooks from the install on; TestMain reports it.
 	admission *admissionProbe
 )
@@ -49,12 +58,12 @@ func muster(t *testing.T) *framework.Muster {
 		ctx := context.Background()
 		start := time.Now()
 		p := fleet.Provider.(*kind.Provider)
-		hubImage, err := images.BuildScratch(ctx, images.Hub, "muster.local/muster-hub")
+		hubImage, err := images.BuildScratchVersion(ctx, images.Hub, "muster.local/muster-hub", installedVersion)
 		if err != nil {
 			installErr = err
 			return
 		}
-		agentImage, err = images.BuildScratch(ctx, images.Agent, "muster.local/muster-agent")
+		agentImage, err = images.BuildScratchVersion(ctx, images.Agent, "muster.local/muster-agent", installedVersion)
 		if err != nil {
 			installErr = err
 			return
@@ -128,6 +137,30 @@ func TestHubAndAgentsRunAsDeploymentsFromImagesBuiltHere(t *testing.T) {
 	wantReady(fleet.Hub, "muster-system", "muster-hub", 2)
 	for _, m := range fleet.Members {
 		wantReady(m, musterv1.AgentNamespace, "muster-agent", 1)
+	}
+	// Each agent reports its release version, which the hub's supports.
+	for _, m := range fleet.Members {
+		wantAgentVersion(t, m.Name, deployedVersion)
+	}
+}
+
+// wantAgentVersion waits until cluster's agent reports version and the hub judges it
+// supported.
+func wantAgentVersion(t *testing.T, cluster, version string) {
+	t.Helper()
+	err := framework.Until(t.Context(), time.Minute, cluster+"'s agent at "+version+", supported", func(ctx context.Context) (bool, string, error) {
+		var mc musterv1.MemberCluster
+		if err := fleet.Hub.Client.Get(ctx, client.ObjectKey{Name: cluster}, &mc); err != nil {
+			return false, err.Error(), nil
+		}
+		c := meta.FindStatusCondition(mc.Status.Conditions, musterv1.MemberClusterAgentVersionSupported)
+		if c == nil {
+			return false, "agent " + mc.Status.AgentVersion + ", no verdict", nil
+		}
+		return mc.Status.AgentVersion == version && c.Status == metav1.ConditionTrue, fmt.Sprintf("agent %s, %s: %s", mc.Status.AgentVersion, c.Status, c.Message), nil
+	})
+	if err != nil {
+		t.Error(err)
 	}
 }
 

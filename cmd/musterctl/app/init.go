@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 
+	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/cmd/musterctl/app/bootstrap"
 	"github.com/musterhq/muster/deploy"
 )
@@ -57,6 +59,29 @@ func (o *initOptions) run(ctx context.Context, cmd *cobra.Command) error {
 		return err
 	}
 	out := cmd.OutOrStdout()
+	if err := applyHubManifests(ctx, hub, out); err != nil {
+		return err
+	}
+	if err := ensureClusterInfo(ctx, hub); err != nil {
+		return err
+	}
+	if !o.noDeploy {
+		if err := applyHubDeployment(ctx, hub, o.image, o.hubArgs); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "✓ hub Deployment %s/%s (%s) created\n", musterv1.HubNamespace, hubDeployment, o.image)
+	}
+	join, err := issueToken(ctx, hub, o.tokenTTL, "")
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "\nMuster's hub is installed. Join a member cluster by running, with its kubeconfig:\n\n  %s\n\n", join)
+	return nil
+}
+
+// applyHubManifests applies the CRDs (waiting until they serve), the hub's namespace,
+// RBAC and bootstrap policy: what init installs and upgrade updates before the Deployment.
+func applyHubManifests(ctx context.Context, hub *clients, out io.Writer) error {
 	if err := installCRDs(ctx, hub, "crd/*.yaml"); err != nil {
 		return err
 	}
@@ -73,25 +98,16 @@ func (o *initOptions) run(ctx context.Context, cmd *cobra.Command) error {
 		return err
 	}
 	fmt.Fprintln(out, "✓ namespace muster-system, RBAC and bootstrap policy installed")
-	if err := ensureClusterInfo(ctx, hub); err != nil {
-		return err
-	}
-	if !o.noDeploy {
-		deployment, err := readManifests(deploy.Hub, "hub/deployment.yaml", map[string]any{"Image": o.image, "Args": o.hubArgs})
-		if err != nil {
-			return err
-		}
-		if err := apply(ctx, hub.client, deployment); err != nil {
-			return err
-		}
-		fmt.Fprintf(out, "✓ hub Deployment muster-system/muster-hub (%s) created\n", o.image)
-	}
-	join, err := issueToken(ctx, hub, o.tokenTTL, "")
+	return nil
+}
+
+// applyHubDeployment applies the hub Deployment with image and the extra flags args.
+func applyHubDeployment(ctx context.Context, hub *clients, image string, args []string) error {
+	deployment, err := readManifests(deploy.Hub, "hub/deployment.yaml", map[string]any{"Image": image, "Args": args})
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "\nMuster's hub is installed. Join a member cluster by running, with its kubeconfig:\n\n  %s\n\n", join)
-	return nil
+	return apply(ctx, hub.client, deployment)
 }
 
 // installCRDs applies the embedded CRDs matching pattern and waits until they serve.

@@ -89,3 +89,31 @@ func TestInitPassesHubFlagsToTheDeployment(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// upgrade hub applies this musterctl's CRDs and RBAC and rolls the Deployment to the new
+// image, keeping the flags init added; without a Deployment it says the hub runs as a
+// process. (envtest runs no Deployment controller: --wait=false.)
+func TestUpgradeHubRollsTheDeploymentKeepingItsFlags(t *testing.T) {
+	r := musterctl("upgrade", "hub", "--image", "muster.local/muster-hub:v2")
+	if r.code == 0 || !strings.Contains(r.err, "no Deployment muster-system/muster-hub here: it runs as a process") {
+		t.Fatalf("upgrade without a hub Deployment:\n%s", r)
+	}
+	if r := musterctl("init", "--image", "muster.local/muster-hub:v1", "--hub-arg=--webhook-cert-validity=2m"); r.code != 0 {
+		t.Fatalf("init:\n%s", r)
+	}
+	r = musterctl("upgrade", "hub", "--image", "muster.local/muster-hub:v2", "--wait=false")
+	if r.code != 0 || !hasLine(r.out, "✓ CRDs installed") || !hasLine(r.out, "✓ Deployment muster-system/muster-hub updated to muster.local/muster-hub:v2") {
+		t.Fatalf("upgrade:\n%s", r)
+	}
+	var d appsv1.Deployment
+	if err := env.Client.Get(t.Context(), client.ObjectKey{Namespace: musterv1.HubNamespace, Name: "muster-hub"}, &d); err != nil {
+		t.Fatal(err)
+	}
+	hub := d.Spec.Template.Spec.Containers[0]
+	if want := []string{"--leader-elect=true", "--webhook-cert-validity=2m"}; hub.Image != "muster.local/muster-hub:v2" || !slices.Equal(hub.Args, want) {
+		t.Errorf("after the upgrade the hub runs %s with %q, want muster.local/muster-hub:v2 with %q", hub.Image, hub.Args, want)
+	}
+	if err := env.Client.Delete(t.Context(), &d); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -162,14 +162,7 @@ func (o *joinOptions) checkName(ctx context.Context, hub *bootstrap.Hub, token b
 // install puts the agent's CRDs, namespace, RBAC, bootstrap Secret and Deployment into
 // the member.
 func (o *joinOptions) install(ctx context.Context, member *clients, hub *bootstrap.Hub) error {
-	if err := installCRDs(ctx, member, agentCRDs); err != nil {
-		return err
-	}
-	objs, err := agentManifests()
-	if err != nil {
-		return err
-	}
-	if err := apply(ctx, member.client, objs); err != nil {
+	if err := applyAgentManifests(ctx, member); err != nil {
 		return err
 	}
 	if err := bindExecutorRoles(ctx, member.client, o.executorRoles); err != nil {
@@ -218,6 +211,20 @@ func uninstallAgent(ctx context.Context, member *clients) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// applyAgentManifests applies the member's CRDs (waiting until they serve), the agent's
+// namespace and RBAC and the Work executor: what join installs and upgrade updates before
+// the Deployment.
+func applyAgentManifests(ctx context.Context, member *clients) error {
+	if err := installCRDs(ctx, member, agentCRDs); err != nil {
+		return err
+	}
+	objs, err := agentManifests()
+	if err != nil {
+		return err
+	}
+	return apply(ctx, member.client, objs)
 }
 
 // agentCRDs are the CRDs a member needs: member-local BroadcastJobs run there.

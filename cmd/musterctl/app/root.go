@@ -25,6 +25,7 @@ func NewRootCommand(out, errOut io.Writer) *cobra.Command {
 	root.AddCommand(
 		newVersionCommand(flags),
 		newInitCommand(flags),
+		newUpgradeCommand(flags),
 		newTokenCommand(flags),
 		newJoinCommand(flags),
 		newAcceptCommand(flags),

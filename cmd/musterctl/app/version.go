@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"runtime/debug"
 
 	"github.com/spf13/cobra"
 	appsv1 "k8s.io/api/apps/v1"
@@ -12,21 +11,20 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	musterversion "github.com/musterhq/muster/internal/version"
 )
 
 // version is stamped by the Makefile (-X …/app.version=…); builds without it report the
 // module version Go recorded.
 var version = ""
 
-// Version is the stamped version, or the module version, or "devel".
+// Version is the stamped version, or what internal/version says (the module version, or
+// "devel").
 func Version() string {
 	if version != "" {
 		return version
 	}
-	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" && info.Main.Version != "(devel)" {
-		return info.Main.Version
-	}
-	return "devel"
+	return musterversion.Get()
 }
 
 // hubDeployment is the Deployment `musterctl init` creates.
