@@ -26,6 +26,7 @@ func NewRootCommand(out, errOut io.Writer) *cobra.Command {
 		newVersionCommand(flags),
 		newInitCommand(flags),
 		newUpgradeCommand(flags),
+		newUninstallCommand(flags),
 		newTokenCommand(flags),
 		newJoinCommand(flags),
 		newAcceptCommand(flags),
