@@ -170,12 +170,23 @@ type WorkloadSpreadSubsetStatus struct {
 	// +listType=map
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
-	// clusters divides the subset's replicas among its clusters.
+	// clusters divides the subset's replicas among its clusters, in name order. Past
+	// MaxSubsetClusterStatuses clusters it lists those with the most replicas, and
+	// clustersOmitted counts the rest, whose replicas are still in replicas.
 	// +optional
 	// +listType=map
 	// +listMapKey=clusterName
+	// +kubebuilder:validation:MaxItems=20
 	Clusters []SubsetClusterStatus `json:"clusters,omitempty"`
+	// clustersOmitted counts the clusters running replicas of the subset that clusters
+	// leaves out.
+	// +optional
+	ClustersOmitted int32 `json:"clustersOmitted,omitempty"`
 }
+
+// MaxSubsetClusterStatuses is how many clusters a WorkloadSpread subset's status lists at
+// most: with 16 subsets, the status stays under about 25 KB whatever the fleet's size.
+const MaxSubsetClusterStatuses = 20
 
 // WorkloadSpreadStatus reports the spread.
 type WorkloadSpreadStatus struct {

@@ -89,15 +89,25 @@ func TestUpgradeHubThenAgentsWithAJobInFlightLosesNoCompletion(t *testing.T) {
 	t.Logf("images of %s built and loaded in %s", upgradedVersion, time.Since(start).Round(time.Second))
 
 	const completions = 6
-	fj := indexed(dividedJob("upgrade", completions, 2, "sleep", "12s"))
+	fj := indexed(dividedJob("upgrade", completions, 2, "sleep", "8s"))
 	createOnHub(t, fj)
 	waitJobPodRunning(t, fleet.Members[0], fj.Name)
 
+	leaderBefore := leaderPod(t)
 	out, err := m.Musterctl(ctx, fleet.Hub, "upgrade", "hub", "--image", hubImage, "--timeout", "3m")
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("hub: %s", lastLine(out))
+	lease, err := fleet.Hub.Clientset.CoordinationV1().Leases("muster-system").Get(ctx, "muster-hub", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	acquired := "at an unknown time"
+	if lease.Spec.AcquireTime != nil {
+		acquired = lease.Spec.AcquireTime.Format(time.TimeOnly)
+	}
+	t.Logf("hub: %s; leader %s handed over to %s (acquired %s, %d transitions)", lastLine(out), leaderBefore, leaderPod(t),
+		acquired, ptr.Deref(lease.Spec.LeaseTransitions, 0))
 	for _, member := range fleet.Members {
 		out, err := m.Musterctl(ctx, member, "upgrade", "agent", "--image", newAgentImage, "--timeout", "2m")
 		if err != nil {

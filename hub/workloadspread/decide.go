@@ -14,6 +14,7 @@ import (
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/api/workloadspread"
+	"github.com/musterhq/muster/hub/shards"
 	"github.com/musterhq/muster/internal/patch"
 	"github.com/musterhq/muster/placement/subsets"
 )
@@ -96,6 +97,9 @@ func subsetStatus(name string, limit int32, stored *metav1.Condition, all []shar
 			st.Clusters = append(st.Clusters, musterv1.SubsetClusterStatus{ClusterName: s.cluster, Replicas: s.parallelism})
 		}
 	}
+	// Bounded whatever the fleet's size: the largest shares stay listed.
+	clusters, omitted := shards.Bounded(st.Clusters, musterv1.MaxSubsetClusterStatuses, func(c musterv1.SubsetClusterStatus) int { return -int(c.Replicas) })
+	st.Clusters, st.ClustersOmitted = clusters, int32(omitted)
 	if limit >= 0 {
 		st.MissingReplicas = max(limit-st.Replicas, 0)
 	}

@@ -95,6 +95,16 @@ func TestSpreadStatusShowsReplicasPastTheLastCap(t *testing.T) {
 	}
 }
 
+// manyShards are n running shards of subset a, in clusters m00, m01, ..., where mNN runs
+// NN+1 replicas.
+func manyShards(n int) []shard {
+	out := make([]shard, n)
+	for i := range out {
+		out[i] = running("a", fmt.Sprintf("m%02d", i), int32(i+1))
+	}
+	return out
+}
+
 func TestSubsetCounts(t *testing.T) {
 	cases := []struct {
 		name        string
@@ -109,6 +119,8 @@ func TestSubsetCounts(t *testing.T) {
 		{"a percent of the parallelism, rounded up", 5, ptr.To(intstr.FromString("40%")), []shard{running("a", "m1", 1)}, 1, 1, "m1=1"},
 		{"clusters in name order, another subset's shards left out", 9, nil, []shard{running("a", "m2", 2), running("b", "m1", 4), running("a", "m1", 3)}, 5, -1, "m1=3 m2=2"},
 		{"a shard of no replicas names no cluster", 0, nil, []shard{running("a", "m1", 0)}, 0, -1, ""},
+		{"past the listed maximum, the largest shares in name order", 300, nil, manyShards(25), 325, -1,
+			"m05=6 m06=7 m07=8 m08=9 m09=10 m10=11 m11=12 m12=13 m13=14 m14=15 m15=16 m16=17 m17=18 m18=19 m19=20 m20=21 m21=22 m22=23 m23=24 m24=25 (5 more)"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -117,6 +129,9 @@ func TestSubsetCounts(t *testing.T) {
 			var clusters []string
 			for _, c := range a.Clusters {
 				clusters = append(clusters, fmt.Sprintf("%s=%d", c.ClusterName, c.Replicas))
+			}
+			if a.ClustersOmitted > 0 {
+				clusters = append(clusters, fmt.Sprintf("(%d more)", a.ClustersOmitted))
 			}
 			if a.Replicas != tc.replicas || a.MissingReplicas != tc.missing || strings.Join(clusters, " ") != tc.clusters {
 				t.Errorf("subset a: %d replicas, %d missing, clusters %q; want %d, %d, %q", a.Replicas, a.MissingReplicas, strings.Join(clusters, " "), tc.replicas, tc.missing, tc.clusters)
