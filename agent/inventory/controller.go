@@ -55,6 +55,12 @@ type Reporter struct {
 	// as invalid. Its refusals are logged only: the agent may not write events about a
 	// cluster-scoped object.
 	refusals patch.Refusals
+	// written is what this agent last read or wrote of its NodeSlices on the hub, by name,
+	// and listedAt when it last listed them. A report between resyncs writes from it
+	// rather than listing every slice (each up to 500 nodes) from the hub again; a resync,
+	// or any failed write, lists them again. Only Reconcile, one at a time, uses them.
+	written  map[string]*musterv1.NodeSlice
+	listedAt time.Time
 }
 
 // SetupWithManager watches the member's nodes.
@@ -93,36 +99,63 @@ func (r *Reporter) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result, 
 }
 
 // writeSlices creates or updates the slices that changed and deletes the ones no longer
-// needed.
+// needed, comparing with what it last read or wrote. A write that fails (a conflict with
+// another writer, a slice deleted behind its back) makes the next report list them again.
 func (r *Reporter) writeSlices(ctx context.Context, want []musterv1.NodeSlice) error {
+	if r.written == nil || r.now().Sub(r.listedAt) >= Resync/2 {
+		if err := r.listSlices(ctx); err != nil {
+			return err
+		}
+	}
+	if err := r.applySlices(ctx, want); err != nil {
+		r.written = nil
+		return err
+	}
+	return nil
+}
+
+func (r *Reporter) listSlices(ctx context.Context) error {
 	var have musterv1.NodeSliceList
 	if err := r.Hub.List(ctx, &have, client.InNamespace(musterv1.MemberNamespace(r.Cluster))); err != nil {
 		return fmt.Errorf("listing NodeSlices on the hub: %w", err)
 	}
-	existing := map[string]*musterv1.NodeSlice{}
+	r.written = make(map[string]*musterv1.NodeSlice, len(have.Items))
 	for i := range have.Items {
-		existing[have.Items[i].Name] = &have.Items[i]
+		r.written[have.Items[i].Name] = &have.Items[i]
 	}
+	r.listedAt = r.now()
+	return nil
+}
+
+func (r *Reporter) applySlices(ctx context.Context, want []musterv1.NodeSlice) error {
+	wanted := make(map[string]bool, len(want))
 	for i := range want {
 		w := &want[i]
-		got, ok := existing[w.Name]
-		delete(existing, w.Name)
+		wanted[w.Name] = true
+		got, ok := r.written[w.Name]
 		switch {
 		case !ok:
 			if err := r.Hub.Create(ctx, w); err != nil {
 				return fmt.Errorf("creating NodeSlice %s: %w", w.Name, err)
 			}
+			r.written[w.Name] = w
 		case !equality.Semantic.DeepEqual(got.Nodes, w.Nodes) || got.ClusterName != w.ClusterName || got.NodeCount != w.NodeCount:
-			got.Nodes, got.NodeCount, got.ClusterName, got.Labels = w.Nodes, w.NodeCount, w.ClusterName, w.Labels
-			if err := r.Hub.Update(ctx, got); err != nil {
+			update := got.DeepCopy()
+			update.Nodes, update.NodeCount, update.ClusterName, update.Labels = w.Nodes, w.NodeCount, w.ClusterName, w.Labels
+			if err := r.Hub.Update(ctx, update); err != nil {
 				return fmt.Errorf("updating NodeSlice %s: %w", w.Name, err)
 			}
+			r.written[w.Name] = update
 		}
 	}
-	for _, stale := range existing {
-		if err := r.Hub.Delete(ctx, stale); err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("deleting NodeSlice %s: %w", stale.Name, err)
+	for name, stale := range r.written {
+		if wanted[name] {
+			continue
 		}
+		if err := r.Hub.Delete(ctx, stale); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("deleting NodeSlice %s: %w", name, err)
+		}
+		delete(r.written, name)
 	}
 	return nil
 }

@@ -149,3 +149,42 @@ func TestTheReportSaysTheAgentIsJoinedAndItsVersion(t *testing.T) {
 		t.Error("no report time: the hub cannot tell when the agent goes silent")
 	}
 }
+
+// TestReportsBetweenResyncsDoNotListTheSlices: once the agent has listed its NodeSlices, a
+// node change is written from what it last wrote, with no list of every slice from the
+// hub; when another writer changed a slice behind its back, its next write conflicts, it
+// lists again, and the hub ends up holding the member's nodes.
+func TestReportsBetweenResyncsDoNotListTheSlices(t *testing.T) {
+	n := node(t, "node-l", "2", true, map[string]string{"zone": "z1"})
+	const slice = "inv-0(1): node-l ready=true cordoned=false cpu=2 zone=%s taints=[]; | nodes total=1 ready=1 schedulable=1 cpu=2"
+	waitReported(t, fmt.Sprintf(slice, "z1"))
+	lists := sliceLists.Load()
+	for _, zone := range []string{"z2", "z3"} {
+		n.Labels["zone"] = zone
+		if err := env.Client.Update(t.Context(), n); err != nil {
+			t.Fatal(err)
+		}
+		waitReported(t, fmt.Sprintf(slice, zone))
+	}
+	if got := sliceLists.Load() - lists; got != 0 {
+		t.Errorf("%d lists of the NodeSlices for two node changes, want none", got)
+	}
+
+	// Another writer empties the slice: the agent's next update conflicts with it.
+	var s musterv1.NodeSlice
+	if err := env.Client.Get(t.Context(), client.ObjectKey{Namespace: musterv1.MemberNamespace(cluster), Name: "inv-0"}, &s); err != nil {
+		t.Fatal(err)
+	}
+	s.Nodes, s.NodeCount = nil, 0
+	if err := env.Client.Update(t.Context(), &s); err != nil {
+		t.Fatal(err)
+	}
+	n.Labels["zone"] = "z4"
+	if err := env.Client.Update(t.Context(), n); err != nil {
+		t.Fatal(err)
+	}
+	waitReported(t, fmt.Sprintf(slice, "z4"))
+	if sliceLists.Load() == lists {
+		t.Error("the agent wrote over a slice changed behind its back without reading it again")
+	}
+}

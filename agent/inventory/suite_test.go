@@ -3,6 +3,7 @@ package inventory_test
 import (
 	"context"
 	"os"
+	"sync/atomic"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -10,6 +11,7 @@ import (
 	"k8s.io/client-go/discovery"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/musterhq/muster/agent/inventory"
 	"github.com/musterhq/muster/api/scheme"
@@ -21,6 +23,9 @@ import (
 const cluster = "inv"
 
 var env *envtest.Environment
+
+// sliceLists counts the reporter's lists of its NodeSlices on the hub.
+var sliceLists atomic.Int64
 
 // TestMain runs the node reporter as the agent does (nodes read from the manager's cache,
 // written to the hub through an uncached client) for cluster, whose MemberCluster and
@@ -38,10 +43,18 @@ func TestMain(m *testing.M) {
 		if err != nil {
 			return err
 		}
-		hub, err := client.New(e.Config, client.Options{Scheme: scheme.Scheme})
+		direct, err := client.NewWithWatch(e.Config, client.Options{Scheme: scheme.Scheme})
 		if err != nil {
 			return err
 		}
+		hub := interceptor.NewClient(direct, interceptor.Funcs{
+			List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+				if _, ok := list.(*musterv1.NodeSliceList); ok {
+					sliceLists.Add(1)
+				}
+				return c.List(ctx, list, opts...)
+			},
+		})
 		return e.StartManager(ctx, func(mgr ctrl.Manager) error {
 			return (&inventory.Reporter{Member: mgr.GetClient(), Discovery: disco, Hub: hub, Cluster: cluster}).SetupWithManager(mgr)
 		})
