@@ -43,6 +43,7 @@ func Run(ctx context.Context, opts *Options) error {
 	var endpoint hubwebhook.Endpoint
 	var certificates *rotator.CertRotator
 	var caBundle, servedCert []byte
+	var draining *hubwebhook.DrainingServer
 	var direct client.Client
 	webhookServer := webhook.NewServer(webhook.Options{Port: opts.WebhookPort})
 	if opts.WebhookPort > 0 {
@@ -65,6 +66,11 @@ func Run(ctx context.Context, opts *Options) error {
 		webhookServer = webhook.NewServer(webhook.Options{
 			Port: opts.WebhookPort, CertDir: certDir, CertName: hubwebhook.ServingFile, KeyName: hubwebhook.ServingFile,
 		})
+		if opts.WebhookHost == "" {
+			// Behind the Service, with other replicas to take its calls: drain when stopping.
+			draining = hubwebhook.NewDrainingServer(webhookServer)
+			webhookServer = draining
+		}
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		WebhookServer:           webhookServer,
@@ -104,7 +110,31 @@ func Run(ctx context.Context, opts *Options) error {
 	if err := mgr.AddReadyzCheck("webhook", ready); err != nil {
 		return err
 	}
-	return mgr.Start(ctx)
+	return mgr.Start(drainFirst(ctx, draining))
+}
+
+// webhookDrain is how long a stopping hub behind the Service keeps serving the webhook,
+// closing each connection after its next answer, before it stops: the API server sends
+// several calls a second at a busy hub, and each call moves its connection to a replica
+// that stays. The pod's preStop sleep has by then taken it out of the Service, so no new
+// connection arrives.
+const webhookDrain = 5 * time.Second
+
+// drainFirst returns the context the manager runs in: with a draining server, it ends
+// webhookDrain after ctx, which the server spends draining.
+func drainFirst(ctx context.Context, server *hubwebhook.DrainingServer) context.Context {
+	if server == nil {
+		return ctx
+	}
+	serve, stop := context.WithCancel(context.WithoutCancel(ctx))
+	go func() {
+		defer stop()
+		<-ctx.Done()
+		server.Drain()
+		ctrl.Log.WithName("webhook").Info("stopping: closing the webhook's connections after their next answer", "for", webhookDrain)
+		time.Sleep(webhookDrain)
+	}()
+	return serve
 }
 
 // rotateCertificates has the leader renew the webhook's serving certificate and every
