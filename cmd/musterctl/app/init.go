@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -12,6 +14,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/rest"
@@ -29,6 +32,8 @@ type initOptions struct {
 	image    string
 	hubArgs  []string
 	tokenTTL time.Duration
+	dryRun   bool
+	output   string
 }
 
 func newInitCommand(flags *genericclioptions.ConfigFlags) *cobra.Command {
@@ -46,10 +51,19 @@ musterctl join command that members run.`,
 	cmd.Flags().StringVar(&o.image, "image", o.image, "image of the hub Deployment")
 	cmd.Flags().StringArrayVar(&o.hubArgs, "hub-arg", nil, "a flag for muster-hub in the Deployment, as --hub-arg=--webhook-cert-validity=2160h (repeat for more)")
 	cmd.Flags().DurationVar(&o.tokenTTL, "token-ttl", o.tokenTTL, "lifetime of the bootstrap token")
+	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "print every object init would apply, in order, and change nothing (no cluster is contacted, no token made)")
+	cmd.Flags().StringVarP(&o.output, "output", "o", "yaml", "with --dry-run, how to print the objects: yaml or json")
 	return cmd
 }
 
 func (o *initOptions) run(ctx context.Context, cmd *cobra.Command) error {
+	if o.dryRun {
+		objs, err := hubObjects(o.image, o.hubArgs, !o.noDeploy)
+		if err != nil {
+			return err
+		}
+		return printObjects(cmd.OutOrStdout(), objs, o.output)
+	}
 	// An expired token would print a join command that can only fail.
 	if o.tokenTTL <= 0 {
 		return fmt.Errorf("--token-ttl %s: a token must live for some time", o.tokenTTL)
@@ -79,6 +93,39 @@ func (o *initOptions) run(ctx context.Context, cmd *cobra.Command) error {
 	return nil
 }
 
+// hubObjects are what init applies, in order: the CRDs, the hub's namespace, RBAC and
+// bootstrap policy, and (withDeployment) the Deployment with image and the extra flags args.
+func hubObjects(image string, args []string, withDeployment bool) ([]*unstructured.Unstructured, error) {
+	var objs []*unstructured.Unstructured
+	for _, m := range []struct {
+		fsys    fs.FS
+		pattern string
+		data    any
+	}{
+		{deploy.CRDs, "crd/*.yaml", nil},
+		{deploy.Hub, "hub/install.yaml", nil},
+		{deploy.Hub, "hub/rbac/role.yaml", nil},
+	} {
+		more, err := readManifests(m.fsys, m.pattern, m.data)
+		if err != nil {
+			return nil, err
+		}
+		objs = append(objs, more...)
+	}
+	if withDeployment {
+		more, err := hubDeploymentObjects(image, args)
+		if err != nil {
+			return nil, err
+		}
+		objs = append(objs, more...)
+	}
+	return objs, nil
+}
+
+func hubDeploymentObjects(image string, args []string) ([]*unstructured.Unstructured, error) {
+	return readManifests(deploy.Hub, "hub/deployment.yaml", map[string]any{"Image": image, "Args": args})
+}
+
 // applyHubManifests applies the CRDs (waiting until they serve), the hub's namespace,
 // RBAC and bootstrap policy: what init installs and upgrade updates before the Deployment.
 func applyHubManifests(ctx context.Context, hub *clients, out io.Writer) error {
@@ -86,24 +133,23 @@ func applyHubManifests(ctx context.Context, hub *clients, out io.Writer) error {
 		return err
 	}
 	fmt.Fprintln(out, "✓ CRDs installed")
-	objs, err := readManifests(deploy.Hub, "hub/install.yaml", nil)
+	objs, err := hubObjects("", nil, false)
 	if err != nil {
 		return err
 	}
-	role, err := readManifests(deploy.Hub, "hub/rbac/role.yaml", nil)
-	if err != nil {
-		return err
-	}
-	if err := apply(ctx, hub.client, append(objs, role...)); err != nil {
+	objs = slices.DeleteFunc(objs, isCRD)
+	if err := apply(ctx, hub.client, objs); err != nil {
 		return err
 	}
 	fmt.Fprintln(out, "✓ namespace muster-system, RBAC and bootstrap policy installed")
 	return nil
 }
 
+func isCRD(u *unstructured.Unstructured) bool { return u.GetKind() == "CustomResourceDefinition" }
+
 // applyHubDeployment applies the hub Deployment with image and the extra flags args.
 func applyHubDeployment(ctx context.Context, hub *clients, image string, args []string) error {
-	deployment, err := readManifests(deploy.Hub, "hub/deployment.yaml", map[string]any{"Image": image, "Args": args})
+	deployment, err := hubDeploymentObjects(image, args)
 	if err != nil {
 		return err
 	}

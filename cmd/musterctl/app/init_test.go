@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"encoding/json"
 	"regexp"
 	"slices"
 	"strings"
@@ -11,7 +12,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/cmd/musterctl/app/bootstrap"
@@ -115,5 +119,60 @@ func TestUpgradeHubRollsTheDeploymentKeepingItsFlags(t *testing.T) {
 	}
 	if err := env.Client.Delete(t.Context(), &d); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// init --dry-run prints, in order, every object init applies (the CRDs first, the
+// Deployment last, with the image and flags asked for) and changes nothing: no bootstrap
+// token is made. -o json prints them as a List; another format is refused.
+func TestInitDryRunPrintsWhatItWouldApply(t *testing.T) {
+	var before corev1.SecretList
+	if err := env.Client.List(t.Context(), &before, client.InNamespace(metav1.NamespaceSystem)); err != nil {
+		t.Fatal(err)
+	}
+	r := musterctl("init", "--dry-run", "-o", "yaml", "--image", "muster.local/muster-hub:dry", "--hub-arg=--webhook-cert-validity=2m")
+	if r.code != 0 {
+		t.Fatalf("init --dry-run:\n%s", r)
+	}
+	var kinds []string
+	var deployment *appsv1.Deployment
+	for _, doc := range strings.Split(r.out, "\n---\n") {
+		var u unstructured.Unstructured
+		if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil || u.GetKind() == "" {
+			t.Fatalf("a printed document is not an object (%v):\n%.300s", err, doc)
+		}
+		kinds = append(kinds, u.GetKind())
+		if u.GetKind() == "Deployment" {
+			deployment = &appsv1.Deployment{}
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, deployment); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if kinds[0] != "CustomResourceDefinition" || kinds[len(kinds)-2] != "Deployment" || kinds[len(kinds)-1] != "Service" {
+		t.Errorf("printed kinds %v: want the CRDs first and the Deployment and its Service last", kinds)
+	}
+	if deployment == nil || deployment.Spec.Template.Spec.Containers[0].Image != "muster.local/muster-hub:dry" ||
+		!slices.Contains(deployment.Spec.Template.Spec.Containers[0].Args, "--webhook-cert-validity=2m") {
+		t.Errorf("printed Deployment %+v: want the image and flag asked for", deployment)
+	}
+	var after corev1.SecretList
+	if err := env.Client.List(t.Context(), &after, client.InNamespace(metav1.NamespaceSystem)); err != nil {
+		t.Fatal(err)
+	}
+	if len(after.Items) != len(before.Items) {
+		t.Errorf("init --dry-run made %d Secrets in kube-system, want none", len(after.Items)-len(before.Items))
+	}
+
+	r = musterctl("init", "--dry-run", "-o", "json", "--no-deploy")
+	var list struct {
+		Kind  string                      `json:"kind"`
+		Items []unstructured.Unstructured `json:"items"`
+	}
+	if r.code != 0 || json.Unmarshal([]byte(r.out), &list) != nil || list.Kind != "List" || len(list.Items) != len(kinds)-2 {
+		t.Errorf("init --dry-run -o json --no-deploy: want a List of every object but the Deployment and Service (%d):\n%.300s", len(kinds)-2, r)
+	}
+	if r := musterctl("init", "--dry-run", "-o", "wide"); r.code == 0 || !strings.Contains(r.err, `--output "wide": must be yaml or json`) {
+		t.Errorf("init --dry-run -o wide:\n%s", r)
 	}
 }

@@ -3,6 +3,7 @@ package app
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 )
 
 // fieldManager owns everything musterctl applies.
@@ -65,4 +67,33 @@ func apply(ctx context.Context, c client.Client, objs []*unstructured.Unstructur
 		}
 	}
 	return nil
+}
+
+// printObjects writes objs as a YAML stream (one document each, in order) or as a JSON
+// List, what a dry run shows of what it would apply.
+func printObjects(w io.Writer, objs []*unstructured.Unstructured, format string) error {
+	switch format {
+	case "yaml":
+		for i, u := range objs {
+			raw, err := yaml.Marshal(u.Object)
+			if err != nil {
+				return err
+			}
+			if i > 0 {
+				if _, err := io.WriteString(w, "---\n"); err != nil {
+					return err
+				}
+			}
+			if _, err := w.Write(raw); err != nil {
+				return err
+			}
+		}
+		return nil
+	case "json":
+		list := map[string]any{"apiVersion": "v1", "kind": "List", "items": objs}
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(list)
+	}
+	return fmt.Errorf("--output %q: must be yaml or json", format)
 }

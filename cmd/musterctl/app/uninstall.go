@@ -19,7 +19,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
-	"github.com/musterhq/muster/deploy"
 )
 
 // hubWebhookConfiguration names both of the hub's webhook configurations (validating and
@@ -64,7 +63,7 @@ func uninstallHub(ctx context.Context, hub *clients, out io.Writer, timeout time
 		return err
 	}
 	fmt.Fprintln(out, "✓ webhook configurations removed: writes of Muster objects are no longer sent to the hub")
-	objs, err := readManifests(deploy.Hub, "hub/deployment.yaml", map[string]any{"Image": "", "Args": []string(nil)})
+	objs, err := hubDeploymentObjects("", nil)
 	if err != nil {
 		return err
 	}
@@ -79,16 +78,12 @@ func uninstallHub(ctx context.Context, hub *clients, out io.Writer, timeout time
 		return err
 	}
 	fmt.Fprintf(out, "✓ hub Deployment %s/%s removed and its pods gone\n", musterv1.HubNamespace, hubDeployment)
-	install, err := readManifests(deploy.Hub, "hub/install.yaml", nil)
+	rest, err := hubObjects("", nil, false)
 	if err != nil {
 		return err
 	}
-	role, err := readManifests(deploy.Hub, "hub/rbac/role.yaml", nil)
-	if err != nil {
-		return err
-	}
-	rest := append(install, role...)
-	slices.Reverse(rest) // bindings before what they bind, the namespace last
+	rest = slices.DeleteFunc(rest, isCRD) // Muster objects stay, and with them their kinds
+	slices.Reverse(rest)                  // bindings before what they bind, the namespace last
 	if err := deleteAll(ctx, hub.client, rest); err != nil {
 		return err
 	}

@@ -64,7 +64,7 @@ func TestUninstallHubLeavesNoWebhookRefusingWrites(t *testing.T) {
 	gone := map[client.Object]client.ObjectKey{
 		&admissionregistrationv1.ValidatingWebhookConfiguration{}: {Name: "muster-hub"},
 		&admissionregistrationv1.MutatingWebhookConfiguration{}:   {Name: "muster-hub"},
-		&appsv1.Deployment{}:                                      {Namespace: musterv1.HubNamespace, Name: "muster-hub"},
+		&appsv1.Deployment{}: {Namespace: musterv1.HubNamespace, Name: "muster-hub"},
 	}
 	for obj, key := range gone {
 		if err := env.Client.Get(ctx, key, obj); !apierrors.IsNotFound(err) {
