@@ -4,6 +4,7 @@ package kindfleet
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os/exec"
 	"strings"
@@ -113,6 +114,11 @@ func TestMemberNodeStoppedForAMinuteComesBackAndItsWorkCompletes(t *testing.T) {
 	}
 	t.Logf("%s Available and untainted again %s after its node started", member.Name, time.Since(started).Round(time.Second))
 
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("what the hub and %s say:\n%s", member.Name, outageDiagnostics(context.Background(), fj, member))
+		}
+	})
 	waitComplete(t, fj, 4*time.Minute, nil)
 	t.Logf("FleetJob %s complete %s after the node started", fj.Name, time.Since(started).Round(time.Second))
 	wantEachIndexSucceededOnce(t, fj.Name, completions)
@@ -219,5 +225,28 @@ func nodeDiagnostics(ctx context.Context, m *framework.Cluster) string {
 		raw, err := exec.CommandContext(ctx, "docker", args...).CombinedOutput()
 		fmt.Fprintf(&out, "--- docker %s (err %v)\n%s\n", strings.Join(args, " "), err, raw)
 	}
+	return out.String()
+}
+
+// outageDiagnostics says where a job stuck after an outage stands: the FleetJob's status,
+// the member's MemberCluster conditions, its Job pods and its agent's log.
+func outageDiagnostics(ctx context.Context, fj *musterv1.FleetJob, m *framework.Cluster) string {
+	var out strings.Builder
+	var got musterv1.FleetJob
+	if err := fleet.Hub.Client.Get(ctx, client.ObjectKeyFromObject(fj), &got); err == nil {
+		raw, _ := json.MarshalIndent(got.Status, "", "  ")
+		fmt.Fprintf(&out, "--- FleetJob %s status\n%s\n", fj.Name, raw)
+	}
+	var mc musterv1.MemberCluster
+	if err := fleet.Hub.Client.Get(ctx, client.ObjectKey{Name: m.Name}, &mc); err == nil {
+		raw, _ := json.MarshalIndent(mc.Status.Conditions, "", "  ")
+		fmt.Fprintf(&out, "--- MemberCluster %s conditions\n%s\n", m.Name, raw)
+	}
+	if pods, err := jobPodsIn(ctx, m, fj.Name); err == nil {
+		for _, p := range pods {
+			fmt.Fprintf(&out, "--- pod %s: %s (deleted %v)\n", p.Name, p.Status.Phase, p.DeletionTimestamp != nil)
+		}
+	}
+	out.WriteString(agentLog(ctx, m))
 	return out.String()
 }
