@@ -156,6 +156,11 @@ const minCertificateLifetime = 10 * time.Minute
 // new one by then (the certificate watcher polls every 10 seconds).
 const minWebhookCertificateValidity = time.Minute
 
+// maxWebhookCertificateValidity keeps the renewal lookahead (a quarter of the validity)
+// far inside the CA's ten years: past forty, the CA would never look valid ahead and
+// cert-controller would make a new one on every check.
+const maxWebhookCertificateValidity = 5 * 365 * 24 * time.Hour
+
 // Validate reports the flags the hub cannot run with, before it connects to anything:
 // each would otherwise show only later, as every cluster denied or unreachable.
 func (o *Options) Validate() error {
@@ -201,6 +206,10 @@ func (o *Options) Validate() error {
 	if o.WebhookCertificateValidity < minWebhookCertificateValidity {
 		errs = append(errs, fmt.Errorf("--webhook-cert-validity %s: must be at least %s, or the replicas could not reload one certificate before the next",
 			o.WebhookCertificateValidity, minWebhookCertificateValidity))
+	}
+	if o.WebhookCertificateValidity > maxWebhookCertificateValidity {
+		errs = append(errs, fmt.Errorf("--webhook-cert-validity %s: must be at most %s, well inside the ten years of the CA that signs it",
+			o.WebhookCertificateValidity, maxWebhookCertificateValidity))
 	}
 	return errors.Join(errs...)
 }

@@ -154,6 +154,8 @@ func TestValidateRefusesFlagsTheHubCannotRunWith(t *testing.T) {
 		{args: []string{"--webhook-host=localhost"}},
 		{args: []string{"--webhook-cert-validity=30s"}, want: []string{"--webhook-cert-validity 30s", "at least 1m0s"}},
 		{args: []string{"--webhook-cert-validity=1m"}},
+		{args: []string{"--webhook-cert-validity=43800h"}},
+		{args: []string{"--webhook-cert-validity=350400h"}, want: []string{"--webhook-cert-validity 350400h0m0s", "at most 43800h0m0s"}},
 		{args: []string{"--concurrent-fleetjob-syncs=0"}, want: []string{"--concurrent-fleetjob-syncs 0", "at least 1"}},
 		{args: []string{"--concurrent-broadcastjob-syncs=-2"}, want: []string{"--concurrent-broadcastjob-syncs -2"}},
 		{args: []string{"--concurrent-fleetcronjob-syncs=0"}, want: []string{"--concurrent-fleetcronjob-syncs 0"}},

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	certutil "k8s.io/client-go/util/cert"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -37,7 +38,10 @@ type admissionProbe struct {
 	started  time.Time
 	creates  int
 	refusals []string
-	certs    [][]byte
+	// others are failures that did not come from the hub's webhooks (the API server
+	// throttling or timing out on a loaded two-core machine): reported, not failed on.
+	others []string
+	certs  [][]byte
 }
 
 func startAdmissionProbe(hub *framework.Cluster, cluster string) *admissionProbe {
@@ -70,9 +74,23 @@ func (p *admissionProbe) record(err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.creates++
-	if err != nil {
-		p.refusals = append(p.refusals, fmt.Sprintf("%s %v", time.Now().Format(time.TimeOnly), err))
+	if err == nil {
+		return
 	}
+	line := fmt.Sprintf("%s %v", time.Now().Format(time.TimeOnly), err)
+	if fromWebhook(err) {
+		p.refusals = append(p.refusals, line)
+	} else {
+		p.others = append(p.others, line)
+	}
+}
+
+// fromWebhook says whether a failed create is the hub's webhooks' doing: a call that did
+// not reach them or that they answered wrongly (the API server says which webhook), or a
+// refusal of the valid object.
+func fromWebhook(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "webhook") || strings.Contains(msg, "x509") || strings.Contains(msg, "tls:") || apierrors.IsInvalid(err) || apierrors.IsForbidden(err)
 }
 
 // observeCertificate records the Secret's certificate when it is a new one.
@@ -96,14 +114,20 @@ func (p *admissionProbe) stop(ctx context.Context, hub *framework.Cluster) (stri
 	<-p.done
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	report := fmt.Sprintf("%d creates in %s, %d refused; %d serving certificates stored in turn (%d renewals)",
-		p.creates, time.Since(p.started).Round(time.Second), len(p.refusals), len(p.certs), max(len(p.certs)-1, 0))
+	ran := time.Since(p.started)
+	report := fmt.Sprintf("%d creates in %s, %d refused by the webhooks, %d failed otherwise; %d serving certificates stored in turn (%d renewals)",
+		p.creates, ran.Round(time.Second), len(p.refusals), len(p.others), len(p.certs), max(len(p.certs)-1, 0))
+	if len(p.others) > 0 {
+		report += "; failed otherwise:\n  " + strings.Join(p.others, "\n  ")
+	}
 	var errs []error
 	if len(p.refusals) > 0 {
 		errs = append(errs, fmt.Errorf("the hub refused valid FleetJobs:\n  %s", strings.Join(p.refusals, "\n  ")))
 	}
-	if len(p.certs) < 3 {
-		errs = append(errs, fmt.Errorf("%d renewals of a %s certificate, want at least 2", max(len(p.certs)-1, 0), webhookCertificateValidity))
+	// A renewal is due every three quarters of a validity: a run of the whole suite sees
+	// several; a run of a few tests may see none.
+	if ran > 3*webhookCertificateValidity && len(p.certs) < 3 {
+		errs = append(errs, fmt.Errorf("%d renewals of a %s certificate in %s, want at least 2", max(len(p.certs)-1, 0), webhookCertificateValidity, ran.Round(time.Second)))
 	}
 	served, err := servedExpiries(ctx, hub)
 	if err != nil {
@@ -123,29 +147,31 @@ func (p *admissionProbe) stop(ctx context.Context, hub *framework.Cluster) (stri
 	return report, errors.Join(errs...)
 }
 
-// servedExpiries reads muster_webhook_certificate_expiry_seconds of every running hub pod.
+// servedExpiries reads muster_webhook_certificate_expiry_seconds of every ready hub pod,
+// trying for half a minute (a pod just started, a pod proxy call that failed).
 func servedExpiries(ctx context.Context, hub *framework.Cluster) (map[string]time.Duration, error) {
-	pods, err := hub.Clientset.CoreV1().Pods("muster-system").List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=muster-hub"})
-	if err != nil {
-		return nil, err
-	}
-	served := map[string]time.Duration{}
-	for _, pod := range pods.Items {
-		if pod.Status.Phase != corev1.PodRunning || pod.DeletionTimestamp != nil {
-			continue
-		}
-		families, err := framework.PodMetrics(ctx, hub, pod.Namespace, pod.Name, 8080)
+	var served map[string]time.Duration
+	err := framework.Until(ctx, 30*time.Second, "every ready hub pod's served certificate", func(ctx context.Context) (bool, string, error) {
+		pods, err := hub.Clientset.CoreV1().Pods("muster-system").List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=muster-hub"})
 		if err != nil {
-			return nil, err
+			return false, err.Error(), nil
 		}
-		f := families["muster_webhook_certificate_expiry_seconds"]
-		if f == nil || len(f.GetMetric()) == 0 {
-			return nil, fmt.Errorf("hub pod %s exports no muster_webhook_certificate_expiry_seconds", pod.Name)
+		served = map[string]time.Duration{}
+		for _, pod := range pods.Items {
+			if !podReady(pod) || pod.DeletionTimestamp != nil {
+				continue
+			}
+			families, err := framework.PodMetrics(ctx, hub, pod.Namespace, pod.Name, 8080)
+			if err != nil {
+				return false, err.Error(), nil
+			}
+			f := families["muster_webhook_certificate_expiry_seconds"]
+			if f == nil || len(f.GetMetric()) == 0 {
+				return false, "hub pod " + pod.Name + " exports no muster_webhook_certificate_expiry_seconds", nil
+			}
+			served[pod.Name] = time.Duration(f.GetMetric()[0].GetGauge().GetValue() * float64(time.Second))
 		}
-		served[pod.Name] = time.Duration(f.GetMetric()[0].GetGauge().GetValue() * float64(time.Second))
-	}
-	if len(served) == 0 {
-		return nil, errors.New("no hub pod runs")
-	}
-	return served, nil
+		return len(served) > 0, "no hub pod is ready", nil
+	})
+	return served, err
 }

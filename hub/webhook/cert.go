@@ -3,6 +3,7 @@ package webhook
 import (
 	"context"
 	"crypto/x509"
+	"encoding/pem"
 	"fmt"
 	"net"
 	"os"
@@ -15,6 +16,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	certutil "k8s.io/client-go/util/cert"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -53,8 +55,10 @@ const DefaultCertificateValidity = 365 * 24 * time.Hour
 // leader renews it in Secret SecretName a quarter of its validity before it expires and
 // keeps the CA bundle of both webhook configurations current; every replica serves what
 // the Secret holds (ServeFromSecret). Server certificates are renewed under the same CA,
-// so a renewal never changes the bundle and the API server trusts old and new alike while
-// the replicas reload.
+// so such a renewal leaves the bundle as it is and the API server trusts old and new alike
+// while the replicas reload. (The CA itself is renewed a quarter of the certificate's
+// validity before its ten years end; cert-controller then replaces the bundle at once, and
+// a replica still serving the old certificate is refused until it reloads, seconds later.)
 func Certificates(e Endpoint, dir string, validity time.Duration) *rotator.CertRotator {
 	host, extra := e.dnsNames()
 	return &rotator.CertRotator{
@@ -98,6 +102,13 @@ func PrepareCertificate(ctx context.Context, c client.Client, r *rotator.CertRot
 	if genErr != nil {
 		return nil, fmt.Errorf("making the webhook's serving certificate: %w", genErr)
 	}
+	if err == nil {
+		// Replicas started before this one serve the certificate being replaced until they
+		// stop or reload (a rollout from a hub without rotation: they never reload). The
+		// bundle keeps trusting it while it is valid: cert-controller signs with the first
+		// certificate of ca.crt and writes the whole of it into the bundle.
+		data[caCertKey] = append(data[caCertKey], stillServedCAs(secret.Data, time.Now())...)
+	}
 	if apierrors.IsNotFound(err) {
 		secret = &corev1.Secret{
 			ObjectMeta: metav1.ObjectMeta{Namespace: r.SecretKey.Namespace, Name: r.SecretKey.Name},
@@ -117,6 +128,23 @@ func PrepareCertificate(ctx context.Context, c client.Client, r *rotator.CertRot
 		return nil, fmt.Errorf("storing the webhook's serving certificate: %w", err)
 	}
 	return data[caCertKey], writeServingFile(r.CertDir, data)
+}
+
+// stillServedCAs are, as PEM, the CAs of the serving certificate in data while it is valid
+// at now: those of ca.crt, and the CA certificates a self-signed chain in tls.crt carries
+// (what a hub before rotation stored).
+func stillServedCAs(data map[string][]byte, now time.Time) []byte {
+	served, err := certutil.ParseCertsPEM(data[corev1.TLSCertKey])
+	if err != nil || len(served) == 0 || now.After(served[0].NotAfter) {
+		return nil
+	}
+	var out []byte
+	for _, crt := range served[1:] {
+		if crt.IsCA {
+			out = append(out, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: crt.Raw})...)
+		}
+	}
+	return append(out, data[caCertKey]...)
 }
 
 // The Secret's keys, as cert-controller writes them.

@@ -7,15 +7,20 @@ import (
 	"crypto/x509"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	certutil "k8s.io/client-go/util/cert"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/musterhq/muster/hub/webhook"
+	"github.com/musterhq/muster/internal/testing/envtest"
 )
 
 // TestServingCertificateIsRenewedWithoutRefusingAWrite: with certificates valid for 24 s,
@@ -114,3 +119,75 @@ func servedCertificate(t *testing.T, port int) *x509.Certificate {
 }
 
 func fingerprint(b []byte) string { return fmt.Sprintf("%x", sha256.Sum256(b))[:12] }
+
+// TestAHubFromBeforeRotationKeepsItsCertificateTrustedThroughTheRollout: a hub before
+// rotation stored a self-signed certificate whose CA key it did not keep, so the first new
+// replica makes a CA; the bundle it registers still trusts the old certificate, which the
+// old replicas serve until the rollout replaces them, as well as the new one.
+func TestAHubFromBeforeRotationKeepsItsCertificateTrustedThroughTheRollout(t *testing.T) {
+	ctx := t.Context()
+	const ns = "muster-from-before-rotation"
+	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	host := webhook.ServiceName + "." + ns + ".svc"
+	oldChain, oldKey, err := certutil.GenerateSelfSignedCertKey(host, nil, []string{webhook.ServiceName})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: webhook.SecretName},
+		Type:       corev1.SecretTypeTLS,
+		Data:       map[string][]byte{corev1.TLSCertKey: oldChain, corev1.TLSPrivateKeyKey: oldKey},
+	}
+	if err := env.Client.Create(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	bundle, err := webhook.PrepareCertificate(ctx, env.Client, webhook.Certificates(webhook.Endpoint{Namespace: ns}, dir, time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	served, err := os.ReadFile(filepath.Join(dir, webhook.ServingFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(bundle)
+	for name, chain := range map[string][]byte{"the old replicas'": oldChain, "the new replicas'": served} {
+		certs, err := certutil.ParseCertsPEM(chain)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := certs[0].Verify(x509.VerifyOptions{Roots: roots, DNSName: host}); err != nil {
+			t.Errorf("%s certificate is not trusted by the registered bundle: %v", name, err)
+		}
+	}
+}
+
+// TestADeletedCertificateSecretIsMadeAgain: cert-controller renews a Secret but never
+// creates one; deleted (the runbook's last resort, or by mistake), the replicas make a new
+// CA and certificate, the bundles follow, and creates are admitted again.
+func TestADeletedCertificateSecretIsMadeAgain(t *testing.T) {
+	ctx := t.Context()
+	before := caBundles(t)
+	if err := env.Client.Delete(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: hubNamespace, Name: webhook.SecretName}}); err != nil {
+		t.Fatal(err)
+	}
+	envtest.Eventually(t, "a new CA, in the Secret and both configurations, admitting creates", func() (bool, string) {
+		var secret corev1.Secret
+		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: hubNamespace, Name: webhook.SecretName}, &secret); err != nil {
+			return false, err.Error()
+		}
+		if bytes.Equal(secret.Data["ca.crt"], before) {
+			return false, "the old CA"
+		}
+		if err := env.Client.Create(ctx, fleetJob("after-deletion", "default", nil), client.DryRunAll); err != nil {
+			return false, err.Error()
+		}
+		return true, ""
+	})
+	if after := caBundles(t); bytes.Equal(after, before) {
+		t.Error("the configurations still hold the deleted Secret's CA")
+	}
+}

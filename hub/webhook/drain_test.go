@@ -16,11 +16,11 @@ import (
 // test's to serve.
 type muxServer struct{ mux *http.ServeMux }
 
-func (s muxServer) NeedLeaderElection() bool              { return false }
+func (s muxServer) NeedLeaderElection() bool                { return false }
 func (s muxServer) Register(path string, hook http.Handler) { s.mux.Handle(path, hook) }
-func (s muxServer) Start(context.Context) error            { return nil }
-func (s muxServer) StartedChecker() healthz.Checker        { return healthz.Ping }
-func (s muxServer) WebhookMux() *http.ServeMux             { return s.mux }
+func (s muxServer) Start(context.Context) error             { return nil }
+func (s muxServer) StartedChecker() healthz.Checker         { return healthz.Ping }
+func (s muxServer) WebhookMux() *http.ServeMux              { return s.mux }
 
 // A draining server keeps answering, and each answer makes the client close the
 // connection it came on, so that its next call opens a new one (through the Service, to

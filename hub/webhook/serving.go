@@ -42,10 +42,15 @@ func ServeFromSecret(mgr ctrl.Manager, r *rotator.CertRotator, served func(certP
 	if err != nil {
 		return fmt.Errorf("watching the webhook's serving certificate: %w", err)
 	}
-	sync := servingSync{rotator: r, served: served, log: mgr.GetLogger().WithName("webhook-certificate")}
+	direct, err := client.New(mgr.GetConfig(), client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})
+	if err != nil {
+		return fmt.Errorf("making the webhook certificate's client: %w", err)
+	}
+	sync := servingSync{rotator: r, served: served, client: direct, log: mgr.GetLogger().WithName("webhook-certificate")}
 	if _, err := informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
 		AddFunc:    sync.write,
 		UpdateFunc: func(_, obj any) { sync.write(obj) },
+		DeleteFunc: func(any) { sync.recreate() },
 	}); err != nil {
 		return fmt.Errorf("watching the webhook's serving certificate: %w", err)
 	}
@@ -62,7 +67,21 @@ func (everyReplica) NeedLeaderElection() bool { return false }
 type servingSync struct {
 	rotator *rotator.CertRotator
 	served  func([]byte) error
+	client  client.Client
 	log     logr.Logger
+}
+
+// recreate makes a new certificate when the Secret is deleted (the runbook's last resort,
+// or by mistake): cert-controller renews a Secret but never creates one, and would only
+// log errors while the served certificate ran out. Every replica tries; the first create
+// wins and the others serve it.
+func (s servingSync) recreate() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s.log.Info("the webhook certificate's Secret was deleted: making a new CA and certificate", "secret", s.rotator.SecretKey)
+	if _, err := PrepareCertificate(ctx, s.client, s.rotator); err != nil {
+		s.log.Error(err, "making a new webhook certificate", "secret", s.rotator.SecretKey)
+	}
 }
 
 // write serves the Secret's certificate when it is one this replica can serve. A

@@ -51,7 +51,7 @@ musterctl join command that members run.`,
 	cmd.Flags().StringVar(&o.image, "image", o.image, "image of the hub Deployment")
 	cmd.Flags().StringArrayVar(&o.hubArgs, "hub-arg", nil, "a flag for muster-hub in the Deployment, as --hub-arg=--webhook-cert-validity=2160h (repeat for more)")
 	cmd.Flags().DurationVar(&o.tokenTTL, "token-ttl", o.tokenTTL, "lifetime of the bootstrap token")
-	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "print every object init would apply, in order, and change nothing (no cluster is contacted, no token made)")
+	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "print every object init would apply, in order, and change nothing: no cluster is contacted; the bootstrap token and kube-public/cluster-info (when missing), which init makes in the cluster, are not printed")
 	cmd.Flags().StringVarP(&o.output, "output", "o", "yaml", "with --dry-run, how to print the objects: yaml or json")
 	return cmd
 }

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -105,6 +106,15 @@ func TestUpgradeHubRollsTheDeploymentKeepingItsFlags(t *testing.T) {
 	if r := musterctl("init", "--image", "muster.local/muster-hub:v1", "--hub-arg=--webhook-cert-validity=2m"); r.code != 0 {
 		t.Fatalf("init:\n%s", r)
 	}
+	// Scaled by hand since: the upgrade keeps the size.
+	var scaled appsv1.Deployment
+	if err := env.Client.Get(t.Context(), client.ObjectKey{Namespace: musterv1.HubNamespace, Name: "muster-hub"}, &scaled); err != nil {
+		t.Fatal(err)
+	}
+	scaled.Spec.Replicas = ptr.To[int32](3)
+	if err := env.Client.Update(t.Context(), &scaled); err != nil {
+		t.Fatal(err)
+	}
 	r = musterctl("upgrade", "hub", "--image", "muster.local/muster-hub:v2", "--wait=false")
 	if r.code != 0 || !hasLine(r.out, "✓ CRDs installed") || !hasLine(r.out, "✓ Deployment muster-system/muster-hub updated to muster.local/muster-hub:v2") {
 		t.Fatalf("upgrade:\n%s", r)
@@ -116,6 +126,9 @@ func TestUpgradeHubRollsTheDeploymentKeepingItsFlags(t *testing.T) {
 	hub := d.Spec.Template.Spec.Containers[0]
 	if want := []string{"--leader-elect=true", "--webhook-cert-validity=2m"}; hub.Image != "muster.local/muster-hub:v2" || !slices.Equal(hub.Args, want) {
 		t.Errorf("after the upgrade the hub runs %s with %q, want muster.local/muster-hub:v2 with %q", hub.Image, hub.Args, want)
+	}
+	if d.Spec.Replicas == nil || *d.Spec.Replicas != 3 {
+		t.Errorf("after the upgrade the hub has %v replicas, want the 3 it was scaled to", d.Spec.Replicas)
 	}
 	if err := env.Client.Delete(t.Context(), &d); err != nil {
 		t.Fatal(err)

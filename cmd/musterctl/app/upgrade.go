@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
@@ -65,7 +66,12 @@ over and the webhook is served throughout.`,
 			if err := applyHubManifests(ctx, hub, out); err != nil {
 				return err
 			}
-			if err := applyHubDeployment(ctx, hub, o.image, extraHubArgs(current)); err != nil {
+			d, err := hubDeploymentObjects(o.image, extraHubArgs(current))
+			if err != nil {
+				return err
+			}
+			keepReplicas(d, current)
+			if err := apply(ctx, hub.client, d); err != nil {
 				return err
 			}
 			return o.rollout(ctx, hub, out, musterv1.HubNamespace, hubDeployment)
@@ -91,7 +97,8 @@ one left them.`,
 				return err
 			}
 			ctx, out := cmd.Context(), cmd.OutOrStdout()
-			if _, err := deployment(ctx, member, musterv1.AgentNamespace, agentDeployment); err != nil {
+			current, err := deployment(ctx, member, musterv1.AgentNamespace, agentDeployment)
+			if err != nil {
 				return err
 			}
 			if err := applyAgentManifests(ctx, member); err != nil {
@@ -102,6 +109,7 @@ one left them.`,
 			if err != nil {
 				return err
 			}
+			keepReplicas(d, current)
 			if err := apply(ctx, member.client, d); err != nil {
 				return err
 			}
@@ -136,6 +144,9 @@ var hubFixedArgs = []string{"--leader-elect=true"}
 func extraHubArgs(d *appsv1.Deployment) []string {
 	var extra []string
 	for _, c := range d.Spec.Template.Spec.Containers {
+		if c.Name != hubContainer {
+			continue // a sidecar someone added keeps its own flags
+		}
 		for _, a := range c.Args {
 			if !slices.Contains(hubFixedArgs, a) {
 				extra = append(extra, a)
@@ -143,6 +154,22 @@ func extraHubArgs(d *appsv1.Deployment) []string {
 		}
 	}
 	return extra
+}
+
+// hubContainer is the hub's container in its Deployment.
+const hubContainer = "hub"
+
+// keepReplicas makes the applied Deployments keep the replicas the running one has
+// (kubectl scale, an autoscaler): an upgrade changes the version, not the size.
+func keepReplicas(objs []*unstructured.Unstructured, current *appsv1.Deployment) {
+	if current.Spec.Replicas == nil {
+		return
+	}
+	for _, u := range objs {
+		if u.GetKind() == "Deployment" {
+			_ = unstructured.SetNestedField(u.Object, int64(*current.Spec.Replicas), "spec", "replicas")
+		}
+	}
 }
 
 // rollout waits, unless told not to, until the Deployment's controller has replaced every

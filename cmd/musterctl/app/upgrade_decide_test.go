@@ -39,9 +39,10 @@ func TestRolledOut(t *testing.T) {
 }
 
 func TestExtraHubArgsKeepsWhatInitAdded(t *testing.T) {
-	d := &appsv1.Deployment{Spec: appsv1.DeploymentSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{
-		Args: []string{"--leader-elect=true", "--webhook-cert-validity=2m", "--reserved-namespaces=prod"},
-	}}}}}}
+	d := &appsv1.Deployment{Spec: appsv1.DeploymentSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{
+		{Name: "hub", Args: []string{"--leader-elect=true", "--webhook-cert-validity=2m", "--reserved-namespaces=prod"}},
+		{Name: "proxy", Args: []string{"--upstream=127.0.0.1:8080"}},
+	}}}}}
 	if got, want := extraHubArgs(d), []string{"--webhook-cert-validity=2m", "--reserved-namespaces=prod"}; !slices.Equal(got, want) {
 		t.Errorf("extra args %q, want %q", got, want)
 	}
