@@ -10,6 +10,7 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -99,16 +100,8 @@ func TestUpgradeHubThenAgentsWithAJobInFlightLosesNoCompletion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lease, err := fleet.Hub.Clientset.CoordinationV1().Leases("muster-system").Get(ctx, "muster-hub", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	acquired := "at an unknown time"
-	if lease.Spec.AcquireTime != nil {
-		acquired = lease.Spec.AcquireTime.Format(time.TimeOnly)
-	}
-	t.Logf("hub: %s; leader %s handed over to %s (acquired %s, %d transitions)", lastLine(out), leaderBefore, leaderPod(t),
-		acquired, ptr.Deref(lease.Spec.LeaseTransitions, 0))
+	rolled := time.Now()
+	t.Logf("hub: %s", lastLine(out))
 	for _, member := range fleet.Members {
 		out, err := m.Musterctl(ctx, member, "upgrade", "agent", "--image", newAgentImage, "--timeout", "2m")
 		if err != nil {
@@ -144,6 +137,25 @@ func TestUpgradeHubThenAgentsWithAJobInFlightLosesNoCompletion(t *testing.T) {
 	for _, member := range fleet.Members {
 		wantAgentVersion(t, member.Name, upgradedVersion)
 	}
+	// The rollout is done (as kubectl rollout status says) once the new pods are ready
+	// and the old ones terminating; the old leader leads until it has drained and stopped.
+	var lease *coordinationv1.Lease
+	err = framework.Until(ctx, time.Minute, "a new hub pod to lead", func(ctx context.Context) (bool, string, error) {
+		lease, err = fleet.Hub.Clientset.CoordinationV1().Leases("muster-system").Get(ctx, "muster-hub", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		holder := ptr.Deref(lease.Spec.HolderIdentity, "")
+		return holder != "" && !strings.HasPrefix(holder, leaderBefore+"_"), "held by " + holder, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	acquired := "at an unknown time"
+	if lease.Spec.AcquireTime != nil {
+		acquired = fmt.Sprintf("%s after the rollout", lease.Spec.AcquireTime.Sub(rolled).Round(time.Second))
+	}
+	t.Logf("leader %s handed over to %s, acquired %s (%d transitions)", leaderBefore, leaderPod(t), acquired, ptr.Deref(lease.Spec.LeaseTransitions, 0))
 }
 
 func lastLine(s string) string {
