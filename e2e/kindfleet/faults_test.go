@@ -89,8 +89,9 @@ func TestUpgradeHubThenAgentsWithAJobInFlightLosesNoCompletion(t *testing.T) {
 	}
 	t.Logf("images of %s built and loaded in %s", upgradedVersion, time.Since(start).Round(time.Second))
 
-	// Two indexes a member, one at a time: the upgrades finish within the first.
-	const completions = 4
+	// Three indexes a member, one at a time: the job runs through the hub's rollout and
+	// both agents' upgrades.
+	const completions = 6
 	fj := indexed(dividedJob("upgrade", completions, 2, "sleep", "8s"))
 	createOnHub(t, fj)
 	waitJobPodRunning(t, fleet.Members[0], fj.Name)
