@@ -187,7 +187,7 @@ func (o *joinOptions) install(ctx context.Context, member *clients, hub *bootstr
 	if o.noDeploy {
 		return nil
 	}
-	deployment, err := readManifests(deploy.Agent, "agent/deployment.yaml", map[string]string{"Image": o.image})
+	deployment, err := agentDeploymentObjects(o.image)
 	if err != nil {
 		return err
 	}
@@ -204,13 +204,7 @@ func uninstallAgent(ctx context.Context, member *clients) error {
 	if err != nil {
 		return err
 	}
-	errs := []error{unbindExecutorRoles(ctx, member.client)}
-	for _, u := range append(objs, crds...) {
-		if err := member.client.Delete(ctx, u, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil && !apierrors.IsNotFound(err) {
-			errs = append(errs, fmt.Errorf("deleting %s %s: %w", u.GetKind(), u.GetName(), err))
-		}
-	}
-	return errors.Join(errs...)
+	return errors.Join(unbindExecutorRoles(ctx, member.client), deleteAll(ctx, member.client, append(objs, crds...)))
 }
 
 // applyAgentManifests applies the member's CRDs (waiting until they serve), the agent's
@@ -225,6 +219,11 @@ func applyAgentManifests(ctx context.Context, member *clients) error {
 		return err
 	}
 	return apply(ctx, member.client, objs)
+}
+
+// agentDeploymentObjects is the agent Deployment with image.
+func agentDeploymentObjects(image string) ([]*unstructured.Unstructured, error) {
+	return readManifests(deploy.Agent, "agent/deployment.yaml", map[string]string{"Image": image})
 }
 
 // agentCRDs are the CRDs a member needs: member-local BroadcastJobs run there.

@@ -103,6 +103,7 @@ func deleteHubWebhooks(ctx context.Context, c client.Client) error {
 	return errors.Join(errs...)
 }
 
+// deleteAll deletes objs, those already gone too, and reports every failure.
 func deleteAll(ctx context.Context, c client.Client, objs []*unstructured.Unstructured) error {
 	var errs []error
 	for _, u := range objs {

@@ -15,7 +15,6 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
-	"github.com/musterhq/muster/deploy"
 )
 
 type upgradeOptions struct {
@@ -105,7 +104,7 @@ one left them.`,
 				return err
 			}
 			fmt.Fprintln(out, "✓ CRDs, RBAC and the Work executor's roles applied")
-			d, err := readManifests(deploy.Agent, "agent/deployment.yaml", map[string]string{"Image": o.image})
+			d, err := agentDeploymentObjects(o.image)
 			if err != nil {
 				return err
 			}
