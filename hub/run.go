@@ -144,10 +144,7 @@ func rotateCertificates(mgr ctrl.Manager, certificates *rotator.CertRotator, ser
 	if err != nil {
 		return err
 	}
-	if err := rotator.AddRotator(mgr, certificates); err != nil {
-		return fmt.Errorf("adding the webhook certificate's rotation: %w", err)
-	}
-	return hubwebhook.ServeFromSecret(mgr, certificates, expiry.Serve)
+	return hubwebhook.Rotate(mgr, certificates, expiry.Serve)
 }
 
 func restConfig(kubeconfig string) (*rest.Config, error) {

@@ -54,7 +54,7 @@ const DefaultCertificateValidity = 365 * 24 * time.Hour
 // Certificates rotates the webhook's serving certificate with OPA's cert-controller: the
 // leader renews it in Secret SecretName a quarter of its validity before it expires and
 // keeps the CA bundle of both webhook configurations current; every replica serves what
-// the Secret holds (ServeFromSecret). Server certificates are renewed under the same CA,
+// the Secret holds (Rotate). Server certificates are renewed under the same CA,
 // so such a renewal leaves the bundle as it is and the API server trusts old and new alike
 // while the replicas reload. (The CA itself is renewed a quarter of the certificate's
 // validity before its ten years end; cert-controller then replaces the bundle at once, and

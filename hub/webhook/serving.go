@@ -18,7 +18,16 @@ import (
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=list;watch,namespace=muster-system
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations;mutatingwebhookconfigurations,verbs=list;watch
 
-// ServeFromSecret keeps the file the webhook server reads (ServingFile in r.CertDir) equal to the
+// Rotate has the leader renew r's certificate (cert-controller) and every replica serve
+// each renewal (serveFromSecret); served is told each certificate the replica serves.
+func Rotate(mgr ctrl.Manager, r *rotator.CertRotator, served func(certPEM []byte) error) error {
+	if err := rotator.AddRotator(mgr, r); err != nil {
+		return fmt.Errorf("adding the webhook certificate's rotation: %w", err)
+	}
+	return serveFromSecret(mgr, r, served)
+}
+
+// serveFromSecret keeps the file the webhook server reads (ServingFile in r.CertDir) equal to the
 // serving certificate in r's Secret, on every replica, leader or not: cert-controller
 // renews the Secret but expects a kubelet-mounted volume to carry it to the files, and
 // the hub also runs as a plain process, and a mounted Secret reaches the pod only after
@@ -26,7 +35,7 @@ import (
 //
 // It watches that one Secret with a cache of its own: the manager's cache would watch
 // every Secret of the hub cluster.
-func ServeFromSecret(mgr ctrl.Manager, r *rotator.CertRotator, served func(certPEM []byte) error) error {
+func serveFromSecret(mgr ctrl.Manager, r *rotator.CertRotator, served func(certPEM []byte) error) error {
 	secrets, err := cache.New(mgr.GetConfig(), cache.Options{
 		Scheme:            mgr.GetScheme(),
 		Mapper:            mgr.GetRESTMapper(),

@@ -100,10 +100,7 @@ func startHub(ctx context.Context, env *envtest.Environment) error {
 	if err := webhook.Register(ctx, mgr, env.Client, endpoint, caBundle, webhook.Tenancy{ReservedNamespaces: []string{reservedByFlag}}, webhook.Defaults{UnreachableTolerationSeconds: defaultTolerationSeconds}); err != nil {
 		return err
 	}
-	if err := rotator.AddRotator(mgr, certificates); err != nil {
-		return err
-	}
-	if err := webhook.ServeFromSecret(mgr, certificates, func([]byte) error { return nil }); err != nil {
+	if err := webhook.Rotate(mgr, certificates, func([]byte) error { return nil }); err != nil {
 		return err
 	}
 	go func() {
@@ -165,10 +162,7 @@ func startStandby(ctx context.Context, env *envtest.Environment) error {
 		return err
 	}
 	_ = mgr.GetWebhookServer() // serves no path: the test reads only its certificate
-	if err := rotator.AddRotator(mgr, standby); err != nil {
-		return err
-	}
-	if err := webhook.ServeFromSecret(mgr, standby, func([]byte) error { return nil }); err != nil {
+	if err := webhook.Rotate(mgr, standby, func([]byte) error { return nil }); err != nil {
 		return err
 	}
 	go func() {
