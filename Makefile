@@ -73,19 +73,21 @@ help: ## Show this help.
 # hack/crdgen is controller-gen's CRD generator plus descriptions for the metadata of
 # embedded templates, which controller-gen leaves undocumented.
 .PHONY: generate
-generate: ## Regenerate deepcopy, CRDs (deploy/crd) and RBAC (deploy/*/rbac) from the Go markers.
+generate: ## Regenerate deepcopy, CRDs (deploy/crd, and into the charts) and RBAC (the charts' templates/rbac) from the Go markers.
 	$(CONTROLLER_GEN) object paths=./api/...
 	rm -rf deploy/crd
 	$(GO) build -C hack/crdgen -ldflags "$(CRDGEN_LDFLAGS)" -o $(BIN_DIR)/crdgen .
 	$(BIN_DIR)/crdgen deploy/crd ./api/...
-	$(CONTROLLER_GEN) rbac:roleName=muster-hub paths=./hub/... output:rbac:artifacts:config=deploy/hub/rbac
-	$(CONTROLLER_GEN) rbac:roleName=muster-agent paths=./agent/... output:rbac:artifacts:config=deploy/agent/rbac
+	$(CONTROLLER_GEN) rbac:roleName=muster-hub paths=./hub/... output:rbac:artifacts:config=deploy/charts/muster-hub/templates/rbac
+	$(CONTROLLER_GEN) rbac:roleName=muster-agent paths=./agent/... output:rbac:artifacts:config=deploy/charts/muster-agent/templates/rbac
+	hack/chart-crds.sh deploy/charts/muster-hub deploy/crd/*.yaml
+	hack/chart-crds.sh deploy/charts/muster-agent deploy/crd/muster.dev_broadcastjobs.yaml
 
 .PHONY: verify
 verify: verify-generated lint ## Check formatting, lint (go vet's checks included), go.mod tidiness and that generated files are up to date.
 
 .PHONY: verify-generated
-verify-generated: generate ## verify without lint: formatting, go.mod tidiness, generated files up to date.
+verify-generated: generate charts ## verify without lint: formatting, go.mod tidiness, generated files up to date, the Helm charts linted.
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet -C hack/crdgen ./...
 	$(GO) test -count=1 -run TestCheckedInManifest ./hack/krew/
@@ -93,6 +95,23 @@ verify-generated: generate ## verify without lint: formatting, go.mod tidiness, 
 	@if [ -n "$$(git status --porcelain -- api deploy go.mod go.sum)" ]; then \
 		echo "generated files or go.mod drifted; run 'make generate' and 'go mod tidy' and commit:"; \
 		git status --porcelain -- api deploy go.mod go.sum; git diff --stat -- api deploy go.mod go.sum; exit 1; fi
+
+# Helm is the module's pinned tool (go.mod's tool line): helm lint --strict checks each
+# chart with its defaults and with every value set, and helm template renders it as an
+# install would. The join values are an example line (no hub is contacted).
+HELM            ?= $(GO) tool helm
+AGENT_JOIN      := --set clusterName=member1,hub.url=https://hub.example:6443,bootstrap.token=abcdef.0123456789abcdef \
+	--set hub.caHash=sha256:0000000000000000000000000000000000000000000000000000000000000000
+CHART_ALL       := --set extraArgs={--zap-log-level=2},crds.keep=false,namespace.create=false,nodeSelector.disk=ssd,tolerations[0].operator=Exists \
+	--set image.digest=sha256:0000000000000000000000000000000000000000000000000000000000000000
+.PHONY: charts
+charts: ## helm lint and helm template the charts in deploy/charts.
+	$(HELM) lint --strict deploy/charts/muster-hub
+	$(HELM) lint --strict deploy/charts/muster-hub $(CHART_ALL) --set replicas=3,podSecurity.defaultLevel=restricted
+	$(HELM) lint --strict deploy/charts/muster-agent
+	$(HELM) lint --strict deploy/charts/muster-agent $(AGENT_JOIN) $(CHART_ALL) --set workExecutorRoles={cluster-admin}
+	$(HELM) template muster-hub deploy/charts/muster-hub >/dev/null
+	$(HELM) template muster-agent deploy/charts/muster-agent $(AGENT_JOIN) >/dev/null
 
 # verify-generated-copy runs verify-generated on a copy of the working tree (with its .git,
 # so that the drift check sees what git sees here), for make test to run it beside fleets

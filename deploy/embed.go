@@ -1,5 +1,5 @@
-// Package deploy embeds what musterctl installs: the generated CRDs and the hub and agent
-// manifests, so that a musterctl binary installs exactly what it was built with.
+// Package deploy embeds the generated CRDs, which the tests install into their API
+// servers. What musterctl installs comes from the Helm charts (deploy/charts).
 package deploy
 
 import "embed"
@@ -8,14 +8,3 @@ import "embed"
 //
 //go:embed crd/*.yaml
 var CRDs embed.FS
-
-// Hub holds hub/*.yaml: RBAC (rbac/role.yaml is generated from the hub's markers), the
-// bootstrap policy and the hub Deployment template.
-//
-//go:embed hub/*.yaml hub/rbac/*.yaml
-var Hub embed.FS
-
-// Agent holds agent/*.yaml: the agent's member-side RBAC and Deployment template.
-//
-//go:embed agent/*.yaml agent/rbac/*.yaml
-var Agent embed.FS

@@ -17,7 +17,7 @@ import (
 )
 
 // Namespaces are created, read and relabelled through the Executor, never with the
-// agent's own rights: the Work executor's ClusterRole (deploy/agent/executor.yaml) grants
+// agent's own rights: the Work executor's ClusterRole (deploy/charts/muster-agent/templates/executor.yaml) grants
 // them.
 
 // Marks on a namespace the agent created because a manifest needed it.

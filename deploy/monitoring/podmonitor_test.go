@@ -1,26 +1,25 @@
 package monitoring_test
 
 import (
-	"os"
-	"strings"
 	"testing"
-	"text/template"
 
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 
+	"github.com/musterhq/muster/deploy/charts"
 	"github.com/musterhq/muster/deploy/monitoring"
 )
 
 // Each PodMonitor decodes strictly with the Prometheus Operator's types and scrapes what
-// the Deployment `musterctl init`/`join` installs really serves: it selects the
+// the Deployment of the chart (what `musterctl init`/`join` install) really serves: it selects the
 // Deployment's pods, in its namespace, on a container port of that name.
 func TestPodMonitorsScrapeTheDeployedPods(t *testing.T) {
 	for file, deployment := range map[string]string{
-		"podmonitor-hub.yaml":   "../hub/deployment.yaml",
-		"podmonitor-agent.yaml": "../agent/deployment.yaml",
+		"podmonitor-hub.yaml":   charts.Hub,
+		"podmonitor-agent.yaml": charts.Agent,
 	} {
 		t.Run(file, func(t *testing.T) {
 			raw, err := monitoring.FS.ReadFile(file)
@@ -54,32 +53,23 @@ func TestPodMonitorsScrapeTheDeployedPods(t *testing.T) {
 	}
 }
 
-// installValues fill in the install manifests' templates as musterctl does: the image,
-// and the hub's extra flags.
-var installValues = map[string]any{"Image": "filled-in", "Args": []string{"--extra-flag"}}
-
-// deploymentIn reads the Deployment from a multi-document install manifest.
-func deploymentIn(t *testing.T, path string) *appsv1.Deployment {
+// deploymentIn renders the chart with its defaults and returns its Deployment.
+func deploymentIn(t *testing.T, chart string) *appsv1.Deployment {
 	t.Helper()
-	raw, err := os.ReadFile(path)
+	objs, err := charts.Render(chart, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmpl, err := template.New(path).Option("missingkey=error").Parse(string(raw))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var filled strings.Builder
-	if err := tmpl.Execute(&filled, installValues); err != nil {
-		t.Fatal(err)
-	}
-	for _, doc := range strings.Split(filled.String(), "\n---") {
-		var d appsv1.Deployment
-		if err := yaml.Unmarshal([]byte(doc), &d); err == nil && d.Kind == "Deployment" {
+	for _, o := range objs {
+		if o.GetKind() == "Deployment" {
+			var d appsv1.Deployment
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &d); err != nil {
+				t.Fatal(err)
+			}
 			return &d
 		}
 	}
-	t.Fatalf("no Deployment in %s", path)
+	t.Fatalf("chart %s has no Deployment", chart)
 	return nil
 }
 

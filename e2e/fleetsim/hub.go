@@ -13,7 +13,7 @@ import (
 
 	"github.com/musterhq/muster/agent/registration"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
-	"github.com/musterhq/muster/cmd/musterctl/app/bootstrap"
+	"github.com/musterhq/muster/internal/bootstrap"
 )
 
 // Discover checks the hub as `musterctl join` does, from the join line `musterctl init`

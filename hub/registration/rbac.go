@@ -90,7 +90,7 @@ func BootstrapReaderName(cluster string) string { return "muster:bootstrap:clust
 
 // bootstrapReader lets a token made by `musterctl token create --cluster c` get
 // MemberCluster c, and no other: a re-join checks that the registered cluster is its own.
-// A token bound to no cluster reads no MemberCluster at all (see deploy/hub/install.yaml).
+// A token bound to no cluster reads no MemberCluster at all (see deploy/charts/muster-hub/templates/install.yaml).
 func bootstrapReader(mc *musterv1.MemberCluster) []rbacObject {
 	name, meta := BootstrapReaderName(mc.Name), ownedMeta(mc)
 	return []rbacObject{

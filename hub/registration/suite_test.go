@@ -5,16 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"testing"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -23,7 +20,7 @@ import (
 	"github.com/musterhq/muster/api/identity"
 	"github.com/musterhq/muster/api/scheme"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
-	"github.com/musterhq/muster/deploy"
+	"github.com/musterhq/muster/deploy/charts"
 	"github.com/musterhq/muster/hub/registration"
 	"github.com/musterhq/muster/internal/testing/envtest"
 )
@@ -49,30 +46,20 @@ func TestMain(m *testing.M) {
 	}))
 }
 
-// installHubPolicy creates every object of deploy/hub/install.yaml and waits until the
+// installHubPolicy creates the muster-hub chart's namespace and install.yaml and waits until the
 // API server enforces its admission policies.
 func installHubPolicy(cfg *rest.Config) error {
 	c, err := client.New(cfg, client.Options{Scheme: scheme.Scheme})
 	if err != nil {
 		return err
 	}
-	raw, err := deploy.Hub.ReadFile("hub/install.yaml")
+	objs, err := charts.Render(charts.Hub, nil)
 	if err != nil {
 		return err
 	}
 	ctx := context.Background()
-	dec := yaml.NewYAMLOrJSONDecoder(bytes.NewReader(raw), 4096)
-	for {
-		var u unstructured.Unstructured
-		if err := dec.Decode(&u.Object); errors.Is(err, io.EOF) {
-			break
-		} else if err != nil {
-			return fmt.Errorf("decoding hub/install.yaml: %w", err)
-		}
-		if len(u.Object) == 0 {
-			continue
-		}
-		if err := c.Create(ctx, &u); err != nil && !apierrors.IsAlreadyExists(err) {
+	for _, u := range objs.From("templates/namespace.yaml", "templates/install.yaml") {
+		if err := c.Create(ctx, u.Unstructured); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("creating %s %s: %w", u.GetKind(), u.GetName(), err)
 		}
 	}

@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
-	"github.com/musterhq/muster/cmd/musterctl/app/bootstrap"
+	"github.com/musterhq/muster/internal/bootstrap"
 	"github.com/musterhq/muster/internal/testing/envtest"
 )
 

@@ -9,48 +9,15 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 )
 
-// The Work executor is the ServiceAccount the agent applies Works as (deploy/agent/
-// executor.yaml). Beyond its default roles, `join --work-executor-role NAME` binds it the
-// member's ClusterRole NAME with a ClusterRoleBinding named executorBindingPrefix+NAME and
-// labelled executorRoleLabel; the label lets a later join and unjoin find them.
-const (
-	executorBindingPrefix = musterv1.WorkExecutor + ":"
-	executorRoleLabel     = "muster.dev/work-executor-role"
-)
-
-// executorRoleBindings bind each named ClusterRole, once, to the Work executor.
-func executorRoleBindings(roles []string) ([]*unstructured.Unstructured, error) {
-	var out []*unstructured.Unstructured
-	seen := map[string]bool{}
-	for _, role := range roles {
-		if seen[role] {
-			continue
-		}
-		seen[role] = true
-		crb := &rbacv1.ClusterRoleBinding{
-			TypeMeta: metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "ClusterRoleBinding"},
-			ObjectMeta: metav1.ObjectMeta{
-				Name:   executorBindingPrefix + role,
-				Labels: map[string]string{executorRoleLabel: "true"},
-			},
-			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role},
-			Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: musterv1.AgentNamespace, Name: musterv1.WorkExecutor}},
-		}
-		obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(crb)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, &unstructured.Unstructured{Object: obj})
-	}
-	return out, nil
-}
+// The Work executor is the ServiceAccount the agent applies Works as (the muster-agent
+// chart's executor.yaml). Beyond its default roles, `join --work-executor-role NAME` binds
+// it the member's ClusterRole NAME with a ClusterRoleBinding muster-work-executor:NAME
+// (the chart's workExecutorRoles) labelled executorRoleLabel; the label lets a later join
+// and unjoin find them.
+const executorRoleLabel = "muster.dev/work-executor-role"
 
 // staleExecutorBindings are the bindings an earlier join made for roles this join does
 // not name: a join states the executor's extra roles in full, so naming fewer revokes.
@@ -84,16 +51,9 @@ func checkExecutorRoles(ctx context.Context, c client.Client, roles []string) er
 	return errors.Join(errs...)
 }
 
-// bindExecutorRoles binds the executor the named ClusterRoles and unbinds the ones an
-// earlier join bound that are no longer named.
-func bindExecutorRoles(ctx context.Context, c client.Client, roles []string) error {
-	bindings, err := executorRoleBindings(roles)
-	if err != nil {
-		return err
-	}
-	if err := apply(ctx, c, bindings); err != nil {
-		return err
-	}
+// unbindStaleExecutorRoles removes the executor's role bindings an earlier join made for
+// roles this one does not name (the chart makes the bindings of the named ones).
+func unbindStaleExecutorRoles(ctx context.Context, c client.Client, roles []string) error {
 	var existing rbacv1.ClusterRoleBindingList
 	if err := c.List(ctx, &existing, client.MatchingLabels{executorRoleLabel: "true"}); err != nil {
 		return fmt.Errorf("listing the work executor's role bindings: %w", err)

@@ -33,10 +33,11 @@ var executorSubject = []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: "must
 // What join installs for the Work executor: its ServiceAccount, admin over namespaced
 // objects, namespaces and member BroadcastJobs, and nothing else cluster-scoped.
 func TestJoinInstallsTheWorkExecutor(t *testing.T) {
-	objs, err := agentManifests()
+	chart, err := agentChart("", agentJoin{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	objs := chart.Unstructured()
 	installed[corev1.ServiceAccount](t, objs, "ServiceAccount", "muster-agent", "muster-work-executor")
 	admin := installed[rbacv1.ClusterRoleBinding](t, objs, "ClusterRoleBinding", "", "muster-work-executor-admin")
 	if admin.RoleRef.Name != "admin" || !cmp.Equal(admin.Subjects, executorSubject) {
@@ -60,10 +61,11 @@ func TestJoinInstallsTheWorkExecutor(t *testing.T) {
 // The agent itself may do no more than its controllers need: no wildcard anywhere, and
 // its only escalation is impersonating the executor, in its own namespace.
 func TestJoinGivesTheAgentLeastPrivilege(t *testing.T) {
-	objs, err := agentManifests()
+	chart, err := agentChart("", agentJoin{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	objs := chart.Unstructured()
 	cluster := installed[rbacv1.ClusterRole](t, objs, "ClusterRole", "", "muster-agent")
 	ns := installed[rbacv1.Role](t, objs, "Role", "muster-agent", "muster-agent")
 	for _, r := range append(slices.Clone(cluster.Rules), ns.Rules...) {
@@ -125,12 +127,15 @@ func TestExecutorRoleBindings(t *testing.T) {
 			[]rbacv1.ClusterRoleBinding{binding("crd-installer"), binding("system:aggregate-to-edit")}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			objs, err := executorRoleBindings(tc.roles)
+			chart, err := agentChart("", agentJoin{executorRoles: tc.roles})
 			if err != nil {
 				t.Fatal(err)
 			}
 			var got []rbacv1.ClusterRoleBinding
-			for _, u := range objs {
+			for _, u := range chart.Unstructured() {
+				if u.GetLabels()["muster.dev/work-executor-role"] != "true" {
+					continue
+				}
 				var b rbacv1.ClusterRoleBinding
 				if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &b); err != nil {
 					t.Fatal(err)

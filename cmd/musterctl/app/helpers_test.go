@@ -8,7 +8,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"testing/fstest"
 
 	"github.com/google/go-cmp/cmp"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -233,53 +232,6 @@ func TestTableRequest(t *testing.T) {
 	}
 }
 
-func TestReadManifests(t *testing.T) {
-	fsys := fstest.MapFS{
-		"m/a.yaml":     {Data: []byte("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: one\n---\n# only a comment\n---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: two\n")},
-		"m/b.yaml":     {Data: []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"json"}}`)},
-		"t/dep.yaml":   {Data: []byte("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: hub\nspec:\n  image: {{ .Image }}\n")},
-		"bad/x.yaml":   {Data: []byte("apiVersion: v1\nkind: [unclosed\n")},
-		"tmpl/x.yaml":  {Data: []byte("kind: {{ .Image \n")},
-		"other/z.json": {Data: []byte(`{}`)},
-	}
-	names := func(pattern string, data any) ([]string, error) {
-		objs, err := readManifests(fsys, pattern, data)
-		var out []string
-		for _, o := range objs {
-			out = append(out, o.GetKind()+"/"+o.GetName())
-		}
-		return out, err
-	}
-	// Files in order, documents in order, empty documents dropped.
-	if got, err := names("m/*.yaml", nil); err != nil || !cmp.Equal(got, []string{"Namespace/one", "Namespace/two", "ConfigMap/json"}) {
-		t.Errorf("m/*.yaml = %v, %v", got, err)
-	}
-	objs, err := readManifests(fsys, "t/dep.yaml", map[string]string{"Image": "muster-hub:v1.2.3"})
-	if err != nil || len(objs) != 1 {
-		t.Fatalf("rendering t/dep.yaml: %v, %v", objs, err)
-	}
-	if img, _, _ := unstructured.NestedString(objs[0].Object, "spec", "image"); img != "muster-hub:v1.2.3" {
-		t.Errorf("rendered image = %q", img)
-	}
-	for _, tc := range []struct {
-		pattern string
-		data    any
-		wantErr string
-	}{
-		{"t/dep.yaml", map[string]string{}, "t/dep.yaml: template: t/dep.yaml"}, // a value missing is an error, not "<no value>"
-		{"bad/x.yaml", nil, "bad/x.yaml: "},
-		{"tmpl/x.yaml", map[string]string{"Image": "x"}, "tmpl/x.yaml: template"},
-		{"[", nil, "syntax error in pattern"},
-	} {
-		if _, err := readManifests(fsys, tc.pattern, tc.data); err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-			t.Errorf("readManifests(%s) error = %v, want one containing %q", tc.pattern, err, tc.wantErr)
-		}
-	}
-	if got, err := names("none/*.yaml", nil); err != nil || got != nil {
-		t.Errorf("no files: %v, %v", got, err)
-	}
-}
-
 func TestCADataPrefersInlineData(t *testing.T) {
 	if got, err := caData(&rest.Config{Host: "h", TLSClientConfig: rest.TLSClientConfig{CAData: []byte("pem"), CAFile: "/nonexistent"}}); err != nil || string(got) != "pem" {
 		t.Errorf("inline CA: %q, %v", got, err)
@@ -302,5 +254,25 @@ func TestVersionFallsBackToDevel(t *testing.T) {
 	version = "v0.9.1"
 	if got := Version(); got != "v0.9.1" {
 		t.Errorf("stamped: Version = %q", got)
+	}
+}
+
+// An image reference becomes the charts' repository and tag, or repository and digest; a
+// registry's port is not a tag.
+func TestImageValues(t *testing.T) {
+	for _, tc := range []struct {
+		ref  string
+		want map[string]any
+	}{
+		{"muster-hub:v0.2.0", map[string]any{"repository": "muster-hub", "tag": "v0.2.0"}},
+		{"registry.example:5000/muster/muster-hub:v1", map[string]any{"repository": "registry.example:5000/muster/muster-hub", "tag": "v1"}},
+		{"registry.example:5000/muster-hub", map[string]any{"repository": "registry.example:5000/muster-hub", "tag": "latest"}},
+		{"muster-hub", map[string]any{"repository": "muster-hub", "tag": "latest"}},
+		{"muster-hub@sha256:abc", map[string]any{"repository": "muster-hub", "digest": "sha256:abc"}},
+		{"muster-hub:v1@sha256:abc", map[string]any{"repository": "muster-hub:v1", "digest": "sha256:abc"}},
+	} {
+		if got := imageValues(tc.ref); !cmp.Equal(got, tc.want) {
+			t.Errorf("imageValues(%q) = %v, want %v", tc.ref, got, tc.want)
+		}
 	}
 }

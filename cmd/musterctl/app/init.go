@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
-	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -22,8 +20,7 @@ import (
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
-	"github.com/musterhq/muster/cmd/musterctl/app/bootstrap"
-	"github.com/musterhq/muster/deploy"
+	"github.com/musterhq/muster/internal/bootstrap"
 )
 
 type initOptions struct {
@@ -94,58 +91,46 @@ func (o *initOptions) run(ctx context.Context, cmd *cobra.Command) error {
 }
 
 // hubObjects are what init applies, in order: the CRDs, the hub's namespace, RBAC and
-// bootstrap policy, and (withDeployment) the Deployment with image and the extra flags args.
+// bootstrap policy, and (withDeployment) the Deployment with image and the extra flags
+// args, its Service and PodDisruptionBudget.
 func hubObjects(image string, args []string, withDeployment bool) ([]*unstructured.Unstructured, error) {
-	var objs []*unstructured.Unstructured
-	for _, m := range []struct {
-		fsys    fs.FS
-		pattern string
-		data    any
-	}{
-		{deploy.CRDs, "crd/*.yaml", nil},
-		{deploy.Hub, "hub/install.yaml", nil},
-		{deploy.Hub, "hub/rbac/role.yaml", nil},
-	} {
-		more, err := readManifests(m.fsys, m.pattern, m.data)
-		if err != nil {
-			return nil, err
-		}
-		objs = append(objs, more...)
+	objs, err := hubChart(image, args)
+	if err != nil {
+		return nil, err
 	}
-	if withDeployment {
-		more, err := hubDeploymentObjects(image, args)
-		if err != nil {
-			return nil, err
-		}
-		objs = append(objs, more...)
+	if !withDeployment {
+		objs = objs.Except(deploymentTemplate)
 	}
-	return objs, nil
+	return applyOrder(objs, deploymentTemplate), nil
 }
 
+// hubDeploymentObjects are the hub Deployment with image and the extra flags args, its
+// Service and PodDisruptionBudget.
 func hubDeploymentObjects(image string, args []string) ([]*unstructured.Unstructured, error) {
-	return readManifests(deploy.Hub, "hub/deployment.yaml", map[string]any{"Image": image, "Args": args})
+	objs, err := hubChart(image, args)
+	if err != nil {
+		return nil, err
+	}
+	return objs.From(deploymentTemplate).Unstructured(), nil
 }
 
 // applyHubManifests applies the CRDs (waiting until they serve), the hub's namespace,
 // RBAC and bootstrap policy: what init installs and upgrade updates before the Deployment.
 func applyHubManifests(ctx context.Context, hub *clients, out io.Writer) error {
-	if err := installCRDs(ctx, hub, "crd/*.yaml"); err != nil {
-		return err
-	}
-	fmt.Fprintln(out, "✓ CRDs installed")
-	objs, err := hubObjects("", nil, false)
+	objs, err := hubChart("", nil)
 	if err != nil {
 		return err
 	}
-	objs = slices.DeleteFunc(objs, isCRD)
-	if err := apply(ctx, hub.client, objs); err != nil {
+	if err := installCRDs(ctx, hub, crdsOf(objs)); err != nil {
+		return err
+	}
+	fmt.Fprintln(out, "✓ CRDs installed")
+	if err := apply(ctx, hub.client, withoutCRDs(objs).Except(deploymentTemplate).Unstructured()); err != nil {
 		return err
 	}
 	fmt.Fprintln(out, "✓ namespace muster-system, RBAC and bootstrap policy installed")
 	return nil
 }
-
-func isCRD(u *unstructured.Unstructured) bool { return u.GetKind() == "CustomResourceDefinition" }
 
 // applyHubDeployment applies the hub Deployment with image and the extra flags args.
 func applyHubDeployment(ctx context.Context, hub *clients, image string, args []string) error {
@@ -156,12 +141,8 @@ func applyHubDeployment(ctx context.Context, hub *clients, image string, args []
 	return apply(ctx, hub.client, deployment)
 }
 
-// installCRDs applies the embedded CRDs matching pattern and waits until they serve.
-func installCRDs(ctx context.Context, c *clients, pattern string) error {
-	crds, err := readManifests(deploy.CRDs, pattern, nil)
-	if err != nil {
-		return err
-	}
+// installCRDs applies crds and waits until they serve.
+func installCRDs(ctx context.Context, c *clients, crds []*unstructured.Unstructured) error {
 	if err := apply(ctx, c.client, crds); err != nil {
 		return err
 	}

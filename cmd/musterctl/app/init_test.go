@@ -19,7 +19,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
-	"github.com/musterhq/muster/cmd/musterctl/app/bootstrap"
+	"github.com/musterhq/muster/internal/bootstrap"
 )
 
 // init --no-deploy installs the hub's namespace and policy, publishes cluster-info, and
@@ -162,8 +162,8 @@ func TestInitDryRunPrintsWhatItWouldApply(t *testing.T) {
 			}
 		}
 	}
-	if kinds[0] != "CustomResourceDefinition" || kinds[len(kinds)-2] != "Deployment" || kinds[len(kinds)-1] != "Service" {
-		t.Errorf("printed kinds %v: want the CRDs first and the Deployment and its Service last", kinds)
+	if want := []string{"PodDisruptionBudget", "Service", "Deployment"}; kinds[0] != "CustomResourceDefinition" || !slices.Equal(kinds[len(kinds)-3:], want) {
+		t.Errorf("printed kinds %v: want the CRDs first and the Deployment's objects %v last", kinds, want)
 	}
 	if deployment == nil || deployment.Spec.Template.Spec.Containers[0].Image != "muster.local/muster-hub:dry" ||
 		!slices.Contains(deployment.Spec.Template.Spec.Containers[0].Args, "--webhook-cert-validity=2m") {
@@ -182,8 +182,8 @@ func TestInitDryRunPrintsWhatItWouldApply(t *testing.T) {
 		Kind  string                      `json:"kind"`
 		Items []unstructured.Unstructured `json:"items"`
 	}
-	if r.code != 0 || json.Unmarshal([]byte(r.out), &list) != nil || list.Kind != "List" || len(list.Items) != len(kinds)-2 {
-		t.Errorf("init --dry-run -o json --no-deploy: want a List of every object but the Deployment and Service (%d):\n%.300s", len(kinds)-2, r)
+	if r.code != 0 || json.Unmarshal([]byte(r.out), &list) != nil || list.Kind != "List" || len(list.Items) != len(kinds)-3 {
+		t.Errorf("init --dry-run -o json --no-deploy: want a List of every object but the Deployment, Service and PodDisruptionBudget (%d):\n%.300s", len(kinds)-3, r)
 	}
 	if r := musterctl("init", "--dry-run", "-o", "wide"); r.code == 0 || !strings.Contains(r.err, `--output "wide": must be yaml or json`) {
 		t.Errorf("init --dry-run -o wide:\n%s", r)

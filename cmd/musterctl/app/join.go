@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -19,8 +19,8 @@ import (
 	"github.com/musterhq/muster/api/identity"
 	"github.com/musterhq/muster/api/scheme"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
-	"github.com/musterhq/muster/cmd/musterctl/app/bootstrap"
-	"github.com/musterhq/muster/deploy"
+	"github.com/musterhq/muster/deploy/charts"
+	"github.com/musterhq/muster/internal/bootstrap"
 	"github.com/musterhq/muster/internal/memberid"
 )
 
@@ -50,6 +50,8 @@ type joinOptions struct {
 	// executorRoles are the member's ClusterRoles bound to the Work executor beyond its
 	// defaults.
 	executorRoles []string
+	dryRun        bool
+	output        string
 }
 
 func newJoinCommand(flags *genericclioptions.ConfigFlags) *cobra.Command {
@@ -79,6 +81,8 @@ each join binds exactly the roles it names and unbinds the ones an earlier join 
 	cmd.Flags().DurationVar(&o.timeout, "timeout", o.timeout, "how long to wait for the hub to answer, and for it to sign a token just created")
 	cmd.Flags().StringArrayVar(&o.executorRoles, "work-executor-role", nil,
 		"a ClusterRole of this cluster to bind to the Work executor, letting Works apply what it allows (repeatable; e.g. cluster-admin trusts the hub with everything)")
+	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "verify the hub as join does, then print every object join would apply to this cluster, in order, and change nothing: this cluster is not contacted, so its checks (name taken, roles present) are not made")
+	cmd.Flags().StringVarP(&o.output, "output", "o", "yaml", "with --dry-run, how to print the objects: yaml or json")
 	for _, f := range []string{"hub-apiserver", "hub-token", "hub-ca-hash", "cluster-name"} {
 		_ = cmd.MarkFlagRequired(f)
 	}
@@ -96,6 +100,13 @@ func (o *joinOptions) run(ctx context.Context, cmd *cobra.Command) error {
 	hub, err := bootstrap.Discover(ctx, o.hubURL, token, o.caHash, o.timeout)
 	if err != nil {
 		return err
+	}
+	if o.dryRun {
+		objs, err := o.objects(hub)
+		if err != nil {
+			return err
+		}
+		return printObjects(cmd.OutOrStdout(), objs, o.output)
 	}
 	member, err := newClients(o.flags)
 	if err != nil {
@@ -159,86 +170,90 @@ func (o *joinOptions) checkName(ctx context.Context, hub *bootstrap.Hub, token b
 	return nil
 }
 
+// joinLine is the muster-agent chart's join line for a hub verified by discovery.
+func (o *joinOptions) joinLine(hub *bootstrap.Hub) agentJoin {
+	return agentJoin{
+		hubURL: hub.URL, ca: string(hub.CA), caHash: o.caHash, token: o.token,
+		clusterName: o.clusterName, executorRoles: o.executorRoles,
+	}
+}
+
+// objects are what join applies, in order: the member's CRDs, the agent's namespace,
+// RBAC and Work executor, the bootstrap Secret and (unless --no-deploy) the Deployment.
+func (o *joinOptions) objects(hub *bootstrap.Hub) ([]*unstructured.Unstructured, error) {
+	objs, err := agentChart(o.image, o.joinLine(hub))
+	if err != nil {
+		return nil, err
+	}
+	if o.noDeploy {
+		objs = objs.Except(deploymentTemplate)
+	}
+	return applyOrder(objs, bootstrapTemplate, deploymentTemplate), nil
+}
+
 // install puts the agent's CRDs, namespace, RBAC, bootstrap Secret and Deployment into
-// the member.
+// the member, and unbinds the executor's roles an earlier join bound and this one does
+// not name.
 func (o *joinOptions) install(ctx context.Context, member *clients, hub *bootstrap.Hub) error {
-	if err := applyAgentManifests(ctx, member); err != nil {
+	objs, err := agentChart(o.image, o.joinLine(hub))
+	if err != nil {
 		return err
 	}
-	if err := bindExecutorRoles(ctx, member.client, o.executorRoles); err != nil {
+	if err := installCRDs(ctx, member, crdsOf(objs)); err != nil {
 		return err
 	}
-	secret := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: musterv1.AgentNamespace, Name: identity.BootstrapSecret},
-		Data: map[string][]byte{
-			identity.KeyHubURL: []byte(hub.URL), identity.KeyCA: hub.CA,
-			identity.KeyToken: []byte(o.token), identity.KeyClusterName: []byte(o.clusterName),
-		},
+	if err := apply(ctx, member.client, withoutCRDs(objs).Except(bootstrapTemplate, deploymentTemplate).Unstructured()); err != nil {
+		return err
 	}
-	secrets := member.clientset.CoreV1().Secrets(musterv1.AgentNamespace)
-	if _, err := secrets.Update(ctx, secret, metav1.UpdateOptions{}); apierrors.IsNotFound(err) {
-		_, err = secrets.Create(ctx, secret, metav1.CreateOptions{})
-		if err != nil {
-			return fmt.Errorf("writing the bootstrap Secret: %w", err)
-		}
-	} else if err != nil {
+	if err := unbindStaleExecutorRoles(ctx, member.client, o.executorRoles); err != nil {
+		return err
+	}
+	if err := apply(ctx, member.client, objs.From(bootstrapTemplate).Unstructured()); err != nil {
 		return fmt.Errorf("writing the bootstrap Secret: %w", err)
 	}
 	if o.noDeploy {
 		return nil
 	}
-	deployment, err := agentDeploymentObjects(o.image)
-	if err != nil {
-		return err
-	}
-	return apply(ctx, member.client, deployment)
+	return apply(ctx, member.client, objs.From(deploymentTemplate).Unstructured())
 }
 
 // uninstallAgent removes everything join installs in a member.
 func uninstallAgent(ctx context.Context, member *clients) error {
-	objs, err := agentManifests()
+	objs, err := agentChart("", agentJoin{})
 	if err != nil {
 		return err
 	}
-	crds, err := readManifests(deploy.CRDs, agentCRDs, nil)
-	if err != nil {
-		return err
-	}
-	return errors.Join(unbindExecutorRoles(ctx, member.client), deleteAll(ctx, member.client, append(objs, crds...)))
+	// The CRDs go last: the agent's namespace and bindings first.
+	return errors.Join(unbindExecutorRoles(ctx, member.client), deleteAll(ctx, member.client, applyOrderReversedCRDsLast(objs)))
+}
+
+// applyOrderReversedCRDsLast is objs in the order to delete them: what binds before what
+// it binds, the namespace after what is in it, the CRDs last.
+func applyOrderReversedCRDsLast(objs charts.Objects) []*unstructured.Unstructured {
+	rest := withoutCRDs(objs).Unstructured()
+	slices.Reverse(rest)
+	return append(rest, crdsOf(objs)...)
 }
 
 // applyAgentManifests applies the member's CRDs (waiting until they serve), the agent's
-// namespace and RBAC and the Work executor: what join installs and upgrade updates before
-// the Deployment.
+// namespace and RBAC and the Work executor: what upgrade updates before the Deployment.
+// The executor's extra role bindings, which only a join names, are left as they are.
 func applyAgentManifests(ctx context.Context, member *clients) error {
-	if err := installCRDs(ctx, member, agentCRDs); err != nil {
-		return err
-	}
-	objs, err := agentManifests()
+	objs, err := agentChart("", agentJoin{})
 	if err != nil {
 		return err
 	}
-	return apply(ctx, member.client, objs)
+	if err := installCRDs(ctx, member, crdsOf(objs)); err != nil {
+		return err
+	}
+	return apply(ctx, member.client, withoutCRDs(objs).Except(deploymentTemplate).Unstructured())
 }
 
 // agentDeploymentObjects is the agent Deployment with image.
 func agentDeploymentObjects(image string) ([]*unstructured.Unstructured, error) {
-	return readManifests(deploy.Agent, "agent/deployment.yaml", map[string]string{"Image": image})
-}
-
-// agentCRDs are the CRDs a member needs: member-local BroadcastJobs run there.
-const agentCRDs = "crd/muster.dev_broadcastjobs.yaml"
-
-// agentManifests are the agent's namespace, identity and member-side RBAC, and the Work
-// executor with its default roles.
-func agentManifests() ([]*unstructured.Unstructured, error) {
-	var objs []*unstructured.Unstructured
-	for _, f := range []string{"agent/install.yaml", "agent/rbac/role.yaml", "agent/executor.yaml"} {
-		more, err := readManifests(deploy.Agent, f, nil)
-		if err != nil {
-			return nil, err
-		}
-		objs = append(objs, more...)
+	objs, err := agentChart(image, agentJoin{})
+	if err != nil {
+		return nil, err
 	}
-	return objs, nil
+	return objs.From(deploymentTemplate).Unstructured(), nil
 }

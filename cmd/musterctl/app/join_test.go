@@ -13,11 +13,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
-	"github.com/musterhq/muster/cmd/musterctl/app/bootstrap"
+	"github.com/musterhq/muster/internal/bootstrap"
 )
 
 // allowAnonymousClusterInfo lets anyone read kube-public/cluster-info, as the Role and
-// RoleBinding muster:cluster-info-reader that init installs do (deploy/hub/install.yaml;
+// RoleBinding muster:cluster-info-reader that init installs do (deploy/charts/muster-hub/templates/install.yaml;
 // running init here would cost seconds of client-side throttling).
 func allowAnonymousClusterInfo(t *testing.T) {
 	t.Helper()

@@ -1,63 +1,18 @@
 package app
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"text/template"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 )
 
 // fieldManager owns everything musterctl applies.
 const fieldManager = "musterctl"
-
-// readManifests renders the files of fsys matching pattern with data and splits them into
-// objects, in file order.
-func readManifests(fsys fs.FS, pattern string, data any) ([]*unstructured.Unstructured, error) {
-	files, err := fs.Glob(fsys, pattern)
-	if err != nil {
-		return nil, err
-	}
-	var objs []*unstructured.Unstructured
-	for _, f := range files {
-		raw, err := fs.ReadFile(fsys, f)
-		if err != nil {
-			return nil, err
-		}
-		if data != nil {
-			tmpl, err := template.New(f).Option("missingkey=error").Parse(string(raw))
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", f, err)
-			}
-			var out bytes.Buffer
-			if err := tmpl.Execute(&out, data); err != nil {
-				return nil, fmt.Errorf("%s: %w", f, err)
-			}
-			raw = out.Bytes()
-		}
-		dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(raw), 4096)
-		for {
-			u := &unstructured.Unstructured{}
-			if err := dec.Decode(&u.Object); errors.Is(err, io.EOF) {
-				break
-			} else if err != nil {
-				return nil, fmt.Errorf("%s: %w", f, err)
-			}
-			if len(u.Object) > 0 {
-				objs = append(objs, u)
-			}
-		}
-	}
-	return objs, nil
-}
 
 // apply server-side-applies objs in order, taking ownership of every field they set.
 func apply(ctx context.Context, c client.Client, objs []*unstructured.Unstructured) error {

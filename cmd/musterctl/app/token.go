@@ -21,7 +21,7 @@ import (
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 	bootstraputil "k8s.io/cluster-bootstrap/token/util"
 
-	"github.com/musterhq/muster/cmd/musterctl/app/bootstrap"
+	"github.com/musterhq/muster/internal/bootstrap"
 )
 
 func newTokenCommand(flags *genericclioptions.ConfigFlags) *cobra.Command {

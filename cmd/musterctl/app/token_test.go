@@ -8,7 +8,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
-	"github.com/musterhq/muster/cmd/musterctl/app/bootstrap"
+	"github.com/musterhq/muster/internal/bootstrap"
 )
 
 func TestTokenListAndDelete(t *testing.T) {

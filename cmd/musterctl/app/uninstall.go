@@ -63,11 +63,11 @@ func uninstallHub(ctx context.Context, hub *clients, out io.Writer, timeout time
 		return err
 	}
 	fmt.Fprintln(out, "✓ webhook configurations removed: writes of Muster objects are no longer sent to the hub")
-	objs, err := hubDeploymentObjects("", nil)
+	objs, err := hubChart("", nil)
 	if err != nil {
 		return err
 	}
-	if err := deleteAll(ctx, hub.client, objs); err != nil {
+	if err := deleteAll(ctx, hub.client, objs.From(deploymentTemplate).Unstructured()); err != nil {
 		return err
 	}
 	if err := waitForNoHubPods(ctx, hub, timeout); err != nil {
@@ -78,12 +78,13 @@ func uninstallHub(ctx context.Context, hub *clients, out io.Writer, timeout time
 		return err
 	}
 	fmt.Fprintf(out, "✓ hub Deployment %s/%s removed and its pods gone\n", musterv1.HubNamespace, hubDeployment)
-	rest, err := hubObjects("", nil, false)
+	objs, err = hubChart("", nil)
 	if err != nil {
 		return err
 	}
-	rest = slices.DeleteFunc(rest, isCRD) // Muster objects stay, and with them their kinds
-	slices.Reverse(rest)                  // bindings before what they bind, the namespace last
+	// Muster objects stay, and with them their kinds.
+	rest := withoutCRDs(objs).Except(deploymentTemplate).Unstructured()
+	slices.Reverse(rest) // bindings before what they bind, the namespace last
 	if err := deleteAll(ctx, hub.client, rest); err != nil {
 		return err
 	}

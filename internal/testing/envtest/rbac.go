@@ -1,43 +1,42 @@
 package envtest
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	crenvtest "sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
-	"github.com/musterhq/muster/deploy"
+	"github.com/musterhq/muster/deploy/charts"
 )
 
 // The envtest API server authorizes with RBAC; the Environment's own client is in
 // system:masters. These helpers let a test run the agent with exactly the rights
 // `musterctl join` gives it.
 
-// agentManifests are the files of deploy/agent that join installs for the agent's
-// identity and its Work executor (not the Deployment, a template).
-var agentManifests = []string{"agent/install.yaml", "agent/rbac/role.yaml", "agent/executor.yaml"}
+// agentTemplates are the muster-agent chart's templates that join installs for the
+// agent's namespace, identity and its Work executor.
+var agentTemplates = []string{"templates/namespace.yaml", "templates/install.yaml", "templates/rbac/role.yaml", "templates/executor.yaml"}
 
 // AgentConfig installs the agent's namespace, ServiceAccounts and RBAC as join does, fills
 // the built-in aggregated ClusterRoles (admin, edit, view) as kube-controller-manager
 // would, and returns a config that authenticates as the agent's ServiceAccount. A
 // controller started with it gets Forbidden for anything its RBAC markers do not grant.
 func (e *Environment) AgentConfig(ctx context.Context) (*rest.Config, error) {
-	for _, f := range agentManifests {
-		if err := e.applyFile(ctx, deploy.Agent, f); err != nil {
-			return nil, err
+	objs, err := charts.Render(charts.Agent, nil)
+	if err != nil {
+		return nil, err
+	}
+	for _, u := range objs.From(agentTemplates...) {
+		if err := e.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u.Unstructured), client.FieldOwner("envtest"), client.ForceOwnership); err != nil {
+			return nil, fmt.Errorf("%s: applying %s %s: %w", u.Template, u.GetKind(), u.GetName(), err)
 		}
 	}
 	if err := e.AggregateClusterRoles(ctx); err != nil {
@@ -53,29 +52,6 @@ func (e *Environment) AgentConfig(ctx context.Context) (*rest.Config, error) {
 	cfg := user.Config()
 	cfg.QPS, cfg.Burst = e.Config.QPS, e.Config.Burst
 	return cfg, nil
-}
-
-// applyFile server-side-applies every object of one YAML file of fsys.
-func (e *Environment) applyFile(ctx context.Context, fsys fs.FS, name string) error {
-	raw, err := fs.ReadFile(fsys, name)
-	if err != nil {
-		return err
-	}
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(raw), 4096)
-	for {
-		u := &unstructured.Unstructured{}
-		if err := dec.Decode(&u.Object); errors.Is(err, io.EOF) {
-			return nil
-		} else if err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
-		if len(u.Object) == 0 {
-			continue
-		}
-		if err := e.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner("envtest"), client.ForceOwnership); err != nil {
-			return fmt.Errorf("%s: applying %s %s: %w", name, u.GetKind(), u.GetName(), err)
-		}
-	}
 }
 
 // AggregateClusterRoles does once what kube-controller-manager's clusterrole-aggregation
