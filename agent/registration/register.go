@@ -16,6 +16,7 @@ import (
 	"github.com/musterhq/muster/api/identity"
 	"github.com/musterhq/muster/api/scheme"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/internal/bootstrap"
 	"github.com/musterhq/muster/internal/memberid"
 )
 
@@ -99,6 +100,13 @@ func (r *Registrar) rejoinWanted(ctx context.Context, stored *Credentials, bootE
 // join registers the cluster with the bootstrap token and asks for the certificate of a
 // new join.
 func (r *Registrar) join(ctx context.Context, boot *Bootstrap, stored *Credentials) (*Credentials, error) {
+	if len(boot.CA) == 0 {
+		ca, err := discoverCA(ctx, boot)
+		if err != nil {
+			return nil, err
+		}
+		boot.CA = ca
+	}
 	if err := r.registerCluster(ctx, boot); err != nil {
 		return nil, err
 	}
@@ -188,4 +196,23 @@ func (r *Registrar) registerCluster(ctx context.Context, boot *Bootstrap) error 
 		return fmt.Errorf("registering MemberCluster %s: %w", boot.ClusterName, err)
 	}
 	return nil
+}
+
+// discoveryTimeout bounds the wait for the hub's control plane to sign cluster-info with a
+// token just created.
+const discoveryTimeout = 30 * time.Second
+
+// discoverCA learns the hub's CA for a bootstrap Secret that pins it by hash: from the
+// hub's cluster-info, accepted only if the CA matches the pin and the token signed it.
+func discoverCA(ctx context.Context, boot *Bootstrap) ([]byte, error) {
+	token, err := bootstrap.ParseToken(boot.Token)
+	if err != nil {
+		return nil, fmt.Errorf("the bootstrap Secret's %s: %w", KeyToken, err)
+	}
+	hub, err := bootstrap.Discover(ctx, boot.HubURL, token, boot.CAHash, discoveryTimeout)
+	if err != nil {
+		return nil, fmt.Errorf("learning the hub's CA from its cluster-info (bootstrap Secret's %s %s): %w", KeyCAHash, boot.CAHash, err)
+	}
+	log.FromContext(ctx).Info("learned the hub's CA from its cluster-info; it matches the pinned hash", "caHash", boot.CAHash)
+	return hub.CA, nil
 }

@@ -35,6 +35,7 @@ const (
 const (
 	KeyHubURL      = identity.KeyHubURL
 	KeyCA          = identity.KeyCA
+	KeyCAHash      = identity.KeyCAHash
 	KeyToken       = identity.KeyToken
 	KeyClusterName = identity.KeyClusterName
 	KeyTLSCert     = corev1.TLSCertKey
@@ -54,8 +55,10 @@ const (
 
 // Bootstrap is what an agent needs to register.
 type Bootstrap struct {
-	HubURL      string
+	HubURL string
+	// CA is the hub's CA; empty when the Secret pins it by CAHash instead.
 	CA          []byte
+	CAHash      string
 	Token       string
 	ClusterName string
 }
@@ -97,9 +100,12 @@ func (s *Store) ReadBootstrap(ctx context.Context) (*Bootstrap, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading the bootstrap Secret %s/%s (did `musterctl join` run?): %w", s.Namespace, BootstrapSecret, err)
 	}
-	b := &Bootstrap{HubURL: string(sec.Data[KeyHubURL]), CA: sec.Data[KeyCA], Token: string(sec.Data[KeyToken]), ClusterName: string(sec.Data[KeyClusterName])}
-	if b.HubURL == "" || len(b.CA) == 0 || b.ClusterName == "" {
-		return nil, fmt.Errorf("bootstrap Secret %s/%s lacks %s, %s or %s", s.Namespace, BootstrapSecret, KeyHubURL, KeyCA, KeyClusterName)
+	b := &Bootstrap{
+		HubURL: string(sec.Data[KeyHubURL]), CA: sec.Data[KeyCA], CAHash: string(sec.Data[KeyCAHash]),
+		Token: string(sec.Data[KeyToken]), ClusterName: string(sec.Data[KeyClusterName]),
+	}
+	if b.HubURL == "" || (len(b.CA) == 0 && b.CAHash == "") || b.ClusterName == "" {
+		return nil, fmt.Errorf("bootstrap Secret %s/%s lacks %s, %s (or %s) or %s", s.Namespace, BootstrapSecret, KeyHubURL, KeyCA, KeyCAHash, KeyClusterName)
 	}
 	return b, nil
 }
