@@ -80,8 +80,8 @@ generate: ## Regenerate deepcopy, CRDs (deploy/crd, and into the charts) and RBA
 	$(BIN_DIR)/crdgen deploy/crd ./api/...
 	$(CONTROLLER_GEN) rbac:roleName=muster-hub paths=./hub/... output:rbac:artifacts:config=deploy/charts/muster-hub/templates/rbac
 	$(CONTROLLER_GEN) rbac:roleName=muster-agent paths=./agent/... output:rbac:artifacts:config=deploy/charts/muster-agent/templates/rbac
-	hack/chart-crds.sh deploy/charts/muster-hub deploy/crd/*.yaml
-	hack/chart-crds.sh deploy/charts/muster-agent deploy/crd/muster.dev_broadcastjobs.yaml
+	$(GO) run ./hack/chartcrds deploy/charts/muster-hub deploy/crd/*.yaml
+	$(GO) run ./hack/chartcrds deploy/charts/muster-agent deploy/crd/muster.dev_broadcastjobs.yaml
 
 .PHONY: verify
 verify: verify-generated lint ## Check formatting, lint (go vet's checks included), go.mod tidiness and that generated files are up to date.
