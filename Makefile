@@ -235,9 +235,9 @@ fuzz: ## Fuzz every target in FUZZ_TARGETS, FUZZ_TIME inputs each (or its @count
 	done
 
 .PHONY: e2e-bin
-e2e-bin: ## muster-hub, muster-agent and musterctl in E2E_BIN_DIR, built once for every e2e and kind suite (framework.BinDirEnv).
+e2e-bin: ## muster-hub, muster-agent, musterctl and helm in E2E_BIN_DIR, built once for every e2e and kind suite (framework.BinDirEnv).
 	rm -rf $(E2E_BIN_DIR) && mkdir -p $(E2E_BIN_DIR)
-	CGO_ENABLED=0 $(GO) build -tags $(E2E_BUILD_TAGS) -o $(E2E_BIN_DIR)/ ./cmd/muster-hub ./cmd/muster-agent ./cmd/musterctl
+	CGO_ENABLED=0 $(GO) build -tags $(E2E_BUILD_TAGS) -o $(E2E_BIN_DIR)/ ./cmd/muster-hub ./cmd/muster-agent ./cmd/musterctl helm.sh/helm/v4/cmd/helm
 
 .PHONY: e2e
 e2e: toolchain chromium e2e-bin ## End-to-end suites on a fleet (MUSTER_E2E_PROVIDER=local|kind).

@@ -25,6 +25,10 @@ type InClusterOptions struct {
 	// HubAPIServer is the hub's address as members' pods reach it; it replaces the one in
 	// the join line init prints, which names the address in the hub's own cluster-info.
 	HubAPIServer string
+	// Helm installs the hub, and the first member's agent, with their Helm charts (helm
+	// install of deploy/charts, the agent's join line as values, as a GitOps tool would);
+	// the other members join with musterctl join, so that both ways are installed.
+	Helm bool
 }
 
 // InstallInCluster installs Muster as users do: `musterctl init --image` deploys the hub,
@@ -36,23 +40,24 @@ func InstallInCluster(ctx context.Context, f *Fleet, opts InClusterOptions) (*Mu
 	if err != nil {
 		return nil, err
 	}
-	m := &Muster{Fleet: f, Bin: bin, Agents: map[string]*Process{}, Hubs: map[string]*Process{}}
-	initArgs := []string{"init", "--image", opts.HubImage}
-	for _, a := range opts.HubArgs {
-		initArgs = append(initArgs, "--hub-arg="+a)
-	}
-	out, err := m.Musterctl(ctx, f.Hub, initArgs...)
+	m := &Muster{Fleet: f, Bin: bin, Agents: map[string]*Process{}, Hubs: map[string]*Process{}, HelmReleases: map[string]string{}}
+	out, err := installHub(ctx, m, opts)
 	if err != nil {
 		return nil, err
 	}
 	match := joinLine.FindStringSubmatch(out)
 	if match == nil {
-		return nil, fmt.Errorf("musterctl init printed no join command:\n%s", out)
+		return nil, fmt.Errorf("musterctl printed no join command:\n%s", out)
 	}
 	m.JoinArgs = withFlag(strings.Fields(match[1]), "--hub-apiserver", opts.HubAPIServer)
-	for _, member := range f.Members {
-		args := append(append([]string{}, m.JoinArgs...), "--cluster-name", member.Name, "--image", opts.AgentImage)
-		if _, err := m.Musterctl(ctx, member, args...); err != nil {
+	for i, member := range f.Members {
+		if opts.Helm && i == 0 {
+			err = helmInstallAgent(ctx, m, member, opts.AgentImage)
+		} else {
+			args := append(append([]string{}, m.JoinArgs...), "--cluster-name", member.Name, "--image", opts.AgentImage)
+			_, err = m.Musterctl(ctx, member, args...)
+		}
+		if err != nil {
 			return nil, err
 		}
 	}
@@ -81,6 +86,37 @@ func InstallInCluster(ctx context.Context, f *Fleet, opts InClusterOptions) (*Mu
 	return m, nil
 }
 
+// installHub installs the hub with musterctl init, or with helm install and a token from
+// musterctl token create, and returns the output that prints the join line.
+func installHub(ctx context.Context, m *Muster, opts InClusterOptions) (string, error) {
+	hub := m.Fleet.Hub
+	if !opts.Helm {
+		args := []string{"init", "--image", opts.HubImage}
+		for _, a := range opts.HubArgs {
+			args = append(args, "--hub-arg="+a)
+		}
+		return m.Musterctl(ctx, hub, args...)
+	}
+	values := map[string]any{"image": ImageValues(opts.HubImage), "extraArgs": opts.HubArgs}
+	if _, err := m.HelmInstall(ctx, hub, HubRelease, values); err != nil {
+		return "", err
+	}
+	return m.Musterctl(ctx, hub, "token", "create")
+}
+
+// helmInstallAgent installs member's agent with the muster-agent chart, its join line
+// (hub URL, CA hash, token) as values.
+func helmInstallAgent(ctx context.Context, m *Muster, member *Cluster, image string) error {
+	values := map[string]any{
+		"image":       ImageValues(image),
+		"clusterName": member.Name,
+		"hub":         map[string]any{"url": flagValue(m.JoinArgs, "--hub-apiserver"), "caHash": flagValue(m.JoinArgs, "--hub-ca-hash")},
+		"bootstrap":   map[string]any{"token": flagValue(m.JoinArgs, "--hub-token")},
+	}
+	_, err := m.HelmInstall(ctx, member, AgentRelease, values)
+	return err
+}
+
 // waitForAdmission waits until the hub's admission webhook admits a valid FleetJob (a dry
 // run, so nothing is stored).
 func waitForAdmission(ctx context.Context, hub *Cluster, cluster string, timeout time.Duration) error {
@@ -104,6 +140,19 @@ func AdmissionProbe(cluster string) *musterv1.FleetJob {
 			}}}},
 		},
 	}
+}
+
+// flagValue is flag's value in args ("--flag value" or "--flag=value"); empty when absent.
+func flagValue(args []string, flag string) string {
+	for i, a := range args {
+		if a == flag && i+1 < len(args) {
+			return args[i+1]
+		}
+		if v, ok := strings.CutPrefix(a, flag+"="); ok {
+			return v
+		}
+	}
+	return ""
 }
 
 // withFlag returns args with flag's value replaced by value (or appended when absent).

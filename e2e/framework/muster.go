@@ -46,6 +46,8 @@ type Muster struct {
 	// agent from the hub; Links holds them by member name.
 	LinkAgents bool
 	Links      map[string]*Link
+	// HelmReleases are the Helm releases installed in each cluster, by cluster name.
+	HelmReleases map[string]string
 	// hubArgs are the suite hub's extra flags, for RestartHub.
 	hubArgs []string
 }
@@ -74,11 +76,21 @@ func InstallHub(ctx context.Context, f *Fleet) (*Muster, error) {
 // Musterctl runs musterctl against a cluster and returns its combined output; a non-zero
 // exit is an error that carries the output.
 func (m *Muster) Musterctl(ctx context.Context, c *Cluster, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, m.Bin.Musterctl, append([]string{"--kubeconfig", c.Kubeconfig}, args...)...)
+	out, err := runCommand(ctx, m.Bin.Musterctl, append([]string{"--kubeconfig", c.Kubeconfig}, args...)...)
+	if err != nil {
+		return out, fmt.Errorf("musterctl %s: %w", strings.Join(args, " "), err)
+	}
+	return out, nil
+}
+
+// runCommand runs bin with args and returns its combined output; a non-zero exit is an
+// error that carries the output.
+func runCommand(ctx context.Context, bin string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, bin, args...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
-		return out.String(), fmt.Errorf("musterctl %s: %w\n%s", strings.Join(args, " "), err, out.String())
+		return out.String(), fmt.Errorf("%w\n%s", err, out.String())
 	}
 	return out.String(), nil
 }

@@ -19,6 +19,8 @@ import (
 // Binaries are Muster's commands built for a test run.
 type Binaries struct {
 	Hub, Agent, Musterctl string
+	// Helm is the helm command of the version go.mod pins (its tool line).
+	Helm string
 }
 
 var (
@@ -52,7 +54,7 @@ func BuildBinaries(ctx context.Context, dir string) (Binaries, error) {
 			buildErr = err
 			return
 		}
-		cmd := exec.CommandContext(ctx, "go", "build", "-tags", BuildTags, "-o", dir+string(os.PathSeparator), "./cmd/muster-hub", "./cmd/muster-agent", "./cmd/musterctl")
+		cmd := exec.CommandContext(ctx, "go", "build", "-tags", BuildTags, "-o", dir+string(os.PathSeparator), "./cmd/muster-hub", "./cmd/muster-agent", "./cmd/musterctl", HelmPackage)
 		cmd.Dir = root
 		// Static, as in the images (package images), so both share one compile cache.
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
@@ -60,7 +62,7 @@ func BuildBinaries(ctx context.Context, dir string) (Binaries, error) {
 			buildErr = fmt.Errorf("building Muster's binaries: %w\n%s", err, out)
 			return
 		}
-		built = Binaries{Hub: filepath.Join(dir, "muster-hub"), Agent: filepath.Join(dir, "muster-agent"), Musterctl: filepath.Join(dir, "musterctl")}
+		built = binariesIn(dir)
 	})
 	return built, buildErr
 }
@@ -72,13 +74,23 @@ func prebuilt(dir string) (Binaries, error) {
 	if err != nil {
 		return Binaries{}, err
 	}
-	b := Binaries{Hub: filepath.Join(dir, "muster-hub"), Agent: filepath.Join(dir, "muster-agent"), Musterctl: filepath.Join(dir, "musterctl")}
-	for _, p := range []string{b.Hub, b.Agent, b.Musterctl} {
+	b := binariesIn(dir)
+	for _, p := range []string{b.Hub, b.Agent, b.Musterctl, b.Helm} {
 		if _, err := os.Stat(p); err != nil {
 			return Binaries{}, fmt.Errorf("%s=%s: %w", BinDirEnv, dir, err)
 		}
 	}
 	return b, nil
+}
+
+// HelmPackage is the helm command's package, built at the version go.mod requires.
+const HelmPackage = "helm.sh/helm/v4/cmd/helm"
+
+func binariesIn(dir string) Binaries {
+	return Binaries{
+		Hub: filepath.Join(dir, "muster-hub"), Agent: filepath.Join(dir, "muster-agent"),
+		Musterctl: filepath.Join(dir, "musterctl"), Helm: filepath.Join(dir, "helm"),
+	}
 }
 
 // RepoRoot finds the module root by walking up from the working directory.

@@ -61,7 +61,9 @@ func TestHubBroadcastJobRunsOnEveryMemberNode(t *testing.T) {
 }
 
 // TestUpgradeHubThenAgentsWithAJobInFlightLosesNoCompletion rolls the hub, then every
-// agent, to newly built images of another version while an Indexed job runs: the hub's
+// agent, to newly built images of another version while an Indexed job runs, each the way
+// it was installed (helm upgrade of the hub and member1's agent, musterctl upgrade of
+// member2's): the hub's
 // replicas are replaced one at a time (the leader hands over), each agent pod is replaced
 // and the new agent picks the Job up where the old one left it. Every index completes
 // once, no index ever has two pods at a time, and each agent then reports the new version,
@@ -97,18 +99,20 @@ func TestUpgradeHubThenAgentsWithAJobInFlightLosesNoCompletion(t *testing.T) {
 	waitJobPodRunning(t, fleet.Members[0], fj.Name)
 
 	leaderBefore := leaderPod(t)
-	out, err := m.Musterctl(ctx, fleet.Hub, "upgrade", "hub", "--image", hubImage, "--timeout", "3m")
+	upgradeStart := time.Now()
+	out, err := upgrade(t, m, fleet.Hub, hubImage, "3m")
 	if err != nil {
 		t.Fatal(err)
 	}
 	rolled := time.Now()
-	t.Logf("hub: %s", lastLine(out))
+	t.Logf("hub rolled out in %s: %s", rolled.Sub(upgradeStart).Round(time.Second), lastLine(out))
 	for _, member := range fleet.Members {
-		out, err := m.Musterctl(ctx, member, "upgrade", "agent", "--image", newAgentImage, "--timeout", "2m")
+		began := time.Now()
+		out, err := upgrade(t, m, member, newAgentImage, "2m")
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("%s: %s", member.Name, lastLine(out))
+		t.Logf("%s rolled out in %s: %s", member.Name, time.Since(began).Round(time.Second), lastLine(out))
 	}
 	// A later re-join deploys the agent this fleet now runs.
 	agentImage, deployedVersion = newAgentImage, upgradedVersion
@@ -157,6 +161,20 @@ func TestUpgradeHubThenAgentsWithAJobInFlightLosesNoCompletion(t *testing.T) {
 		acquired = fmt.Sprintf("%s after the rollout", lease.Spec.AcquireTime.Sub(rolled).Round(time.Second))
 	}
 	t.Logf("leader %s handed over to %s, acquired %s (%d transitions)", leaderBefore, leaderPod(t), acquired, ptr.Deref(lease.Spec.LeaseTransitions, 0))
+}
+
+// upgrade rolls c's hub or agent to image the way it was installed: helm upgrade of its
+// release, or musterctl upgrade.
+func upgrade(t *testing.T, m *framework.Muster, c *framework.Cluster, image, timeout string) (string, error) {
+	t.Helper()
+	if release, ok := m.HelmReleases[c.Name]; ok {
+		return m.HelmUpgrade(t.Context(), c, release, map[string]any{"image": framework.ImageValues(image)}, timeout)
+	}
+	component := "agent"
+	if c == fleet.Hub {
+		component = "hub"
+	}
+	return m.Musterctl(t.Context(), c, "upgrade", component, "--image", image, "--timeout", timeout)
 }
 
 func lastLine(s string) string {

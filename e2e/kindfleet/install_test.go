@@ -82,13 +82,13 @@ func muster(t *testing.T) *framework.Muster {
 			return
 		}
 		installed, installErr = framework.InstallInCluster(ctx, fleet, framework.InClusterOptions{
-			HubImage: hubImage, AgentImage: agentImage, HubAPIServer: hubURL,
+			HubImage: hubImage, AgentImage: agentImage, HubAPIServer: hubURL, Helm: true,
 			HubArgs: []string{fmt.Sprintf("--webhook-cert-validity=%s", webhookCertificateValidity)},
 		})
 		if installErr == nil {
 			admission = startAdmissionProbe(fleet.Hub, fleet.Members[0].Name)
 		}
-		fmt.Printf("kindfleet: Muster installed in-cluster (images, init, join, accept, members Available) in %s\n", time.Since(start).Round(time.Second))
+		fmt.Printf("kindfleet: Muster installed in-cluster (images; helm install of the hub and member1's agent, musterctl join of member2's; accept; members Available) in %s\n", time.Since(start).Round(time.Second))
 		for _, m := range fleet.Members {
 			secrets := m.Clientset.CoreV1().Secrets(musterv1.AgentNamespace)
 			installErr = framework.Until(ctx, time.Minute, m.Name+"'s agent credentials Secret", func(ctx context.Context) (bool, string, error) {
@@ -133,7 +133,7 @@ func TestHubAndAgentsRunAsDeploymentsFromImagesBuiltHere(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	// Two hub replicas behind leader election, as `musterctl init` deploys them.
+	// Two hub replicas behind leader election, as the chart deploys them.
 	wantReady(fleet.Hub, "muster-system", "muster-hub", 2)
 	for _, m := range fleet.Members {
 		wantReady(m, musterv1.AgentNamespace, "muster-agent", 1)

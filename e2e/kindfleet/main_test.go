@@ -5,8 +5,10 @@
 // (e2e/engine). The smoke tests check what everything else stands on: every node Ready, a
 // real container runs to completion in every cluster, a pod of one cluster reaches another
 // cluster's API server over the kind network. The install tests then install Muster the
-// way users do, from images built here: musterctl init deploys the hub, musterctl join the
-// agents, musterctl accept admits them, and jobs run real containers across the members.
+// way users do, from images built here: helm install of the muster-hub chart deploys the
+// hub, helm install of the muster-agent chart (its join line as values) member1's agent and
+// musterctl join member2's, musterctl accept admits them, and jobs run real containers
+// across the members.
 package kindfleet
 
 import (
