@@ -36,7 +36,7 @@ const HubClusterName = "hub"
 // events (recorded through events.k8s.io by the controllers, through the core API by
 // leader election, and Warning events read for eventrelay); and the cluster ID, the UID of
 // kube-system.
-// +kubebuilder:rbac:groups="",namespace=muster-agent,resources=secrets,verbs=get;create;update;delete
+// +kubebuilder:rbac:groups="",namespace=muster-agent,resources=secrets,verbs=get;create;update;patch;delete
 // +kubebuilder:rbac:groups=coordination.k8s.io,namespace=muster-agent,resources=leases,verbs=get;list;watch;create;update;patch
 // +kubebuilder:rbac:groups="",resources=events,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch

@@ -5,15 +5,18 @@ import (
 	"crypto/ecdsa"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/musterhq/muster/api/identity"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 )
 
@@ -100,6 +103,9 @@ func (s *Store) ReadBootstrap(ctx context.Context) (*Bootstrap, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading the bootstrap Secret %s/%s (did `musterctl join` run?): %w", s.Namespace, BootstrapSecret, err)
 	}
+	if used(sec) {
+		return nil, apierrors.NewNotFound(corev1.Resource("secrets"), BootstrapSecret)
+	}
 	b := &Bootstrap{
 		HubURL: string(sec.Data[KeyHubURL]), CA: sec.Data[KeyCA], CAHash: string(sec.Data[KeyCAHash]),
 		Token: string(sec.Data[KeyToken]), ClusterName: string(sec.Data[KeyClusterName]),
@@ -147,14 +153,60 @@ func (s *Store) WriteCredentials(ctx context.Context, c *Credentials) error {
 	return nil
 }
 
-// DeleteBootstrap removes the bootstrap Secret. Once the agent holds a certificate the
-// token is only a liability: anyone who can read the Secret could register with it.
+// UsedAnnotation on a bootstrap Secret that a tool manages holds the ID of the token the
+// agent has used it with: the Secret is then a used join line, as if deleted.
+const UsedAnnotation = "muster.dev/join-line-used"
+
+// managedByLabel marks objects a tool (Helm, Argo CD, kustomize) keeps in the state it
+// declares.
+const managedByLabel = "app.kubernetes.io/managed-by"
+
+// DeleteBootstrap retires the bootstrap Secret once the agent holds a certificate (or
+// needs none from it): the token is a liability once unused. One that `musterctl join`
+// wrote is deleted. One that a tool manages (the muster-agent Helm chart's) would only be
+// made again, and `helm upgrade --wait` would wait for it forever: it is annotated
+// UsedAnnotation with its token's ID instead, and read as absent until it holds another
+// token. Either is conditional on the version read, so that a join line written meanwhile
+// (`musterctl join` again) stays.
 func (s *Store) DeleteBootstrap(ctx context.Context) error {
-	err := s.Client.CoreV1().Secrets(s.Namespace).Delete(ctx, BootstrapSecret, metav1.DeleteOptions{})
-	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("deleting the bootstrap Secret %s/%s: %w", s.Namespace, BootstrapSecret, err)
+	secrets := s.Client.CoreV1().Secrets(s.Namespace)
+	sec, err := secrets.Get(ctx, BootstrapSecret, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading the bootstrap Secret %s/%s: %w", s.Namespace, BootstrapSecret, err)
+	}
+	if sec.Labels[managedByLabel] == "" {
+		err := secrets.Delete(ctx, BootstrapSecret, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{ResourceVersion: &sec.ResourceVersion}})
+		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+			return fmt.Errorf("deleting the bootstrap Secret %s/%s: %w", s.Namespace, BootstrapSecret, err)
+		}
+		return nil
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
+		"annotations":     map[string]string{UsedAnnotation: tokenID(sec.Data[KeyToken])},
+		"resourceVersion": sec.ResourceVersion,
+	}})
+	if err != nil {
+		return err
+	}
+	if _, err := secrets.Patch(ctx, BootstrapSecret, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return fmt.Errorf("marking the bootstrap Secret %s/%s used: %w", s.Namespace, BootstrapSecret, err)
 	}
 	return nil
+}
+
+// used says whether sec is a join line the agent has used (see DeleteBootstrap).
+func used(sec *corev1.Secret) bool {
+	id := tokenID(sec.Data[KeyToken])
+	return id != "" && sec.Annotations[UsedAnnotation] == id
+}
+
+// tokenID is the public part of a bootstrap token (id.secret).
+func tokenID(token []byte) string {
+	id, _, _ := strings.Cut(string(token), ".")
+	return id
 }
 
 // Pending is a certificate request the agent made and has not yet received a certificate
