@@ -91,7 +91,7 @@ func (d placementDefaulter) Handle(_ context.Context, req admission.Request) adm
 
 // registerDefaults writes the MutatingWebhookConfiguration that sends new FleetJobs and
 // BroadcastJobs to their defaulters (mgr serves them).
-func registerDefaults(ctx context.Context, c client.Client, e Endpoint, caBundle []byte) error {
+func registerDefaults(ctx context.Context, c client.Client, e Endpoint, caBundle []byte, own *metav1.OwnerReference) error {
 	want := []admissionregistrationv1.MutatingWebhook{
 		defaultsWebhook("fleetjobs", fleetJobDefaultsPath, e, caBundle),
 		defaultsWebhook("broadcastjobs", broadcastJobDefaultsPath, e, caBundle),
@@ -100,15 +100,17 @@ func registerDefaults(ctx context.Context, c client.Client, e Endpoint, caBundle
 	err := c.Get(ctx, client.ObjectKey{Name: ConfigurationName}, cfg)
 	if apierrors.IsNotFound(err) {
 		cfg = &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: ConfigurationName}, Webhooks: want}
+		cfg.OwnerReferences, _ = withOwner(nil, own)
 		return client.IgnoreAlreadyExists(c.Create(ctx, cfg))
 	}
 	if err != nil {
 		return fmt.Errorf("reading the mutating webhook configuration: %w", err)
 	}
-	if sameMutatingEndpoints(cfg.Webhooks, want) {
+	refs, added := withOwner(cfg.OwnerReferences, own)
+	if sameMutatingEndpoints(cfg.Webhooks, want) && !added {
 		return nil
 	}
-	cfg.Webhooks = want
+	cfg.Webhooks, cfg.OwnerReferences = want, refs
 	if err := c.Update(ctx, cfg); err != nil {
 		return fmt.Errorf("updating the mutating webhook configuration: %w", err)
 	}

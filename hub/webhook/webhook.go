@@ -103,7 +103,11 @@ func Register(ctx context.Context, mgr ctrl.Manager, c client.Client, e Endpoint
 	}
 	mgr.GetWebhookServer().Register(fleetJobDefaultsPath, &admission.Webhook{Handler: placementDefaulter{defaults: d, kind: "FleetJob"}})
 	mgr.GetWebhookServer().Register(broadcastJobDefaultsPath, &admission.Webhook{Handler: placementDefaulter{defaults: d, kind: "BroadcastJob", placementOptional: true}})
-	if err := registerDefaults(ctx, c, e, caBundle); err != nil {
+	own, err := owner(ctx, c)
+	if err != nil {
+		return err
+	}
+	if err := registerDefaults(ctx, c, e, caBundle, own); err != nil {
 		return err
 	}
 	want := []admissionregistrationv1.ValidatingWebhook{
@@ -117,15 +121,17 @@ func Register(ctx context.Context, mgr ctrl.Manager, c client.Client, e Endpoint
 	err = c.Get(ctx, client.ObjectKey{Name: ConfigurationName}, cfg)
 	if apierrors.IsNotFound(err) {
 		cfg = &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: ConfigurationName}, Webhooks: want}
+		cfg.OwnerReferences, _ = withOwner(nil, own)
 		return client.IgnoreAlreadyExists(c.Create(ctx, cfg))
 	}
 	if err != nil {
 		return fmt.Errorf("reading the webhook configuration: %w", err)
 	}
-	if sameEndpoints(cfg.Webhooks, want) {
+	refs, added := withOwner(cfg.OwnerReferences, own)
+	if sameEndpoints(cfg.Webhooks, want) && !added {
 		return nil
 	}
-	cfg.Webhooks = want
+	cfg.Webhooks, cfg.OwnerReferences = want, refs
 	if err := c.Update(ctx, cfg); err != nil {
 		return fmt.Errorf("updating the webhook configuration: %w", err)
 	}
