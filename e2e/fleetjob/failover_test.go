@@ -109,12 +109,14 @@ func createOnMember2(t *testing.T, fj *musterv1.FleetJob) *musterv1.FleetJob {
 	return fj
 }
 
-// hubOutage is how long the hub is down in TestARestartedHubGivesEveryClusterAFreshGracePeriod.
-const hubOutage = 2 * time.Minute
+// hubOutage is how long the hub is down in TestARestartedHubGivesEveryClusterAFreshGracePeriod:
+// long enough that member2's Lease is stale past the grace period (40 s, the hub's
+// default) and the job's toleration (5 s) together, with a quarter-minute to spare.
+const hubOutage = time.Minute
 
-// TestARestartedHubGivesEveryClusterAFreshGracePeriod stops the hub for two minutes, in
-// which member2's renewals do not reach it either (its agent is cut off): the hub, back,
-// finds member2's Lease two minutes stale, far past the grace period and the job's
+// TestARestartedHubGivesEveryClusterAFreshGracePeriod stops the hub for a minute
+// (hubOutage), in which member2's renewals do not reach it either (its agent is cut off):
+// the hub, back, finds member2's Lease a minute stale, past the grace period and the job's
 // toleration. It must not take that for member2's own outage: it measures from its own
 // start, so its first verdict on member2 is Available, and when member2's agent reaches it
 // again, nothing has moved. A taint the test puts on member2 during the outage (NoSchedule,

@@ -33,6 +33,17 @@ func (m *Muster) HelmUpgrade(ctx context.Context, c *Cluster, release string, va
 	return m.helm(ctx, c, values, "upgrade", release, "--reuse-values", "--wait", "--timeout", timeout)
 }
 
+// HelmUninstall runs `helm uninstall --wait` of release in c.
+func (m *Muster) HelmUninstall(ctx context.Context, c *Cluster, release string) (string, error) {
+	args := []string{"uninstall", release, "--kubeconfig", c.Kubeconfig, "--wait", "--timeout", "2m"}
+	out, err := runCommand(ctx, m.Bin.Helm, args...)
+	if err != nil {
+		return out, fmt.Errorf("helm %s: %w", strings.Join(args, " "), err)
+	}
+	delete(m.HelmReleases, c.Name)
+	return out, nil
+}
+
 func (m *Muster) helm(ctx context.Context, c *Cluster, values map[string]any, verb, release string, extra ...string) (string, error) {
 	root, err := RepoRoot()
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -27,6 +28,7 @@ import (
 	"github.com/musterhq/muster/e2e/framework"
 	"github.com/musterhq/muster/e2e/framework/kind"
 	"github.com/musterhq/muster/e2e/images"
+	hubwebhook "github.com/musterhq/muster/hub/webhook"
 )
 
 // installedVersion is the Muster version of the images the fleet is installed from; the
@@ -319,4 +321,33 @@ func agentLog(ctx context.Context, m *framework.Cluster) string {
 		fmt.Fprintf(&out, "--- %s (%s, err %v)\n%s\n", p.Name, p.Status.Phase, err, raw)
 	}
 	return out.String()
+}
+
+// helmUninstallLeavesNoWebhook uninstalls the hub's Helm release and waits until both of
+// the webhook configurations the hub registered itself are gone (they belong to its
+// ClusterRole, and the garbage collector deletes them with it); a FleetJob then passes
+// admission, since nothing refuses the kinds no hub serves, and the CRDs the chart keeps
+// still serve it.
+func helmUninstallLeavesNoWebhook(ctx context.Context) (time.Duration, error) {
+	start := time.Now()
+	if _, err := installed.HelmUninstall(ctx, fleet.Hub, framework.HubRelease); err != nil {
+		return 0, err
+	}
+	err := framework.Until(ctx, time.Minute, "the hub's webhook configurations to be gone", func(ctx context.Context) (bool, string, error) {
+		var left []string
+		for _, cfg := range []client.Object{&admissionregistrationv1.ValidatingWebhookConfiguration{}, &admissionregistrationv1.MutatingWebhookConfiguration{}} {
+			err := fleet.Hub.Client.Get(ctx, client.ObjectKey{Name: hubwebhook.ConfigurationName}, cfg)
+			if !apierrors.IsNotFound(err) {
+				left = append(left, fmt.Sprintf("%T (%v)", cfg, err))
+			}
+		}
+		return len(left) == 0, fmt.Sprint(left), nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	if err := fleet.Hub.Client.Create(ctx, framework.AdmissionProbe(fleet.Members[0].Name), client.DryRunAll); err != nil {
+		return 0, fmt.Errorf("after helm uninstall, a FleetJob is refused: %w", err)
+	}
+	return time.Since(start), nil
 }

@@ -97,5 +97,15 @@ func run(m *testing.M) int {
 			code = 1
 		}
 	}
+	// Last, as it takes the hub away: what helm uninstall leaves behind.
+	if installed != nil && installed.HelmReleases[fleet.Hub.Name] != "" {
+		took, err := helmUninstallLeavesNoWebhook(ctx)
+		if err != nil {
+			fmt.Printf("--- FAIL: helm uninstall of the hub\n    %v\n", err)
+			code = 1
+		} else {
+			fmt.Printf("kindfleet: helm uninstall of the hub left no webhook configuration (garbage-collected with its ClusterRole) and its CRDs serving, in %s\n", took.Round(100*time.Millisecond))
+		}
+	}
 	return code
 }
