@@ -24,13 +24,20 @@ import (
 
 func TestHubBroadcastJobRunsOnEveryMemberNode(t *testing.T) {
 	muster(t)
-	ctx := t.Context()
 	j := &musterv1.BroadcastJob{
 		ObjectMeta: metav1.ObjectMeta{Name: "every-node", Namespace: "default"},
 		Spec:       musterv1.BroadcastJobSpec{Placement: ptr.To(members()), Template: workloadPod("sleep", "1s")},
 	}
 	createOnHub(t, j)
-	err := framework.Until(ctx, 2*time.Minute, "BroadcastJob every-node to complete", func(ctx context.Context) (bool, string, error) {
+	wantBroadcastOncePerNode(t, j, 2*time.Minute)
+}
+
+// wantBroadcastOncePerNode waits until j completes and checks that each member's one
+// node ran it exactly once.
+func wantBroadcastOncePerNode(t *testing.T, j *musterv1.BroadcastJob, timeout time.Duration) {
+	t.Helper()
+	ctx := t.Context()
+	err := framework.Until(ctx, timeout, "BroadcastJob "+j.Name+" to complete", func(ctx context.Context) (bool, string, error) {
 		var got musterv1.BroadcastJob
 		if err := fleet.Hub.Client.Get(ctx, client.ObjectKeyFromObject(j), &got); err != nil {
 			return false, err.Error(), nil
@@ -55,7 +62,7 @@ func TestHubBroadcastJobRunsOnEveryMemberNode(t *testing.T) {
 			}
 		}
 		if succeeded != 1 {
-			t.Errorf("%s (one node) has %d succeeded pods of the BroadcastJob, want 1", m.Name, succeeded)
+			t.Errorf("%s (one node) has %d succeeded pods of BroadcastJob %s, want 1", m.Name, succeeded, j.Name)
 		}
 	}
 }
@@ -63,11 +70,13 @@ func TestHubBroadcastJobRunsOnEveryMemberNode(t *testing.T) {
 // TestUpgradeHubThenAgentsWithAJobInFlightLosesNoCompletion rolls the hub, then every
 // agent, to newly built images of another version while an Indexed job runs, each the way
 // it was installed (helm upgrade of the hub and member1's agent, musterctl upgrade of
-// member2's): the hub's
-// replicas are replaced one at a time (the leader hands over), each agent pod is replaced
-// and the new agent picks the Job up where the old one left it. Every index completes
-// once, no index ever has two pods at a time, and each agent then reports the new version,
-// which the hub supports. The suite's admission probe writes through the whole rollout.
+// member2's), with a BroadcastJob and a cron every minute beside it, whose slot falls in
+// the hub's rollout: the hub's replicas are replaced one at a time (the leader hands
+// over), each agent pod is replaced and the new agent picks the Job up where the old one
+// left it. Every index completes once, no index ever has two pods at a time, each node runs
+// the BroadcastJob once, every slot from the first after the cron's creation to the end
+// has exactly one run, and each agent then reports the new version, which the hub
+// supports. The suite's admission probe writes through the whole rollout.
 func TestUpgradeHubThenAgentsWithAJobInFlightLosesNoCompletion(t *testing.T) {
 	m := muster(t)
 	ctx := t.Context()
@@ -95,8 +104,21 @@ func TestUpgradeHubThenAgentsWithAJobInFlightLosesNoCompletion(t *testing.T) {
 	// both agents' upgrades.
 	const completions = 6
 	fj := indexed(dividedJob("upgrade", completions, 2, "sleep", "8s"))
-	createOnHub(t, fj)
+	// Beside it, a BroadcastJob whose pods outlast the hub's rollout, and a cron every
+	// minute, whose slot falls in the hub's rollout.
+	bj := &musterv1.BroadcastJob{
+		ObjectMeta: metav1.ObjectMeta{Name: "upgrade-every-node", Namespace: "default"},
+		Spec:       musterv1.BroadcastJobSpec{Placement: ptr.To(members()), Template: workloadPod("sleep", "30s")},
+	}
+	cj := everyMinute("upgrade-cron")
+	createOnHub(t, fj, bj, cj)
+	firstSlot := time.Now().Add(15 * time.Second).Truncate(time.Minute).Add(time.Minute)
 	waitJobPodRunning(t, fleet.Members[0], fj.Name)
+	select {
+	case <-time.After(time.Until(firstSlot.Add(-5 * time.Second))):
+	case <-ctx.Done():
+		t.Fatal(ctx.Err())
+	}
 
 	leaderBefore := leaderPod(t)
 	upgradeStart := time.Now()
@@ -139,6 +161,8 @@ func TestUpgradeHubThenAgentsWithAJobInFlightLosesNoCompletion(t *testing.T) {
 		return nil
 	})
 	wantEachIndexSucceededOnce(t, fj.Name, completions)
+	wantBroadcastOncePerNode(t, bj, 2*time.Minute)
+	wantOneRunASlot(t, cj, firstSlot, time.Now().Truncate(time.Minute))
 	for _, member := range fleet.Members {
 		wantAgentVersion(t, member.Name, upgradedVersion)
 	}
@@ -188,19 +212,7 @@ func lastLine(s string) string {
 func TestFleetCronJobFiresOnTheRealClockOnceWhenTheLeaderPodDies(t *testing.T) {
 	muster(t)
 	ctx := t.Context()
-	cj := &musterv1.FleetCronJob{
-		ObjectMeta: metav1.ObjectMeta{Name: "every-minute", Namespace: "default"},
-		Spec: musterv1.FleetCronJobSpec{
-			Schedule: "*/1 * * * *",
-			JobTemplate: &musterv1.FleetJobTemplateSpec{Spec: musterv1.FleetJobSpec{
-				Placement: musterv1.FleetJobPlacement{Mode: musterv1.PlacementDivided, Placement: members()},
-				Template: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{
-					Completions: ptr.To[int32](2), Parallelism: ptr.To[int32](2),
-					Template: workloadPod("sleep", "1s"),
-				}},
-			}},
-		},
-	}
+	cj := everyMinute("every-minute")
 	createOnHub(t, cj)
 
 	// The next slot at least 15 s away, so the cron is scheduled before it.
@@ -230,29 +242,19 @@ func TestFleetCronJobFiresOnTheRealClockOnceWhenTheLeaderPodDies(t *testing.T) {
 
 	var run *musterv1.FleetJob
 	err = framework.Until(ctx, 2*time.Minute, "the slot's run to complete after the failover", func(ctx context.Context) (bool, string, error) {
-		var list musterv1.FleetJobList
-		if err := fleet.Hub.Client.List(ctx, &list, client.InNamespace("default")); err != nil {
+		runs, err := runsBySlot(ctx, cj)
+		if err != nil {
 			return false, err.Error(), nil
 		}
-		run = nil
-		for i := range list.Items {
-			fj := &list.Items[i]
-			owner := metav1.GetControllerOf(fj)
-			if owner == nil || owner.Name != cj.Name {
-				continue
-			}
-			if at, err := time.Parse(time.RFC3339, fj.Annotations[musterv1.ScheduledTimeAnnotation]); err != nil || !at.Equal(slot) {
-				continue
-			}
-			if run != nil {
-				return false, "", fmt.Errorf("two runs for slot %s: %s and %s", slot.Format(time.RFC3339), run.Name, fj.Name)
-			}
-			run = fj
-		}
-		if run == nil {
+		switch slotRuns := runs[slot]; len(slotRuns) {
+		case 0:
 			return false, "no run yet", nil
+		case 1:
+			run = slotRuns[0]
+			return run.Status.Phase == musterv1.JobComplete, string(run.Status.Phase), nil
+		default:
+			return false, "", fmt.Errorf("%d runs for slot %s", len(slotRuns), slot.Format(time.RFC3339))
 		}
-		return run.Status.Phase == musterv1.JobComplete, string(run.Status.Phase), nil
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -319,4 +321,71 @@ func jobPodsIn(ctx context.Context, m *framework.Cluster, job string) ([]corev1.
 	var pods corev1.PodList
 	err := m.Client.List(ctx, &pods, client.InNamespace("default"), client.MatchingLabels{batchv1.JobNameLabel: job})
 	return pods.Items, err
+}
+
+// everyMinute is a FleetCronJob running a short job on both members every minute.
+func everyMinute(name string) *musterv1.FleetCronJob {
+	return &musterv1.FleetCronJob{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+		Spec: musterv1.FleetCronJobSpec{
+			Schedule: "*/1 * * * *",
+			JobTemplate: &musterv1.FleetJobTemplateSpec{Spec: musterv1.FleetJobSpec{
+				Placement: musterv1.FleetJobPlacement{Mode: musterv1.PlacementDivided, Placement: members()},
+				Template: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{
+					Completions: ptr.To[int32](2), Parallelism: ptr.To[int32](2),
+					Template: workloadPod("sleep", "1s"),
+				}},
+			}},
+		},
+	}
+}
+
+// runsBySlot lists cj's runs by the slot each was made for.
+func runsBySlot(ctx context.Context, cj *musterv1.FleetCronJob) (map[time.Time][]*musterv1.FleetJob, error) {
+	var list musterv1.FleetJobList
+	if err := fleet.Hub.Client.List(ctx, &list, client.InNamespace(cj.Namespace)); err != nil {
+		return nil, err
+	}
+	runs := map[time.Time][]*musterv1.FleetJob{}
+	for i := range list.Items {
+		fj := &list.Items[i]
+		if owner := metav1.GetControllerOf(fj); owner == nil || owner.Name != cj.Name {
+			continue
+		}
+		if at, err := time.Parse(time.RFC3339, fj.Annotations[musterv1.ScheduledTimeAnnotation]); err == nil {
+			runs[at] = append(runs[at], fj)
+		}
+	}
+	return runs, nil
+}
+
+// wantOneRunASlot waits until cj has a run for every slot from first to last, and checks
+// that it has exactly one for each of them.
+func wantOneRunASlot(t *testing.T, cj *musterv1.FleetCronJob, first, last time.Time) {
+	t.Helper()
+	if last.Before(first) {
+		t.Fatalf("no slot of %s fell between %s and %s", cj.Name, first.Format(time.TimeOnly), last.Format(time.TimeOnly))
+	}
+	var runs map[time.Time][]*musterv1.FleetJob
+	err := framework.Until(t.Context(), 30*time.Second, "a run of "+cj.Name+" for every slot", func(ctx context.Context) (bool, string, error) {
+		var err error
+		if runs, err = runsBySlot(ctx, cj); err != nil {
+			return false, err.Error(), nil
+		}
+		for slot := first; !slot.After(last); slot = slot.Add(time.Minute) {
+			if len(runs[slot]) == 0 {
+				return false, "no run for " + slot.Format(time.TimeOnly), nil
+			}
+		}
+		return true, "", nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for slot := first; !slot.After(last); slot = slot.Add(time.Minute) {
+		if n := len(runs[slot]); n != 1 {
+			t.Errorf("%s has %d runs for slot %s, want 1", cj.Name, n, slot.Format(time.TimeOnly))
+		}
+	}
+	t.Logf("%s ran once in each slot from %s to %s", cj.Name, first.Format(time.TimeOnly), last.Format(time.TimeOnly))
 }
