@@ -60,7 +60,7 @@ func (r *Registrar) EnsureCredentials(ctx context.Context) (*Credentials, error)
 	case usableStored && apierrors.IsNotFound(err):
 		return stored, nil
 	case usableStored:
-		if rejoin, why := r.rejoinWanted(ctx, stored, err); !rejoin {
+		if rejoin, why := r.rejoinWanted(ctx, stored, boot, err); !rejoin {
 			log.FromContext(ctx).V(1).Info("using the stored hub certificate", "why", why)
 			return stored, nil
 		}
@@ -77,7 +77,7 @@ func (r *Registrar) EnsureCredentials(ctx context.Context) (*Credentials, error)
 // with bootErr asks for a new join: only when the hub refuses the stored certificate. A
 // bootstrap Secret the certificate makes unnecessary is deleted; one whose need cannot be
 // told now (the hub is unreachable) is kept for the Rejoiner to decide later.
-func (r *Registrar) rejoinWanted(ctx context.Context, stored *Credentials, bootErr error) (bool, string) {
+func (r *Registrar) rejoinWanted(ctx context.Context, stored *Credentials, boot *Bootstrap, bootErr error) (bool, string) {
 	if bootErr != nil {
 		return false, "the bootstrap Secret is unreadable: " + bootErr.Error()
 	}
@@ -91,7 +91,7 @@ func (r *Registrar) rejoinWanted(ctx context.Context, stored *Credentials, bootE
 	if err != nil {
 		return false, "cannot tell whether the hub accepts it: " + err.Error()
 	}
-	if err := r.Store.DeleteBootstrap(ctx); err != nil {
+	if err := r.Store.DeleteBootstrap(ctx, boot); err != nil {
 		return false, err.Error()
 	}
 	return false, "the hub accepts it; the bootstrap Secret is no longer needed"
@@ -126,7 +126,7 @@ func (r *Registrar) join(ctx context.Context, boot *Bootstrap, stored *Credentia
 	if err := r.store(ctx, creds); err != nil {
 		return nil, err
 	}
-	return creds, r.Store.DeleteBootstrap(ctx)
+	return creds, r.Store.DeleteBootstrap(ctx, boot)
 }
 
 // joinKey is the key a join of an agent that held a certificate asks for: the key the hub

@@ -77,7 +77,8 @@ func (r *Rejoiner) Start(ctx context.Context) error {
 
 // check says whether the agent must join again, deleting a bootstrap Secret it does not need.
 func (r *Rejoiner) check(ctx context.Context) (bool, error) {
-	if _, err := r.Store.ReadBootstrap(ctx); err != nil {
+	boot, err := r.Store.ReadBootstrap(ctx)
+	if err != nil {
 		if apierrors.IsNotFound(err) {
 			return false, nil
 		}
@@ -88,7 +89,7 @@ func (r *Rejoiner) check(ctx context.Context) (bool, error) {
 		return refused, err
 	}
 	log.FromContext(ctx).Info("a new join line is installed, but the hub accepts the agent's certificate: deleting it")
-	return false, r.Store.DeleteBootstrap(ctx)
+	return false, r.Store.DeleteBootstrap(ctx, boot)
 }
 
 // LastingRefusal says whether the hub refuses the agent's credentials (see Refused) twice,

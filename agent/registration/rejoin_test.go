@@ -74,7 +74,8 @@ func TestRejoinWanted(t *testing.T) {
 			}
 			cs := fake.NewClientset(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: testNamespace, Name: BootstrapSecret}})
 			r := &Registrar{Store: &Store{Client: cs, Namespace: testNamespace}, RefusalSettle: 10 * time.Millisecond, Now: time.Now}
-			rejoin, why := r.rejoinWanted(t.Context(), stored, nil)
+			// The fake client does not check the delete's precondition.
+			rejoin, why := r.rejoinWanted(t.Context(), stored, &Bootstrap{}, nil)
 			if rejoin != tc.wantRejoin {
 				t.Errorf("rejoinWanted() = %v (%s), want %v", rejoin, why, tc.wantRejoin)
 			}

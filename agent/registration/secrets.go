@@ -64,6 +64,10 @@ type Bootstrap struct {
 	CAHash      string
 	Token       string
 	ClusterName string
+	// readVersion is the Secret's resourceVersion when read, and keep says a tool declares
+	// it (KeepAnnotation): what DeleteBootstrap needs.
+	readVersion string
+	keep        bool
 }
 
 // Credentials are the agent's hub identity.
@@ -109,6 +113,7 @@ func (s *Store) ReadBootstrap(ctx context.Context) (*Bootstrap, error) {
 	b := &Bootstrap{
 		HubURL: string(sec.Data[KeyHubURL]), CA: sec.Data[KeyCA], CAHash: string(sec.Data[KeyCAHash]),
 		Token: string(sec.Data[KeyToken]), ClusterName: string(sec.Data[KeyClusterName]),
+		readVersion: sec.ResourceVersion, keep: sec.Annotations[KeepAnnotation] == "true",
 	}
 	if b.HubURL == "" || (len(b.CA) == 0 && b.CAHash == "") || b.ClusterName == "" {
 		return nil, fmt.Errorf("bootstrap Secret %s/%s lacks %s, %s (or %s) or %s", s.Namespace, BootstrapSecret, KeyHubURL, KeyCA, KeyCAHash, KeyClusterName)
@@ -153,46 +158,40 @@ func (s *Store) WriteCredentials(ctx context.Context, c *Credentials) error {
 	return nil
 }
 
-// UsedAnnotation on a bootstrap Secret that a tool manages holds the ID of the token the
-// agent has used it with: the Secret is then a used join line, as if deleted.
+// KeepAnnotation "true" on a bootstrap Secret says a tool declares it (the muster-agent
+// chart's bootstrap.keepSecret, on unless musterctl join renders it): deleted, it would
+// only be made again, and `helm upgrade --wait` would wait for it forever.
+const KeepAnnotation = "muster.dev/keep-join-line"
+
+// UsedAnnotation on a kept bootstrap Secret holds the ID of the token the agent has used
+// it with: the Secret is then a used join line, read as absent.
 const UsedAnnotation = "muster.dev/join-line-used"
 
-// managedByLabel marks objects a tool (Helm, Argo CD, kustomize) keeps in the state it
-// declares.
-const managedByLabel = "app.kubernetes.io/managed-by"
-
-// DeleteBootstrap retires the bootstrap Secret once the agent holds a certificate (or
-// needs none from it): the token is a liability once unused. One that `musterctl join`
-// wrote is deleted. One that a tool manages (the muster-agent Helm chart's) would only be
-// made again, and `helm upgrade --wait` would wait for it forever: it is annotated
+// DeleteBootstrap retires the bootstrap Secret read as read, once the agent holds a
+// certificate (or needs none from it): the token is a liability once unused. One that
+// `musterctl join` wrote is deleted; a kept one (KeepAnnotation) is annotated
 // UsedAnnotation with its token's ID instead, and read as absent until it holds another
-// token. Either is conditional on the version read, so that a join line written meanwhile
-// (`musterctl join` again) stays.
-func (s *Store) DeleteBootstrap(ctx context.Context) error {
+// token. Either is conditional on the version read: a join line written since (`musterctl
+// join` again, or the tool with a new token, while this join waited for acceptance) stays,
+// for the next check.
+func (s *Store) DeleteBootstrap(ctx context.Context, read *Bootstrap) error {
 	secrets := s.Client.CoreV1().Secrets(s.Namespace)
-	sec, err := secrets.Get(ctx, BootstrapSecret, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("reading the bootstrap Secret %s/%s: %w", s.Namespace, BootstrapSecret, err)
-	}
-	if sec.Labels[managedByLabel] == "" {
-		err := secrets.Delete(ctx, BootstrapSecret, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{ResourceVersion: &sec.ResourceVersion}})
-		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-			return fmt.Errorf("deleting the bootstrap Secret %s/%s: %w", s.Namespace, BootstrapSecret, err)
+	var err error
+	if read.keep {
+		var patch []byte
+		patch, err = json.Marshal(map[string]any{"metadata": map[string]any{
+			"annotations":     map[string]string{UsedAnnotation: tokenID([]byte(read.Token))},
+			"resourceVersion": read.readVersion,
+		}})
+		if err != nil {
+			return err
 		}
-		return nil
+		_, err = secrets.Patch(ctx, BootstrapSecret, types.MergePatchType, patch, metav1.PatchOptions{})
+	} else {
+		err = secrets.Delete(ctx, BootstrapSecret, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{ResourceVersion: &read.readVersion}})
 	}
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
-		"annotations":     map[string]string{UsedAnnotation: tokenID(sec.Data[KeyToken])},
-		"resourceVersion": sec.ResourceVersion,
-	}})
-	if err != nil {
-		return err
-	}
-	if _, err := secrets.Patch(ctx, BootstrapSecret, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-		return fmt.Errorf("marking the bootstrap Secret %s/%s used: %w", s.Namespace, BootstrapSecret, err)
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return fmt.Errorf("retiring the used bootstrap Secret %s/%s: %w", s.Namespace, BootstrapSecret, err)
 	}
 	return nil
 }

@@ -148,7 +148,7 @@ func TestPendingKeySurvivesRestartsAndBootstrapSecretIsDeleted(t *testing.T) {
 		t.Errorf("ReadPending() = %+v, want the stored key and join request r1", again)
 	}
 	for range 2 { // idempotent
-		if err := s.DeleteBootstrap(t.Context()); err != nil {
+		if err := s.DeleteBootstrap(t.Context(), &Bootstrap{}); err != nil {
 			t.Fatal(err)
 		}
 		if err := s.DeletePending(t.Context()); err != nil {

@@ -1,6 +1,7 @@
 package charts_test
 
 import (
+	"encoding/base64"
 	"slices"
 	"strings"
 	"testing"
@@ -119,10 +120,22 @@ func TestValuesShapeTheRelease(t *testing.T) {
 			values: merge(join, map[string]any{"workExecutorRoles": []any{"cluster-admin", "crd-installer", "cluster-admin"}}),
 			want:   []string{"Secret/muster-bootstrap", "ClusterRoleBinding/muster-work-executor:cluster-admin", "ClusterRoleBinding/muster-work-executor:crd-installer"},
 			check: func(t *testing.T, objs charts.Objects) {
-				data, _, _ := unstructured.NestedStringMap(find(objs, "Secret/muster-bootstrap").Object, "stringData")
+				secret := find(objs, "Secret/muster-bootstrap")
+				encoded, _, _ := unstructured.NestedStringMap(secret.Object, "data")
+				data := map[string]string{}
+				for k, v := range encoded {
+					raw, err := base64.StdEncoding.DecodeString(v)
+					if err != nil {
+						t.Fatal(err)
+					}
+					data[k] = string(raw)
+				}
 				want := map[string]string{"hub-url": "https://hub.example:6443", "ca-hash": "sha256:" + strings.Repeat("ab", 32), "token": "abcdef.0123456789abcdef", "cluster-name": "member1"}
 				if !equalMaps(data, want) {
 					t.Errorf("bootstrap Secret = %v, want %v", data, want)
+				}
+				if secret.GetAnnotations()["muster.dev/keep-join-line"] != "true" {
+					t.Errorf("bootstrap Secret annotations %v, want it kept (the chart's default)", secret.GetAnnotations())
 				}
 				if n := len(kindNames(objs.From("templates/executor.yaml"))); n != 6 {
 					t.Errorf("executor.yaml made %d objects, want its 4 and 2 role bindings", n)

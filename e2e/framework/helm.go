@@ -33,9 +33,9 @@ func (m *Muster) HelmUpgrade(ctx context.Context, c *Cluster, release string, va
 	return m.helm(ctx, c, values, "upgrade", release, "--reuse-values", "--wait", "--timeout", timeout)
 }
 
-// HelmUninstall runs `helm uninstall --wait` of release in c.
+// HelmUninstall runs `helm uninstall` of release in c.
 func (m *Muster) HelmUninstall(ctx context.Context, c *Cluster, release string) (string, error) {
-	args := []string{"uninstall", release, "--kubeconfig", c.Kubeconfig, "--wait", "--timeout", "2m"}
+	args := []string{"uninstall", release, "--kubeconfig", c.Kubeconfig}
 	out, err := runCommand(ctx, m.Bin.Helm, args...)
 	if err != nil {
 		return out, fmt.Errorf("helm %s: %w", strings.Join(args, " "), err)

@@ -246,7 +246,7 @@ func TestFleetCronJobFiresOnTheRealClockOnceWhenTheLeaderPodDies(t *testing.T) {
 		if err != nil {
 			return false, err.Error(), nil
 		}
-		switch slotRuns := runs[slot]; len(slotRuns) {
+		switch slotRuns := runs[slot.Unix()]; len(slotRuns) {
 		case 0:
 			return false, "no run yet", nil
 		case 1:
@@ -340,20 +340,21 @@ func everyMinute(name string) *musterv1.FleetCronJob {
 	}
 }
 
-// runsBySlot lists cj's runs by the slot each was made for.
-func runsBySlot(ctx context.Context, cj *musterv1.FleetCronJob) (map[time.Time][]*musterv1.FleetJob, error) {
+// runsBySlot lists cj's runs by the slot each was made for, in Unix seconds (a time.Time
+// key would compare locations too).
+func runsBySlot(ctx context.Context, cj *musterv1.FleetCronJob) (map[int64][]*musterv1.FleetJob, error) {
 	var list musterv1.FleetJobList
 	if err := fleet.Hub.Client.List(ctx, &list, client.InNamespace(cj.Namespace)); err != nil {
 		return nil, err
 	}
-	runs := map[time.Time][]*musterv1.FleetJob{}
+	runs := map[int64][]*musterv1.FleetJob{}
 	for i := range list.Items {
 		fj := &list.Items[i]
 		if owner := metav1.GetControllerOf(fj); owner == nil || owner.Name != cj.Name {
 			continue
 		}
 		if at, err := time.Parse(time.RFC3339, fj.Annotations[musterv1.ScheduledTimeAnnotation]); err == nil {
-			runs[at] = append(runs[at], fj)
+			runs[at.Unix()] = append(runs[at.Unix()], fj)
 		}
 	}
 	return runs, nil
@@ -366,14 +367,14 @@ func wantOneRunASlot(t *testing.T, cj *musterv1.FleetCronJob, first, last time.T
 	if last.Before(first) {
 		t.Fatalf("no slot of %s fell between %s and %s", cj.Name, first.Format(time.TimeOnly), last.Format(time.TimeOnly))
 	}
-	var runs map[time.Time][]*musterv1.FleetJob
+	var runs map[int64][]*musterv1.FleetJob
 	err := framework.Until(t.Context(), 30*time.Second, "a run of "+cj.Name+" for every slot", func(ctx context.Context) (bool, string, error) {
 		var err error
 		if runs, err = runsBySlot(ctx, cj); err != nil {
 			return false, err.Error(), nil
 		}
 		for slot := first; !slot.After(last); slot = slot.Add(time.Minute) {
-			if len(runs[slot]) == 0 {
+			if len(runs[slot.Unix()]) == 0 {
 				return false, "no run for " + slot.Format(time.TimeOnly), nil
 			}
 		}
@@ -383,7 +384,7 @@ func wantOneRunASlot(t *testing.T, cj *musterv1.FleetCronJob, first, last time.T
 		t.Fatal(err)
 	}
 	for slot := first; !slot.After(last); slot = slot.Add(time.Minute) {
-		if n := len(runs[slot]); n != 1 {
+		if n := len(runs[slot.Unix()]); n != 1 {
 			t.Errorf("%s has %d runs for slot %s, want 1", cj.Name, n, slot.Format(time.TimeOnly))
 		}
 	}

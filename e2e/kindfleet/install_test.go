@@ -283,15 +283,25 @@ func podReady(p corev1.Pod) bool {
 // TestAgentsRotateTheirCertificatesInCluster: the hub signs agent certificates for a few
 // minutes only in this fleet (main_test.go), so every agent rotates during the suite, from
 // its pod, authenticated by its current certificate; its cluster stays Available. The
-// bootstrap Secret is gone by then: a member keeps no credential that could join again.
+// join line is used by then: the bootstrap Secret musterctl join wrote is gone, and the
+// one the Helm chart keeps is marked used with its token's ID.
 func TestAgentsRotateTheirCertificatesInCluster(t *testing.T) {
-	muster(t)
+	m := muster(t)
 	ctx := t.Context()
+	for _, member := range fleet.Members {
+		secrets := member.Clientset.CoreV1().Secrets(musterv1.AgentNamespace)
+		boot, err := secrets.Get(ctx, registration.BootstrapSecret, metav1.GetOptions{})
+		switch _, helm := m.HelmReleases[member.Name]; {
+		case helm && err != nil:
+			t.Errorf("%s: the bootstrap Secret the chart keeps: %v", member.Name, err)
+		case helm && boot.Annotations[registration.UsedAnnotation] == "":
+			t.Errorf("%s: the bootstrap Secret the chart keeps is not marked used: annotations %v", member.Name, boot.Annotations)
+		case !helm && !apierrors.IsNotFound(err):
+			t.Errorf("%s: the bootstrap Secret musterctl join wrote is still there (err %v)", member.Name, err)
+		}
+	}
 	for _, m := range fleet.Members {
 		secrets := m.Clientset.CoreV1().Secrets(musterv1.AgentNamespace)
-		if _, err := secrets.Get(ctx, registration.BootstrapSecret, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-			t.Errorf("%s: the bootstrap Secret is still there (err %v)", m.Name, err)
-		}
 		err := framework.Until(ctx, signingDuration, m.Name+"'s agent to rotate its certificate", func(ctx context.Context) (bool, string, error) {
 			secret, err := secrets.Get(ctx, registration.CredentialsSecret, metav1.GetOptions{})
 			if err != nil {

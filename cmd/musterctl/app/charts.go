@@ -33,12 +33,26 @@ func imageValues(ref string) map[string]any {
 	return map[string]any{"repository": ref, "tag": "latest"}
 }
 
-// hubChart renders the muster-hub chart with image (the chart's default when empty) and the
-// hub's extra flags args.
-func hubChart(image string, args []string) (charts.Objects, error) {
-	values := map[string]any{"extraArgs": anySlice(args)}
-	if image != "" {
-		values["image"] = imageValues(image)
+// hubInstall is what musterctl sets of the muster-hub chart's values; a zero field keeps
+// the chart's default.
+type hubInstall struct {
+	image string
+	// args are the hub's extra flags (init --hub-arg).
+	args []string
+	// replicas, for an upgrade, are the running Deployment's (kubectl scale, an
+	// autoscaler): an upgrade changes the version, not the size, nor whether a disruption
+	// budget guards it.
+	replicas int32
+}
+
+// hubChart renders the muster-hub chart for h.
+func hubChart(h hubInstall) (charts.Objects, error) {
+	values := map[string]any{"extraArgs": anySlice(h.args)}
+	if h.image != "" {
+		values["image"] = imageValues(h.image)
+	}
+	if h.replicas > 0 {
+		values["replicas"] = h.replicas
 	}
 	return charts.Render(charts.Hub, values)
 }
@@ -56,9 +70,10 @@ type agentJoin struct {
 // and the join line j.
 func agentChart(image string, j agentJoin) (charts.Objects, error) {
 	values := map[string]any{
-		"clusterName":       j.clusterName,
-		"hub":               map[string]any{"url": j.hubURL, "ca": j.ca, "caHash": j.caHash},
-		"bootstrap":         map[string]any{"token": j.token},
+		"clusterName": j.clusterName,
+		"hub":         map[string]any{"url": j.hubURL, "ca": j.ca, "caHash": j.caHash},
+		// join applies the Secret once, and the agent deletes it once used.
+		"bootstrap":         map[string]any{"token": j.token, "keepSecret": false},
 		"workExecutorRoles": anySlice(j.executorRoles),
 	}
 	if image != "" {

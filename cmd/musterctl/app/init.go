@@ -55,7 +55,7 @@ musterctl join command that members run.`,
 
 func (o *initOptions) run(ctx context.Context, cmd *cobra.Command) error {
 	if o.dryRun {
-		objs, err := hubObjects(o.image, o.hubArgs, !o.noDeploy)
+		objs, err := hubObjects(hubInstall{image: o.image, args: o.hubArgs}, !o.noDeploy)
 		if err != nil {
 			return err
 		}
@@ -77,7 +77,7 @@ func (o *initOptions) run(ctx context.Context, cmd *cobra.Command) error {
 		return err
 	}
 	if !o.noDeploy {
-		if err := applyHubDeployment(ctx, hub, o.image, o.hubArgs); err != nil {
+		if err := applyHubDeployment(ctx, hub, hubInstall{image: o.image, args: o.hubArgs}); err != nil {
 			return err
 		}
 		fmt.Fprintf(out, "✓ hub Deployment %s/%s (%s) created\n", musterv1.HubNamespace, hubDeployment, o.image)
@@ -91,10 +91,10 @@ func (o *initOptions) run(ctx context.Context, cmd *cobra.Command) error {
 }
 
 // hubObjects are what init applies, in order: the CRDs, the hub's namespace, RBAC and
-// bootstrap policy, and (withDeployment) the Deployment with image and the extra flags
-// args, its Service and PodDisruptionBudget.
-func hubObjects(image string, args []string, withDeployment bool) ([]*unstructured.Unstructured, error) {
-	objs, err := hubChart(image, args)
+// bootstrap policy, and (withDeployment) the Deployment h describes, its Service and
+// PodDisruptionBudget.
+func hubObjects(h hubInstall, withDeployment bool) ([]*unstructured.Unstructured, error) {
+	objs, err := hubChart(h)
 	if err != nil {
 		return nil, err
 	}
@@ -104,10 +104,10 @@ func hubObjects(image string, args []string, withDeployment bool) ([]*unstructur
 	return applyOrder(objs, deploymentTemplate), nil
 }
 
-// hubDeploymentObjects are the hub Deployment with image and the extra flags args, its
-// Service and PodDisruptionBudget.
-func hubDeploymentObjects(image string, args []string) ([]*unstructured.Unstructured, error) {
-	objs, err := hubChart(image, args)
+// hubDeploymentObjects are the hub Deployment h describes, its Service and
+// PodDisruptionBudget.
+func hubDeploymentObjects(h hubInstall) ([]*unstructured.Unstructured, error) {
+	objs, err := hubChart(h)
 	if err != nil {
 		return nil, err
 	}
@@ -117,7 +117,7 @@ func hubDeploymentObjects(image string, args []string) ([]*unstructured.Unstruct
 // applyHubManifests applies the CRDs (waiting until they serve), the hub's namespace,
 // RBAC and bootstrap policy: what init installs and upgrade updates before the Deployment.
 func applyHubManifests(ctx context.Context, hub *clients, out io.Writer) error {
-	objs, err := hubChart("", nil)
+	objs, err := hubChart(hubInstall{})
 	if err != nil {
 		return err
 	}
@@ -132,9 +132,9 @@ func applyHubManifests(ctx context.Context, hub *clients, out io.Writer) error {
 	return nil
 }
 
-// applyHubDeployment applies the hub Deployment with image and the extra flags args.
-func applyHubDeployment(ctx context.Context, hub *clients, image string, args []string) error {
-	deployment, err := hubDeploymentObjects(image, args)
+// applyHubDeployment applies the hub Deployment h describes.
+func applyHubDeployment(ctx context.Context, hub *clients, h hubInstall) error {
+	deployment, err := hubDeploymentObjects(h)
 	if err != nil {
 		return err
 	}

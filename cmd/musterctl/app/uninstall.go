@@ -63,7 +63,7 @@ func uninstallHub(ctx context.Context, hub *clients, out io.Writer, timeout time
 		return err
 	}
 	fmt.Fprintln(out, "✓ webhook configurations removed: writes of Muster objects are no longer sent to the hub")
-	objs, err := hubChart("", nil)
+	objs, err := hubChart(hubInstall{})
 	if err != nil {
 		return err
 	}
@@ -78,7 +78,7 @@ func uninstallHub(ctx context.Context, hub *clients, out io.Writer, timeout time
 		return err
 	}
 	fmt.Fprintf(out, "✓ hub Deployment %s/%s removed and its pods gone\n", musterv1.HubNamespace, hubDeployment)
-	objs, err = hubChart("", nil)
+	objs, err = hubChart(hubInstall{})
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/utils/ptr"
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 )
@@ -65,11 +66,10 @@ over and the webhook is served throughout.`,
 			if err := applyHubManifests(ctx, hub, out); err != nil {
 				return err
 			}
-			d, err := hubDeploymentObjects(o.image, extraHubArgs(current))
+			d, err := hubDeploymentObjects(hubInstall{image: o.image, args: extraHubArgs(current), replicas: ptr.Deref(current.Spec.Replicas, 0)})
 			if err != nil {
 				return err
 			}
-			keepReplicas(d, current)
 			if err := apply(ctx, hub.client, d); err != nil {
 				return err
 			}
@@ -158,8 +158,8 @@ func extraHubArgs(d *appsv1.Deployment) []string {
 // hubContainer is the hub's container in its Deployment.
 const hubContainer = "hub"
 
-// keepReplicas makes the applied Deployments keep the replicas the running one has
-// (kubectl scale, an autoscaler): an upgrade changes the version, not the size.
+// keepReplicas makes the applied agent Deployment keep the replicas the running one has
+// (kubectl scale): an upgrade changes the version, not the size.
 func keepReplicas(objs []*unstructured.Unstructured, current *appsv1.Deployment) {
 	if current.Spec.Replicas == nil {
 		return
