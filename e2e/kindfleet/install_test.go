@@ -16,6 +16,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -358,6 +360,42 @@ func helmUninstallLeavesNoWebhook(ctx context.Context) (time.Duration, error) {
 	}
 	if err := fleet.Hub.Client.Create(ctx, framework.AdmissionProbe(fleet.Members[0].Name), client.DryRunAll); err != nil {
 		return 0, fmt.Errorf("after helm uninstall, a FleetJob is refused: %w", err)
+	}
+	return time.Since(start), nil
+}
+
+// helmUninstallOfAnAgentLeavesOnlyItsCRD uninstalls the agent's Helm release in member
+// and waits until everything the agent and its chart made in the member is gone (its
+// namespace, with its Secrets and Lease, its RBAC and the Work executor's), but the CRD,
+// which the chart keeps (crds.keep).
+func helmUninstallOfAnAgentLeavesOnlyItsCRD(ctx context.Context, member *framework.Cluster) (time.Duration, error) {
+	start := time.Now()
+	if _, err := installed.HelmUninstall(ctx, member, framework.AgentRelease); err != nil {
+		return 0, err
+	}
+	gone := []client.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: musterv1.AgentNamespace}},
+		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "muster-agent"}},
+		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: musterv1.WorkExecutor}},
+		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "muster-agent"}},
+		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: musterv1.WorkExecutor}},
+		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: musterv1.WorkExecutor + "-admin"}},
+	}
+	err := framework.Until(ctx, 2*time.Minute, "the agent's objects in "+member.Name+" to be gone", func(ctx context.Context) (bool, string, error) {
+		var left []string
+		for _, o := range gone {
+			if err := member.Client.Get(ctx, client.ObjectKeyFromObject(o), o); !apierrors.IsNotFound(err) {
+				left = append(left, fmt.Sprintf("%T %s (%v)", o, o.GetName(), err))
+			}
+		}
+		return len(left) == 0, fmt.Sprint(left), nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	var crd apiextensionsv1.CustomResourceDefinition
+	if err := member.Client.Get(ctx, client.ObjectKey{Name: "broadcastjobs.muster.dev"}, &crd); err != nil {
+		return 0, fmt.Errorf("the CRD the chart keeps: %w", err)
 	}
 	return time.Since(start), nil
 }

@@ -107,5 +107,17 @@ func run(m *testing.M) int {
 			fmt.Printf("kindfleet: helm uninstall of the hub left no webhook configuration (garbage-collected with its ClusterRole) and its CRDs serving, in %s\n", took.Round(100*time.Millisecond))
 		}
 	}
+	for _, member := range fleet.Members {
+		if installed == nil || installed.HelmReleases[member.Name] == "" {
+			continue
+		}
+		took, err := helmUninstallOfAnAgentLeavesOnlyItsCRD(ctx, member)
+		if err != nil {
+			fmt.Printf("--- FAIL: helm uninstall of %s's agent\n    %v\n", member.Name, err)
+			code = 1
+		} else {
+			fmt.Printf("kindfleet: helm uninstall of %s's agent removed its namespace, RBAC and Work executor and kept its CRD, in %s\n", member.Name, took.Round(100*time.Millisecond))
+		}
+	}
 	return code
 }
