@@ -2,7 +2,6 @@ package fleetsim
 
 import (
 	"context"
-	"strings"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -20,17 +19,7 @@ import (
 // printed (its --hub-apiserver, --hub-token and --hub-ca-hash), and returns what a
 // simulated member's bootstrap Secret holds.
 func Discover(ctx context.Context, joinArgs []string) (registration.Bootstrap, error) {
-	arg := func(name string) string {
-		for i, a := range joinArgs {
-			if a == name && i+1 < len(joinArgs) {
-				return joinArgs[i+1]
-			}
-			if v, ok := strings.CutPrefix(a, name+"="); ok {
-				return v
-			}
-		}
-		return ""
-	}
+	arg := func(name string) string { return bootstrap.JoinFlag(joinArgs, name) }
 	token, err := bootstrap.ParseToken(arg("--hub-token"))
 	if err != nil {
 		return registration.Bootstrap{}, err

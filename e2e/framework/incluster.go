@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/internal/bootstrap"
 )
 
 // InClusterOptions say how Muster is installed into the clusters themselves.
@@ -110,8 +111,8 @@ func helmInstallAgent(ctx context.Context, m *Muster, member *Cluster, image str
 	values := map[string]any{
 		"image":       ImageValues(image),
 		"clusterName": member.Name,
-		"hub":         map[string]any{"url": flagValue(m.JoinArgs, "--hub-apiserver"), "caHash": flagValue(m.JoinArgs, "--hub-ca-hash")},
-		"bootstrap":   map[string]any{"token": flagValue(m.JoinArgs, "--hub-token")},
+		"hub":         map[string]any{"url": bootstrap.JoinFlag(m.JoinArgs, "--hub-apiserver"), "caHash": bootstrap.JoinFlag(m.JoinArgs, "--hub-ca-hash")},
+		"bootstrap":   map[string]any{"token": bootstrap.JoinFlag(m.JoinArgs, "--hub-token")},
 	}
 	_, err := m.HelmInstall(ctx, member, AgentRelease, values)
 	return err
@@ -140,19 +141,6 @@ func AdmissionProbe(cluster string) *musterv1.FleetJob {
 			}}}},
 		},
 	}
-}
-
-// flagValue is flag's value in args ("--flag value" or "--flag=value"); empty when absent.
-func flagValue(args []string, flag string) string {
-	for i, a := range args {
-		if a == flag && i+1 < len(args) {
-			return args[i+1]
-		}
-		if v, ok := strings.CutPrefix(a, flag+"="); ok {
-			return v
-		}
-	}
-	return ""
 }
 
 // withFlag returns args with flag's value replaced by value (or appended when absent).

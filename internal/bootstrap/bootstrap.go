@@ -133,3 +133,17 @@ func JoinCommand(server string, t Token, caHash, cluster string) string {
 	}
 	return fmt.Sprintf("musterctl join --hub-apiserver %s --hub-token %s --hub-ca-hash %s --cluster-name %s", server, t, caHash, cluster)
 }
+
+// JoinFlag is flag's value in the arguments of a join command (JoinCommand's, split on
+// spaces), given as "--flag value" or "--flag=value"; empty when absent.
+func JoinFlag(args []string, flag string) string {
+	for i, a := range args {
+		if a == flag && i+1 < len(args) {
+			return args[i+1]
+		}
+		if v, ok := strings.CutPrefix(a, flag+"="); ok {
+			return v
+		}
+	}
+	return ""
+}

@@ -114,3 +114,18 @@ func TestTokenSecretBoundToACluster(t *testing.T) {
 		t.Errorf("extra groups = %q, want %q", got, want)
 	}
 }
+
+// A join command's flags are read back in either form; an absent one, or one without a
+// value, is empty.
+func TestJoinFlag(t *testing.T) {
+	args := strings.Fields(JoinCommand("https://hub:6443", Token{ID: "abcdef", Secret: "0123456789abcdef"}, "sha256:00", ""))
+	args = append(args, "--image=muster-agent:v1", "--timeout")
+	for flag, want := range map[string]string{
+		"--hub-apiserver": "https://hub:6443", "--hub-token": "abcdef.0123456789abcdef", "--hub-ca-hash": "sha256:00",
+		"--image": "muster-agent:v1", "--timeout": "", "--no-deploy": "",
+	} {
+		if got := JoinFlag(args, flag); got != want {
+			t.Errorf("JoinFlag(%s) = %q, want %q", flag, got, want)
+		}
+	}
+}
