@@ -54,7 +54,9 @@ func (s *backoffStore) update(uid types.UID, succeeded, failed []*corev1.Pod) ba
 }
 
 // fold is the record with pods that finished since folded in, in the order they
-// finished: a success resets the count, a failure adds one.
+// finished: a success resets the count, a failure adds one. A success that finished no
+// later than the last failure already folded (seen in a later round, as one is under load
+// when the two are written close together) resets nothing: the failure came after it.
 func (r backoffRecord) fold(succeeded, failed []*corev1.Pod) backoffRecord {
 	type event struct {
 		at     time.Time
@@ -70,7 +72,9 @@ func (r backoffRecord) fold(succeeded, failed []*corev1.Pod) backoffRecord {
 	slices.SortStableFunc(events, func(a, b event) int { return a.at.Compare(b.at) })
 	for _, e := range events {
 		if !e.failed {
-			r = backoffRecord{}
+			if e.at.After(r.lastFailure) {
+				r = backoffRecord{}
+			}
 			continue
 		}
 		r.failures++

@@ -98,6 +98,24 @@ func TestBackoffStoreUpdate(t *testing.T) {
 			want:      backoffRecord{failures: 1, lastFailure: at(7)},
 		},
 		{
+			name:      "a success seen a round after a later failure resets nothing",
+			before:    backoffRecord{failures: 1, lastFailure: at(7)},
+			succeeded: []*corev1.Pod{succeededAt("s", 6)},
+			want:      backoffRecord{failures: 1, lastFailure: at(7)},
+		},
+		{
+			name:      "a success seen a round after a failure of the same second resets nothing",
+			before:    backoffRecord{failures: 1, lastFailure: at(7)},
+			succeeded: []*corev1.Pod{succeededAt("s", 7)},
+			want:      backoffRecord{failures: 1, lastFailure: at(7)},
+		},
+		{
+			name:      "a success seen a round after an earlier failure resets the wait",
+			before:    backoffRecord{failures: 1, lastFailure: at(7)},
+			succeeded: []*corev1.Pod{succeededAt("s", 8)},
+			want:      backoffRecord{},
+		},
+		{
 			name:   "the wait runs from the latest failure, whatever the order pods are listed in",
 			failed: []*corev1.Pod{failedAt("late", 9), failedAt("early", 3)},
 			want:   backoffRecord{failures: 2, lastFailure: at(9)},
