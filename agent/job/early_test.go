@@ -1,6 +1,8 @@
 package job
 
 import (
+	"time"
+
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -37,8 +39,12 @@ func TestReplacements(t *testing.T) {
 			pods: []*corev1.Pod{running("a"), succeeded("b")}, want: 1},
 		{name: "a failure is the round's: it may hold new pods back", job: job().Obj(),
 			pods: []*corev1.Pod{running("a"), succeeded("b"), failed("c")}, want: 0},
-		{name: "a success resets the backoff, as the round folds it: its slot is filled", job: job().Obj(),
-			pods: []*corev1.Pod{running("a"), running("c"), succeeded("b")}, backoff: backoffRecord{failures: 1, lastFailure: t0}, want: 1},
+		{name: "a success after the last failure resets the backoff, as the round folds it: its slot is filled", job: job().Obj(),
+			pods:    []*corev1.Pod{running("a"), running("c"), tracked("b").Phase(corev1.PodSucceeded).Exited("main", 0, t0.Add(time.Second)).Obj()},
+			backoff: backoffRecord{failures: 1, lastFailure: t0}, want: 1},
+		{name: "a success before the last failure leaves the backoff: the slot waits", job: job().Obj(),
+			pods:    []*corev1.Pod{running("a"), running("c"), tracked("b").Phase(corev1.PodSucceeded).Exited("main", 0, t0.Add(-time.Second)).Obj()},
+			backoff: backoffRecord{failures: 1, lastFailure: t0}, want: 0},
 		{name: "the last success ends the job: the round's", job: job().Counted(9, 0).Obj(),
 			pods: []*corev1.Pod{succeeded("b")}, want: 0},
 		{name: "a lowered parallelism deletes pods: the round's", job: job().Parallelism(1).Obj(),
