@@ -9,14 +9,17 @@ import (
 	"sync"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/e2e/benchstat"
+	"github.com/musterhq/muster/e2e/fleetsim"
 	"github.com/musterhq/muster/e2e/framework"
 	"github.com/musterhq/muster/e2e/framework/local"
 )
@@ -26,7 +29,8 @@ import (
 const agentChurnLabel = "bench.muster.dev/revision"
 
 // agent: one real member with -agent-nodes kwok nodes joins the hub with a real agent.
-// How long until the hub holds every node; the agent's memory; then, for -agent-rounds
+// How long until the hub holds every node; the agent's memory, before and with
+// -agent-pods pods of one placed job Running; then, for -agent-rounds
 // minutes, 1 % of the nodes (spread over every slice) are relabelled at the start of each
 // minute: how many NodeSlice writes reach the hub per minute, and how long from a label
 // change until the hub's NodeSlice holds it.
@@ -77,6 +81,11 @@ func (b *bench) agent(ctx context.Context) error {
 	}
 	agentProc := b.muster.Agents[member.Name]
 	settled, _ := agentProc.RSS()
+	podsRunning, err := b.runPods(ctx, member)
+	if err != nil {
+		return err
+	}
+	withPods, _ := agentProc.RSS()
 
 	writes, latencies, err := b.churnMember(ctx, member, nodes, ns)
 	if err != nil {
@@ -84,8 +93,8 @@ func (b *bench) agent(ctx context.Context) error {
 	}
 	peak, _ := agentProc.RSS()
 	slices.Sort(latencies)
-	fmt.Printf("scale agent nodes=%d nodes-ready=%s joined-and-reported=%s agent-rss=%dMiB agent-rss-after-churn=%dMiB churn=1%%/min rounds=%d slice-writes-per-minute=%s slices=%d label-to-hub-p50=%s label-to-hub-max=%s\n",
-		n, round(ready), round(reported), settled>>20, peak>>20, b.o.agentRounds, perMinute(writes), (n+musterv1.MaxNodesPerSlice-1)/musterv1.MaxNodesPerSlice,
+	fmt.Printf("scale agent nodes=%d nodes-ready=%s joined-and-reported=%s agent-rss=%dMiB pods=%d pods-running=%s agent-rss-with-pods=%dMiB agent-rss-after-churn=%dMiB churn=1%%/min rounds=%d slice-writes-per-minute=%s slices=%d label-to-hub-p50=%s label-to-hub-max=%s\n",
+		n, round(ready), round(reported), settled>>20, b.o.agentPods, round(podsRunning), withPods>>20, peak>>20, b.o.agentRounds, perMinute(writes), (n+musterv1.MaxNodesPerSlice-1)/musterv1.MaxNodesPerSlice,
 		benchstat.Percentile(latencies, 50).Round(time.Millisecond), benchstat.Percentile(latencies, 100).Round(time.Millisecond))
 	return nil
 }
@@ -170,4 +179,40 @@ func perMinute(counts []int) string {
 		out[i] = strconv.Itoa(c)
 	}
 	return strings.Join(out, ",")
+}
+
+// runPods places one FleetJob of -agent-pods pods, all at once and never finishing, on the
+// real member, and returns how long until its agent's Job controller had them all
+// Running: the pods the agent's own cache holds while its nodes churn. kwok runs them.
+func (b *bench) runPods(ctx context.Context, member *framework.Cluster) (time.Duration, error) {
+	if b.o.agentPods == 0 {
+		return 0, nil
+	}
+	n := int32(b.o.agentPods)
+	fj := fleetsim.DividedJob(metav1.NamespaceDefault, "scale-agent-pods", 1)
+	fj.Spec.Placement = musterv1.FleetJobPlacement{Mode: musterv1.PlacementSingle}
+	fj.Spec.Placement.ClusterNames = []string{member.Name}
+	fj.Spec.Template.Spec.Completions, fj.Spec.Template.Spec.Parallelism = ptr.To(n), ptr.To(n)
+	fj.Spec.Template.Spec.CompletionMode = ptr.To(batchv1.NonIndexedCompletion)
+	start := time.Now()
+	if err := b.hub.Client.Create(ctx, fj); err != nil {
+		return 0, err
+	}
+	return waitFor(ctx, start, b.o.timeout, fmt.Sprintf("%d pods Running on %s", n, member.Name), func() bool {
+		running := 0
+		page := &corev1.PodList{}
+		for {
+			if err := member.Client.List(ctx, page, client.InNamespace(metav1.NamespaceDefault), client.Limit(5000), client.Continue(page.Continue)); err != nil {
+				return false
+			}
+			for _, p := range page.Items {
+				if p.Status.Phase == corev1.PodRunning {
+					running++
+				}
+			}
+			if page.Continue == "" {
+				return running >= int(n)
+			}
+		}
+	})
 }

@@ -33,7 +33,8 @@
 //     so during the whole run (false Unknowns).
 //
 //   - agent: a real member of -agent-nodes kwok nodes joins with a real agent: time until
-//     the hub holds every node, the agent's memory, and under 1 % node churn a minute, the
+//     the hub holds every node, the agent's memory, with -agent-pods pods of one job
+//     Running, and under 1 % node churn a minute, the
 //     NodeSlice writes per minute and the time from a label change to the hub's slice.
 //
 // Throughout, 1 % of every simulated member's nodes change each minute (-churn), and only
@@ -60,6 +61,7 @@ import (
 type options struct {
 	scenarios                      []string
 	agentNodes, agentRounds        int
+	agentPods                      int
 	members, nodes, parallel, jobs int
 	jobDuration, renew             time.Duration
 	churn                          float64
@@ -78,6 +80,7 @@ func main() {
 	flag.DurationVar(&o.timeout, "timeout", 15*time.Minute, "the longest any one scenario may take")
 	scenarios := flag.String("scenarios", strings.Join(scenarioNames, ","), "the scenarios to run, in their order; those after join need it")
 	flag.IntVar(&o.agentNodes, "agent-nodes", 5000, "kwok nodes of the real member the agent scenario joins")
+	flag.IntVar(&o.agentPods, "agent-pods", 10000, "pods of one job the agent scenario runs on the real member while its nodes churn")
 	flag.IntVar(&o.agentRounds, "agent-rounds", 2, "minutes of 1 % node churn in the agent scenario")
 	flag.Parse()
 	o.scenarios = strings.Split(*scenarios, ",")
