@@ -81,10 +81,11 @@ func (b *bench) agent(ctx context.Context) error {
 	}
 	agentProc := b.muster.Agents[member.Name]
 	settled, _ := agentProc.RSS()
-	podsRunning, err := b.runPods(ctx, member)
+	podsCreated, err := b.runPods(ctx, member)
 	if err != nil {
 		return err
 	}
+	defer b.deletePods(ctx)
 	withPods, _ := agentProc.RSS()
 
 	writes, latencies, err := b.churnMember(ctx, member, nodes, ns)
@@ -92,9 +93,13 @@ func (b *bench) agent(ctx context.Context) error {
 		return err
 	}
 	peak, _ := agentProc.RSS()
+	_, running, err := podsOf(ctx, member)
+	if err != nil {
+		return err
+	}
 	slices.Sort(latencies)
-	fmt.Printf("scale agent nodes=%d nodes-ready=%s joined-and-reported=%s agent-rss=%dMiB pods=%d pods-running=%s agent-rss-with-pods=%dMiB agent-rss-after-churn=%dMiB churn=1%%/min rounds=%d slice-writes-per-minute=%s slices=%d label-to-hub-p50=%s label-to-hub-max=%s\n",
-		n, round(ready), round(reported), settled>>20, b.o.agentPods, round(podsRunning), withPods>>20, peak>>20, b.o.agentRounds, perMinute(writes), (n+musterv1.MaxNodesPerSlice-1)/musterv1.MaxNodesPerSlice,
+	fmt.Printf("scale agent nodes=%d nodes-ready=%s joined-and-reported=%s agent-rss=%dMiB pods=%d pods-created=%s agent-rss-with-pods=%dMiB agent-rss-after-churn=%dMiB pods-running-after-churn=%d churn=1%%/min rounds=%d slice-writes-per-minute=%s slices=%d label-to-hub-p50=%s label-to-hub-max=%s\n",
+		n, round(ready), round(reported), settled>>20, b.o.agentPods, round(podsCreated), withPods>>20, peak>>20, running, b.o.agentRounds, perMinute(writes), (n+musterv1.MaxNodesPerSlice-1)/musterv1.MaxNodesPerSlice,
 		benchstat.Percentile(latencies, 50).Round(time.Millisecond), benchstat.Percentile(latencies, 100).Round(time.Millisecond))
 	return nil
 }
@@ -182,8 +187,9 @@ func perMinute(counts []int) string {
 }
 
 // runPods places one FleetJob of -agent-pods pods, all at once and never finishing, on the
-// real member, and returns how long until its agent's Job controller had them all
-// Running: the pods the agent's own cache holds while its nodes churn. kwok runs them.
+// real member, and returns how long until its agent's Job controller had created them
+// all: the pods the agent's own cache holds while its nodes churn. The member's
+// scheduler and kwok then run them, during the churn.
 func (b *bench) runPods(ctx context.Context, member *framework.Cluster) (time.Duration, error) {
 	if b.o.agentPods == 0 {
 		return 0, nil
@@ -194,25 +200,45 @@ func (b *bench) runPods(ctx context.Context, member *framework.Cluster) (time.Du
 	fj.Spec.Placement.ClusterNames = []string{member.Name}
 	fj.Spec.Template.Spec.Completions, fj.Spec.Template.Spec.Parallelism = ptr.To(n), ptr.To(n)
 	fj.Spec.Template.Spec.CompletionMode = ptr.To(batchv1.NonIndexedCompletion)
+	// The local fleet's kwok stages finish a Job's pod a second after it runs unless it
+	// asks for an outcome after a delay (e2e/framework/local/stages.yaml): these run on
+	// past the scenario, which deletes them.
+	pod := &fj.Spec.Template.Spec.Template
+	pod.Labels = map[string]string{"e2e.muster.dev/outcome": "Succeeded"}
+	pod.Annotations = map[string]string{"e2e.muster.dev/delay": "24h"}
 	start := time.Now()
 	if err := b.hub.Client.Create(ctx, fj); err != nil {
 		return 0, err
 	}
-	return waitFor(ctx, start, b.o.timeout, fmt.Sprintf("%d pods Running on %s", n, member.Name), func() bool {
-		running := 0
-		page := &corev1.PodList{}
-		for {
-			if err := member.Client.List(ctx, page, client.InNamespace(metav1.NamespaceDefault), client.Limit(5000), client.Continue(page.Continue)); err != nil {
-				return false
-			}
-			for _, p := range page.Items {
-				if p.Status.Phase == corev1.PodRunning {
-					running++
-				}
-			}
-			if page.Continue == "" {
-				return running >= int(n)
+	b.pods = fj
+	return waitFor(ctx, start, b.o.timeout, fmt.Sprintf("%d pods on %s", n, member.Name), func() bool {
+		created, _, err := podsOf(ctx, member)
+		return err == nil && created >= int(n)
+	})
+}
+
+// podsOf counts the pods in the member's default namespace, and those Running.
+func podsOf(ctx context.Context, member *framework.Cluster) (created, running int, err error) {
+	var pods corev1.PodList
+	for {
+		if err := member.Client.List(ctx, &pods, client.InNamespace(metav1.NamespaceDefault), client.Limit(5000), client.Continue(pods.Continue)); err != nil {
+			return 0, 0, err
+		}
+		created += len(pods.Items)
+		for _, p := range pods.Items {
+			if p.Status.Phase == corev1.PodRunning {
+				running++
 			}
 		}
-	})
+		if pods.Continue == "" {
+			return created, running, nil
+		}
+	}
+}
+
+// deletePods deletes the job runPods placed, without waiting: the scenario is over.
+func (b *bench) deletePods(ctx context.Context) {
+	if b.pods != nil {
+		_ = b.hub.Client.Delete(context.WithoutCancel(ctx), b.pods, client.PropagationPolicy(metav1.DeletePropagationBackground))
+	}
 }

@@ -66,6 +66,8 @@ type options struct {
 	jobDuration, renew             time.Duration
 	churn                          float64
 	timeout                        time.Duration
+	// hubArgs are added to the hub's flags, to measure it with a setting changed.
+	hubArgs []string
 }
 
 func main() {
@@ -82,6 +84,10 @@ func main() {
 	flag.IntVar(&o.agentNodes, "agent-nodes", 5000, "kwok nodes of the real member the agent scenario joins")
 	flag.IntVar(&o.agentPods, "agent-pods", 10000, "pods of one job the agent scenario runs on the real member while its nodes churn")
 	flag.IntVar(&o.agentRounds, "agent-rounds", 2, "minutes of 1 % node churn in the agent scenario")
+	flag.Func("hub-arg", "a flag for the hub, as --kube-api-qps=1000 (repeat for more)", func(v string) error {
+		o.hubArgs = append(o.hubArgs, v)
+		return nil
+	})
 	flag.Parse()
 	o.scenarios = strings.Split(*scenarios, ",")
 	// The simulated agents' clients log through controller-runtime; their failures show
@@ -111,7 +117,7 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	if err := m.StartHubProcess("--leader-elect=false", "--auto-accept-clusters"); err != nil {
+	if err := m.StartHubProcess(append([]string{"--leader-elect=false", "--auto-accept-clusters"}, o.hubArgs...)...); err != nil {
 		return err
 	}
 	defer m.Stop()
@@ -134,7 +140,7 @@ func run(ctx context.Context, o options) error {
 		o: o, up: f, muster: m, hub: f.Hub, hubMetrics: m.MetricsURLs["hub"], boot: boot, watch: watch,
 		samples: newSampler(ctx, m.HubProc, dir), fleet: fleet,
 	}
-	fmt.Printf("scale setup members=%d nodes-per-member=%d hub-up=%s\n", o.members, o.nodes, time.Since(began).Round(time.Second))
+	fmt.Printf("scale setup members=%d nodes-per-member=%d hub-up=%s hub-args=%q\n", o.members, o.nodes, time.Since(began).Round(time.Second), o.hubArgs)
 	for _, name := range o.scenarios {
 		scenario := b.scenario(name)
 		if scenario == nil {
