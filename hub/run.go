@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -73,8 +74,11 @@ func Run(ctx context.Context, opts *Options) error {
 		}
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		WebhookServer:           webhookServer,
-		Scheme:                  scheme.Scheme,
+		WebhookServer: webhookServer,
+		Scheme:        scheme.Scheme,
+		// Nothing reads a cached object's managedFields, so the cache drops them: the
+		// hub holds a Work per shard, a thousand for a job over a thousand members.
+		Cache:                   cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
 		Metrics:                 metricsserver.Options{BindAddress: opts.MetricsAddr},
 		HealthProbeBindAddress:  opts.ProbeAddr,
 		LeaderElection:          opts.LeaderElect,
