@@ -39,9 +39,9 @@ func mustRequirement(key string, op selection.Operator, values []string) labels.
 
 // CacheOptions are the member cache's filters: the agent caches only the pods its
 // controllers own, not every pod of the member, and only the Warning events, the ones
-// eventrelay carries to the hub. No cached object keeps its managedFields, which nothing
-// reads: on a kwok pod they were a third of what the agent held per pod (bench-scale's
-// agent scenario, 10,000 pods).
+// eventrelay carries to the hub. Its objects drop their managedFields, which nothing
+// reads: with 10,000 pods of one job (bench-scale's agent scenario, kwok pods) the agent
+// held 457 MiB without them and 585 MiB with them.
 func CacheOptions() cache.Options {
 	return cache.Options{
 		DefaultTransform: cache.TransformStripManagedFields(),

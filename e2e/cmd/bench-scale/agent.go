@@ -29,8 +29,8 @@ import (
 const agentChurnLabel = "bench.muster.dev/revision"
 
 // agent: one real member with -agent-nodes kwok nodes joins the hub with a real agent.
-// How long until the hub holds every node; the agent's memory, before and with
-// -agent-pods pods of one placed job Running; then, for -agent-rounds
+// How long until the hub holds every node; the agent's memory, before and once its Job
+// controller has created the -agent-pods pods of one placed job; then, for -agent-rounds
 // minutes, 1 % of the nodes (spread over every slice) are relabelled at the start of each
 // minute: how many NodeSlice writes reach the hub per minute, and how long from a label
 // change until the hub's NodeSlice holds it.
@@ -93,7 +93,7 @@ func (b *bench) agent(ctx context.Context) error {
 		return err
 	}
 	peak, _ := agentProc.RSS()
-	_, running, err := podsOf(ctx, member)
+	running, err := runningPods(ctx, member)
 	if err != nil {
 		return err
 	}
@@ -188,8 +188,8 @@ func perMinute(counts []int) string {
 
 // runPods places one FleetJob of -agent-pods pods, all at once and never finishing, on the
 // real member, and returns how long until its agent's Job controller had created them
-// all: the pods the agent's own cache holds while its nodes churn. The member's
-// scheduler and kwok then run them, during the churn.
+// all (its Job's status counts them): the pods the agent's own cache holds while its
+// nodes churn. The member's scheduler and kwok run them meanwhile.
 func (b *bench) runPods(ctx context.Context, member *framework.Cluster) (time.Duration, error) {
 	if b.o.agentPods == 0 {
 		return 0, nil
@@ -211,27 +211,34 @@ func (b *bench) runPods(ctx context.Context, member *framework.Cluster) (time.Du
 		return 0, err
 	}
 	b.pods = fj
+	// The member's Job status is the agent's own count, one small read a poll; listing
+	// 10,000 pods ten times a second would compete with the agent creating them.
 	return waitFor(ctx, start, b.o.timeout, fmt.Sprintf("%d pods on %s", n, member.Name), func() bool {
-		created, _, err := podsOf(ctx, member)
-		return err == nil && created >= int(n)
+		var jobs batchv1.JobList
+		if err := member.Client.List(ctx, &jobs, client.InNamespace(metav1.NamespaceDefault)); err != nil || len(jobs.Items) != 1 {
+			return false
+		}
+		st := jobs.Items[0].Status
+		return st.Active+st.Succeeded+st.Failed >= n
 	})
 }
 
-// podsOf counts the pods in the member's default namespace, and those Running.
-func podsOf(ctx context.Context, member *framework.Cluster) (created, running int, err error) {
-	var pods corev1.PodList
+// runningPods counts the Running pods in the member's default namespace, a page at a
+// time.
+func runningPods(ctx context.Context, member *framework.Cluster) (int, error) {
+	running, next := 0, ""
 	for {
-		if err := member.Client.List(ctx, &pods, client.InNamespace(metav1.NamespaceDefault), client.Limit(5000), client.Continue(pods.Continue)); err != nil {
-			return 0, 0, err
+		var page corev1.PodList
+		if err := member.Client.List(ctx, &page, client.InNamespace(metav1.NamespaceDefault), client.Limit(5000), client.Continue(next)); err != nil {
+			return 0, err
 		}
-		created += len(pods.Items)
-		for _, p := range pods.Items {
+		for _, p := range page.Items {
 			if p.Status.Phase == corev1.PodRunning {
 				running++
 			}
 		}
-		if pods.Continue == "" {
-			return created, running, nil
+		if next = page.Continue; next == "" {
+			return running, nil
 		}
 	}
 }

@@ -34,7 +34,7 @@
 //
 //   - agent: a real member of -agent-nodes kwok nodes joins with a real agent: time until
 //     the hub holds every node, the agent's memory, with -agent-pods pods of one job
-//     Running, and under 1 % node churn a minute, the
+//     created, and under 1 % node churn a minute, the
 //     NodeSlice writes per minute and the time from a label change to the hub's slice.
 //
 // Throughout, 1 % of every simulated member's nodes change each minute (-churn), and only

@@ -119,11 +119,12 @@ func (p *Provider) createArgs(spec provider.ClusterSpec) []string {
 			"--extra-args", "kube-controller-manager=controllers=*,bootstrapsigner,tokencleaner",
 			"--extra-args", "kube-controller-manager=cluster-signing-cert-file="+filepath.Join(pki, "ca.crt"),
 			"--extra-args", "kube-controller-manager=cluster-signing-key-file="+filepath.Join(pki, "ca.key"),
-			// NodeSlices have one reader, the hub's loader, which lists and watches them
-			// once: the API server's watch cache would only hold a second, decoded copy of
-			// every node (at 300 members × 1,000 nodes, 3.6 GiB against 0.8 GiB without
-			// it; see the README's "Scale"). kwokctl groups extra args by the index of a
-			// component's first one, so the API server's second arg must come last.
+			// Only the hub's loader watches NodeSlices (an agent lists its own now and
+			// then): the API server's watch cache would hold a second, decoded copy of
+			// every node, 3.6 GiB against 0.8 GiB without it at 300 members × 1,000 nodes
+			// (see the README's "Scale"). kwokctl files an extra arg under the position of
+			// its component's first one in the list, so this one must come after the
+			// controller manager's first.
 			"--extra-args", "kube-apiserver=watch-cache-sizes="+nodeSliceWatchCache,
 		)
 		if spec.SigningDuration > 0 {
