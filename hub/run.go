@@ -73,20 +73,7 @@ func Run(ctx context.Context, opts *Options) error {
 			webhookServer = draining
 		}
 	}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		WebhookServer: webhookServer,
-		Scheme:        scheme.Scheme,
-		// Nothing reads a cached object's managedFields, so the cache drops them: the
-		// hub holds a Work per shard, a thousand for a job over a thousand members.
-		Cache:                   cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
-		Metrics:                 metricsserver.Options{BindAddress: opts.MetricsAddr},
-		HealthProbeBindAddress:  opts.ProbeAddr,
-		LeaderElection:          opts.LeaderElect,
-		LeaderElectionID:        "muster-hub",
-		LeaderElectionNamespace: opts.LeaderElectionNamespace,
-		// A new leader may start at once: the old one's process is gone when it stops.
-		LeaderElectionReleaseOnCancel: true,
-	})
+	mgr, err := ctrl.NewManager(cfg, managerOptions(opts, webhookServer))
 	if err != nil {
 		return fmt.Errorf("creating the hub manager: %w", err)
 	}
@@ -149,6 +136,25 @@ func rotateCertificates(mgr ctrl.Manager, certificates *rotator.CertRotator, ser
 		return err
 	}
 	return hubwebhook.Rotate(mgr, certificates, expiry.Serve)
+}
+
+// managerOptions are the hub manager's: its webhook server, metrics, probes and leader
+// election from opts.
+func managerOptions(opts *Options, webhookServer webhook.Server) ctrl.Options {
+	return ctrl.Options{
+		WebhookServer: webhookServer,
+		Scheme:        scheme.Scheme,
+		// Nothing reads a cached object's managedFields, so the cache drops them: the
+		// hub holds a Work per shard, a thousand for a job over a thousand members.
+		Cache:                   cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
+		Metrics:                 metricsserver.Options{BindAddress: opts.MetricsAddr},
+		HealthProbeBindAddress:  opts.ProbeAddr,
+		LeaderElection:          opts.LeaderElect,
+		LeaderElectionID:        "muster-hub",
+		LeaderElectionNamespace: opts.LeaderElectionNamespace,
+		// A new leader may start at once: the old one's process is gone when it stops.
+		LeaderElectionReleaseOnCancel: true,
+	}
 }
 
 func restConfig(kubeconfig string) (*rest.Config, error) {
