@@ -26,8 +26,9 @@ type fleetWatch struct {
 	lost map[string]int
 	// lostAt is when each cluster last stopped being Available.
 	lostAt map[string]time.Time
-	// works holds the names of the Works written for each FleetJob or BroadcastJob UID.
-	works map[string]map[string]bool
+	// works holds, for each FleetJob or BroadcastJob UID, when each of its Works (by
+	// name) was first seen.
+	works map[string]map[string]time.Time
 }
 
 func watchFleet(ctx context.Context, hub *framework.Cluster) (*fleetWatch, error) {
@@ -35,7 +36,7 @@ func watchFleet(ctx context.Context, hub *framework.Cluster) (*fleetWatch, error
 	if err != nil {
 		return nil, err
 	}
-	w := &fleetWatch{available: map[string]bool{}, lost: map[string]int{}, lostAt: map[string]time.Time{}, works: map[string]map[string]bool{}}
+	w := &fleetWatch{available: map[string]bool{}, lost: map[string]int{}, lostAt: map[string]time.Time{}, works: map[string]map[string]time.Time{}}
 	clusters, err := informers.GetInformer(ctx, &musterv1.MemberCluster{})
 	if err != nil {
 		return nil, err
@@ -58,11 +59,12 @@ func watchFleet(ctx context.Context, hub *framework.Cluster) (*fleetWatch, error
 			if uid == "" {
 				uid = o.GetLabels()[musterv1.BroadcastJobUIDLabel]
 			}
+			seen := time.Now()
 			w.mu.Lock()
 			if w.works[uid] == nil {
-				w.works[uid] = map[string]bool{}
+				w.works[uid] = map[string]time.Time{}
 			}
-			w.works[uid][o.GetNamespace()+"/"+o.GetName()] = true
+			w.works[uid][o.GetNamespace()+"/"+o.GetName()] = seen
 			w.mu.Unlock()
 		}
 	}}); err != nil {
@@ -130,6 +132,21 @@ func (w *fleetWatch) worksOf(uids ...string) int {
 		n += len(w.works[uid])
 	}
 	return n
+}
+
+// lastWorkSeen is when the last Work of the jobs with these UIDs was first seen.
+func (w *fleetWatch) lastWorkSeen(uids ...string) time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var last time.Time
+	for _, uid := range uids {
+		for _, seen := range w.works[uid] {
+			if seen.After(last) {
+				last = seen
+			}
+		}
+	}
+	return last
 }
 
 // waitFor polls cond every 100 ms until it holds, and returns how long that took from
