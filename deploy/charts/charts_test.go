@@ -65,6 +65,24 @@ func TestValuesShapeTheRelease(t *testing.T) {
 			},
 		},
 		{
+			name: "a memory limit is the hub's soft memory limit too", chart: charts.Hub,
+			values: map[string]any{"resources": map[string]any{"limits": map[string]any{"memory": "4Gi"}}},
+			check: func(t *testing.T, objs charts.Objects) {
+				if got := goMemLimit(t, find(objs, "Deployment/muster-hub")); got != "limits.memory" {
+					t.Errorf("GOMEMLIMIT comes from %q, want the container's limits.memory", got)
+				}
+			},
+		},
+		{
+			name: "without a memory limit the runtime keeps its default", chart: charts.Hub,
+			values: map[string]any{"resources": map[string]any{"limits": map[string]any{"cpu": "1"}}},
+			check: func(t *testing.T, objs charts.Objects) {
+				if got := goMemLimit(t, find(objs, "Deployment/muster-hub")); got != "" {
+					t.Errorf("GOMEMLIMIT set from %q without a memory limit", got)
+				}
+			},
+		},
+		{
 			name: "one replica has no budget, which would block every drain", chart: charts.Hub,
 			values: map[string]any{"replicas": 1},
 			want:   []string{"Deployment/muster-hub"}, absent: []string{"PodDisruptionBudget/muster-hub"},
@@ -223,4 +241,18 @@ func equalMaps(a, b map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// goMemLimit is the resource the hub container's GOMEMLIMIT comes from, or "".
+func goMemLimit(t *testing.T, d *unstructured.Unstructured) string {
+	t.Helper()
+	env, _, _ := unstructured.NestedSlice(container(t, d), "env")
+	for _, e := range env {
+		e, _ := e.(map[string]any)
+		if e["name"] == "GOMEMLIMIT" {
+			res, _, _ := unstructured.NestedString(e, "valueFrom", "resourceFieldRef", "resource")
+			return res
+		}
+	}
+	return ""
 }
