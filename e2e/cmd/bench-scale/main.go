@@ -43,6 +43,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -147,7 +148,10 @@ func run(ctx context.Context, o options) error {
 			return fmt.Errorf("no scenario %q: the scenarios are %s", name, strings.Join(scenarioNames, ", "))
 		}
 		if err := scenario(ctx); err != nil {
-			return fmt.Errorf("scenario %s: %w", name, err)
+			if !errors.Is(err, errMissed) || ctx.Err() != nil {
+				return fmt.Errorf("scenario %s: %w", name, err)
+			}
+			fmt.Printf("scale %s missed=%q%s\n", name, err.Error(), b.samples.figures())
 		}
 	}
 	return nil

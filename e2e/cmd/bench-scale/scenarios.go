@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -144,7 +145,9 @@ func (b *bench) placement(ctx context.Context) error {
 		// job counts (status.clusterCount); written is when the last of them was seen.
 		complete, err := waitFor(ctx, start, b.o.timeout, "the FleetJobs to complete", func() bool { return b.allComplete(ctx, jobs) })
 		if err != nil {
-			return err
+			// The next scenarios should not share the hub with these jobs.
+			_, cleanup := deleteAll(ctx, b, jobs)
+			return errors.Join(err, cleanup)
 		}
 		want, err := b.shardsOf(ctx, jobs)
 		if err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -149,12 +150,16 @@ func (w *fleetWatch) lastWorkSeen(uids ...string) time.Time {
 	return last
 }
 
+// errMissed is a scenario's wait that ran past -timeout: the run prints what the
+// scenario reached and goes on to the next, rather than ending.
+var errMissed = errors.New("missed the scenario's time limit")
+
 // waitFor polls cond every 100 ms until it holds, and returns how long that took from
 // start; an error once timeout has passed since start.
 func waitFor(ctx context.Context, start time.Time, timeout time.Duration, what string, cond func() bool) (time.Duration, error) {
 	for !cond() {
 		if time.Since(start) > timeout {
-			return 0, fmt.Errorf("%s: not within %s", what, timeout)
+			return 0, fmt.Errorf("%s: not within %s: %w", what, timeout, errMissed)
 		}
 		select {
 		case <-ctx.Done():
