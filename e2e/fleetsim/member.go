@@ -229,9 +229,19 @@ func (m *Member) Restart(ctx, run context.Context, boot registration.Bootstrap, 
 		return 0, err
 	}
 	m.StartRenewing(run)
-	wrote, err := m.writeChangedSlices(ctx)
-	if err != nil {
-		return wrote, err
+	// The agent's reporter retries a failed round with backoff (its controller requeues
+	// it); so does the simulated one, until ctx ends: a thousand agents listing their
+	// slices at once may see some lists run past the API server's timeout.
+	wrote, err := 0, error(nil)
+	for delay := time.Second; ; delay = min(2*delay, 30*time.Second) {
+		if wrote, err = m.writeChangedSlices(ctx); err == nil {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return wrote, err
+		case <-time.After(delay):
+		}
 	}
 	m.StartAnswering(run, writes)
 	return wrote, nil
