@@ -81,11 +81,11 @@ func (b *bench) agent(ctx context.Context) error {
 	}
 	agentProc := b.muster.Agents[member.Name]
 	settled, _ := agentProc.RSS()
+	defer b.deletePods(ctx)
 	podsCreated, err := b.runPods(ctx, member)
 	if err != nil {
 		return err
 	}
-	defer b.deletePods(ctx)
 	withPods, _ := agentProc.RSS()
 
 	writes, latencies, err := b.churnMember(ctx, member, nodes, ns)
@@ -195,7 +195,7 @@ func (b *bench) runPods(ctx context.Context, member *framework.Cluster) (time.Du
 		return 0, nil
 	}
 	n := int32(b.o.agentPods)
-	fj := fleetsim.DividedJob(metav1.NamespaceDefault, "scale-agent-pods", 1)
+	fj := fleetsim.DividedJob(metav1.NamespaceDefault, agentPodsJob, 1)
 	fj.Spec.Placement = musterv1.FleetJobPlacement{Mode: musterv1.PlacementSingle}
 	fj.Spec.Placement.ClusterNames = []string{member.Name}
 	fj.Spec.Template.Spec.Completions, fj.Spec.Template.Spec.Parallelism = ptr.To(n), ptr.To(n)
@@ -210,7 +210,7 @@ func (b *bench) runPods(ctx context.Context, member *framework.Cluster) (time.Du
 	if err := b.hub.Client.Create(ctx, fj); err != nil {
 		return 0, err
 	}
-	b.pods = fj
+	// The pods run on past the wait, failed or not, until deletePods ends them.
 	// The member's Job status is the agent's own count, one small read a poll; listing
 	// 10,000 pods ten times a second would compete with the agent creating them.
 	return waitFor(ctx, start, b.o.timeout, fmt.Sprintf("%d pods on %s", n, member.Name), func() bool {
@@ -243,9 +243,11 @@ func runningPods(ctx context.Context, member *framework.Cluster) (int, error) {
 	}
 }
 
-// deletePods deletes the job runPods placed, without waiting: the scenario is over.
+// deletePods deletes the agent scenario's job, without waiting: the scenario is over.
 func (b *bench) deletePods(ctx context.Context) {
-	if b.pods != nil {
-		_ = b.hub.Client.Delete(context.WithoutCancel(ctx), b.pods, client.PropagationPolicy(metav1.DeletePropagationBackground))
-	}
+	fj := &musterv1.FleetJob{ObjectMeta: metav1.ObjectMeta{Namespace: metav1.NamespaceDefault, Name: agentPodsJob}}
+	_ = b.hub.Client.Delete(context.WithoutCancel(ctx), fj, client.PropagationPolicy(metav1.DeletePropagationBackground))
 }
+
+// agentPodsJob names the FleetJob of the agent scenario's pods.
+const agentPodsJob = "scale-agent-pods"

@@ -39,8 +39,6 @@ type bench struct {
 	fleet     *fleetsim.Fleet
 	watch     *fleetWatch
 	samples   *sampler
-	// pods is the job the agent scenario runs on its real member.
-	pods *musterv1.FleetJob
 }
 
 // join: every member joins at once and becomes Available.
