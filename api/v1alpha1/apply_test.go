@@ -1,12 +1,16 @@
 package v1alpha1_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -105,5 +109,39 @@ func TestGeneratedNames(t *testing.T) {
 				t.Fatalf("name %q, error %v; want a name of %d characters admitted", u.GetName(), err, tc.name)
 			}
 		})
+	}
+}
+
+// TestNodeSliceFieldsManagedAsOneList: an agent replaces its NodeSlices whole, so the API
+// server tracks a slice's nodes as one field. Tracked per node, managedFields would repeat
+// every node's name and label keys, doubling what each slice stores and each churn write
+// carries.
+func TestNodeSliceFieldsManagedAsOneList(t *testing.T) {
+	ns := env.Namespace(t)
+	slice := &musterv1.NodeSlice{
+		ObjectMeta:  metav1.ObjectMeta{Name: "member1-0", Namespace: ns},
+		ClusterName: "member1",
+	}
+	for i := range musterv1.MaxNodesPerSlice {
+		slice.Nodes = append(slice.Nodes, musterv1.NodeInfo{
+			Name: fmt.Sprintf("member1-node-%05d", i), Ready: true,
+			Labels:      map[string]string{corev1.LabelHostname: fmt.Sprintf("member1-node-%05d", i), corev1.LabelTopologyZone: "a"},
+			Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4")},
+		})
+	}
+	if err := env.Client.Create(t.Context(), slice); err != nil {
+		t.Fatal(err)
+	}
+	slice.Nodes[7].Labels[corev1.LabelTopologyZone] = "b"
+	if err := env.Client.Update(t.Context(), slice); err != nil {
+		t.Fatal(err)
+	}
+	managed, err := json.Marshal(slice.ManagedFields)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(managed) > 1024 {
+		t.Errorf("managedFields of a %d-node slice are %d bytes, want at most 1 KiB whatever the nodes: %.300s",
+			len(slice.Nodes), len(managed), managed)
 	}
 }

@@ -119,8 +119,6 @@ func boundaries() []boundary {
 	add("nodeslice node name length", "nodeslice", at, past, "nodes[0].name: Too long: "+tooLong(253))
 	add("nodeslice node name not empty", "nodeslice", setTo("nodes[0].name", "n"), setTo("nodes[0].name", ""),
 		"should be at least 1 chars long")
-	add("nodeslice nodes keyed by name", "nodeslice", setTo("nodes[1].name", "member1-node-2"),
-		setTo("nodes[1].name", "member1-node-0"), "nodes[1]: Duplicate value")
 
 	// Work
 	at, past = times("spec.manifests", 500, configMap)

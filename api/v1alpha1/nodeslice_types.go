@@ -62,10 +62,11 @@ type NodeSlice struct {
 	// +optional
 	NodeCount int32 `json:"nodeCount"`
 
-	// nodes of this slice, sorted by name, at most 500.
+	// nodes of this slice, sorted by name, at most 500. The agent replaces the list whole,
+	// and the API server tracks it as one field; a name repeated in it counts once, as its
+	// last entry describes the node.
 	// +optional
-	// +listType=map
-	// +listMapKey=name
+	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=500
 	Nodes []NodeInfo `json:"nodes,omitempty"`
 }

@@ -67,6 +67,29 @@ func TestReplaceSliceReplacesOnlyThatSlice(t *testing.T) {
 	}
 }
 
+// TestRepeatedNodeNameCountsOnce: the API server does not refuse a slice that names a
+// node twice (its node list is atomic), so the inventory holds that node once, as the
+// slice's last entry for it describes it: neither its capacity nor placement counts it
+// twice.
+func TestRepeatedNodeNameCountsOnce(t *testing.T) {
+	inv := New()
+	eightCPUs := func(n *musterv1.NodeInfo) { n.Allocatable[corev1.ResourceCPU] = resource.MustParse("8") }
+	must(t, inv.ReplaceSlice("c1", slice("c1", "s0", nodeInfo("a"), nodeInfo("b"), nodeInfo("b", eightCPUs))))
+
+	if diff := cmp.Diff([]string{"a", "b"}, names(inv.Nodes("c1"))); diff != "" {
+		t.Errorf("c1 nodes (-want +got):\n%s", diff)
+	}
+	if got := inv.Capacity("c1")[corev1.ResourceCPU]; got.Cmp(resource.MustParse("12")) != 0 {
+		t.Errorf("c1 CPU capacity = %s, want 12 (a's 4 and b's last 8)", got.String())
+	}
+	spec := &corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("6")},
+	}}}}
+	if diff := cmp.Diff([]string{"b"}, inv.EligibleNodes("c1", spec)); diff != "" {
+		t.Errorf("nodes with 6 CPUs free (-want +got):\n%s", diff)
+	}
+}
+
 func TestNodesWithLabel(t *testing.T) {
 	inv := New()
 	gpu := func(n *musterv1.NodeInfo) { n.Labels = map[string]string{"pool": "gpu"} }
