@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/musterhq/muster/api/nodeshape"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/internal/testing/envtest"
 )
@@ -48,8 +49,9 @@ func setStatus(t *testing.T, n *corev1.Node, cpu string, ready bool) {
 	}
 }
 
-// reported renders what the hub holds of the member: each slice's nodes (name, ready,
-// cordoned, cpu, zone label, taint keys) and the MemberCluster's counts and cpu total.
+// reported renders what the hub holds of the member: each slice's nodes, resolved from
+// their shapes as the hub reads them (name, ready, cordoned, cpu, zone label, taint
+// keys), and the MemberCluster's counts and cpu total.
 func reported(t *testing.T) string {
 	t.Helper()
 	var slices musterv1.NodeSliceList
@@ -59,7 +61,8 @@ func reported(t *testing.T) string {
 	var b strings.Builder
 	for _, s := range slices.Items {
 		fmt.Fprintf(&b, "%s(%d):", s.Name, s.NodeCount)
-		for _, n := range s.Nodes {
+		for i := range s.Nodes {
+			n := nodeshape.Resolve(&s.Nodes[i], s.Shapes)
 			var taints []string
 			for _, tn := range n.Taints {
 				taints = append(taints, tn.Key)

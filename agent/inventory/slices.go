@@ -8,15 +8,16 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/musterhq/muster/api/nodeshape"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 )
 
 // SliceName names the i-th NodeSlice of a cluster.
 func SliceName(cluster string, i int) string { return fmt.Sprintf("%s-%d", cluster, i) }
 
-// BuildSlices lays nodes, sorted by name, into slices of at most MaxNodesPerSlice.
-// Sorting keeps a node in the same slice across reports, so one node's change rewrites
-// one slice.
+// BuildSlices lays nodes, sorted by name, into slices of at most MaxNodesPerSlice, each
+// carrying what its nodes have in common once (nodeshape). Sorting keeps a node in the
+// same slice across reports, so one node's change rewrites one slice.
 func BuildSlices(cluster string, nodes []corev1.Node) []musterv1.NodeSlice {
 	infos := make([]musterv1.NodeInfo, 0, len(nodes))
 	for i := range nodes {
@@ -26,6 +27,7 @@ func BuildSlices(cluster string, nodes []corev1.Node) []musterv1.NodeSlice {
 	var slices []musterv1.NodeSlice
 	for i := 0; i < len(infos); i += musterv1.MaxNodesPerSlice {
 		end := min(i+musterv1.MaxNodesPerSlice, len(infos))
+		shapes, nodes := nodeshape.Split(infos[i:end])
 		slices = append(slices, musterv1.NodeSlice{
 			ObjectMeta: metav1.ObjectMeta{
 				Namespace: musterv1.MemberNamespace(cluster),
@@ -34,7 +36,8 @@ func BuildSlices(cluster string, nodes []corev1.Node) []musterv1.NodeSlice {
 			},
 			ClusterName: cluster,
 			NodeCount:   int32(end - i),
-			Nodes:       infos[i:end],
+			Shapes:      shapes,
+			Nodes:       nodes,
 		})
 	}
 	return slices

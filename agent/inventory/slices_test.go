@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/musterhq/muster/api/nodeshape"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 )
 
@@ -67,6 +68,40 @@ func TestBuildSlices(t *testing.T) {
 				t.Errorf("slice sizes (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestBuildSlicesResolveToTheNodes: the hub, resolving each node of a slice from its
+// shape, reads what the agent read from its nodes; the labels nodes of a pool share are
+// written once per shape, the hostname by each node.
+func TestBuildSlicesResolveToTheNodes(t *testing.T) {
+	var nodes []corev1.Node
+	for i := range 1234 {
+		n := testNode(fmt.Sprintf("n%05d", i), i%9 != 8, i%13 == 12, "4")
+		n.Labels = map[string]string{corev1.LabelHostname: n.Name, corev1.LabelTopologyZone: fmt.Sprintf("z%d", i%3)}
+		if i%20 == 19 {
+			n.Spec.Taints = []corev1.Taint{{Key: "gpu", Effect: corev1.TaintEffectNoSchedule}}
+		}
+		nodes = append(nodes, n)
+	}
+	var resolved []musterv1.NodeInfo
+	for _, s := range BuildSlices("c1", nodes) {
+		if len(s.Shapes) > 6 {
+			t.Errorf("slice %s has %d shapes, want at most 6 (three zones, with and without the taint)", s.Name, len(s.Shapes))
+		}
+		for i := range s.Nodes {
+			if got := s.Nodes[i].Labels; len(got) != 1 || got[corev1.LabelHostname] != s.Nodes[i].Name {
+				t.Errorf("node %s keeps labels %v itself, want only its hostname", s.Nodes[i].Name, got)
+			}
+			resolved = append(resolved, nodeshape.Resolve(&s.Nodes[i], s.Shapes))
+		}
+	}
+	var want []musterv1.NodeInfo
+	for i := range nodes {
+		want = append(want, nodeInfo(&nodes[i]))
+	}
+	if diff := cmp.Diff(want, resolved); diff != "" {
+		t.Errorf("nodes as the hub resolves them (-want +got):\n%s", diff)
 	}
 }
 

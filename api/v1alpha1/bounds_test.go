@@ -119,6 +119,12 @@ func boundaries() []boundary {
 	add("nodeslice node name length", "nodeslice", at, past, "nodes[0].name: Too long: "+tooLong(253))
 	add("nodeslice node name not empty", "nodeslice", setTo("nodes[0].name", "n"), setTo("nodes[0].name", ""),
 		"should be at least 1 chars long")
+	at, past = times("shapes", 500, func(int) any { return map[string]any{"labels": map[string]any{"pool": "general"}} })
+	add("nodeslice shapes", "nodeslice", at, past, "shapes: Too many: 501: "+tooMany(500))
+	add("nodeslice node shape is one of the slice's", "nodeslice", setTo("nodes[2].shape", int64(1)), setTo("nodes[2].shape", int64(2)),
+		"a node's shape must be the index of one of the slice's shapes")
+	add("nodeslice node shape not negative", "nodeslice", setTo("nodes[0].shape", int64(0)), setTo("nodes[0].shape", int64(-1)),
+		"nodes[0].shape: Invalid value: -1: nodes[0].shape in body should be greater than or equal to 0")
 
 	// Work
 	at, past = times("spec.manifests", 500, configMap)

@@ -149,7 +149,7 @@ func TestPrinterColumns(t *testing.T) {
 			{"Agent", true, "v0.4.0"}, {"Agent-Supported", true, "False"},
 		}},
 		{"nodeslices", "nodeslice", nil, nil, []column{
-			{"Cluster", false, "member1"}, {"Nodes", false, "2"}, {"Age", false, "*"}, {"First Node", true, "member1-node-0"},
+			{"Cluster", false, "member1"}, {"Nodes", false, "3"}, {"Age", false, "*"}, {"First Node", true, "member1-node-0"},
 		}},
 	}
 	for _, tc := range cases {

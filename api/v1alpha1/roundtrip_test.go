@@ -75,8 +75,12 @@ func memberClusterOfEveryField() *musterv1.MemberCluster {
 func nodeSliceOfEveryField(ns string) *musterv1.NodeSlice {
 	return &musterv1.NodeSlice{
 		ObjectMeta: metav1.ObjectMeta{Name: "member1-0", Namespace: ns}, ClusterName: "member1", NodeCount: 1,
+		Shapes: []musterv1.NodeShape{{
+			Labels: map[string]string{"pool": "gpu"}, Taints: []corev1.Taint{{Key: "dedicated", Effect: corev1.TaintEffectNoSchedule}},
+			Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("8")},
+		}},
 		Nodes: []musterv1.NodeInfo{{
-			Name: "n0", Labels: map[string]string{"zone": "a"}, Taints: []corev1.Taint{{Key: "gpu", Effect: corev1.TaintEffectNoSchedule}},
+			Name: "n0", Shape: ptr.To[int32](0), Labels: map[string]string{"zone": "a"}, Taints: []corev1.Taint{{Key: "gpu", Effect: corev1.TaintEffectNoSchedule}},
 			Allocatable: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("110")}, Unschedulable: true, Ready: true,
 		}},
 	}

@@ -148,11 +148,11 @@ func nodeSliceCases() []refusedCase {
 	return []refusedCase{
 		{input: "501 nodes", obj: nodeSlice("huge", "ghost", 501),
 			want: refusal{"nodes", "Too many: 501: must have at most 500 items"}},
-		{input: "two nodes with one name", obj: func() *musterv1.NodeSlice {
-			s := nodeSlice("dup", "ghost", 2)
-			s.Nodes[1].Name = s.Nodes[0].Name
+		{input: "a node naming a shape the slice does not have", obj: func() *musterv1.NodeSlice {
+			s := nodeSlice("no-shape", "ghost", 1)
+			s.Nodes[0].Shape = ptr.To[int32](0)
 			return s
-		}(), want: refusal{"nodes[1]", "Duplicate value"}},
+		}(), want: refusal{"nodes", "a node's shape must be the index of one of the slice's shapes"}},
 		{input: "node without a name", obj: func() *musterv1.NodeSlice {
 			s := nodeSlice("no-name", "ghost", 1)
 			s.Nodes[0].Name = ""

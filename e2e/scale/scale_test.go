@@ -23,6 +23,7 @@ import (
 
 	"github.com/musterhq/muster/agent/heartbeat"
 	"github.com/musterhq/muster/agent/inventory"
+	"github.com/musterhq/muster/api/nodeshape"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/e2e/fleetsim"
 	"github.com/musterhq/muster/e2e/framework"
@@ -151,7 +152,7 @@ func TestASimulatedFleetJoinsRunsAJobAndLosesAMember(t *testing.T) {
 			if err := fleet.Hub.Client.Get(ctx, key, &slice); err != nil {
 				t.Fatal(err)
 			}
-			if got := slice.Nodes[0].Labels[fleetsim.ChurnLabel]; got != want {
+			if got := nodeshape.Resolve(&slice.Nodes[0], slice.Shapes).Labels[fleetsim.ChurnLabel]; got != want {
 				t.Errorf("slice %s's first node has %s=%q, want %q", key.Name, fleetsim.ChurnLabel, got, want)
 			}
 		}

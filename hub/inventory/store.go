@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/musterhq/muster/api/nodeshape"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 )
 
@@ -85,9 +86,9 @@ func (inv *Inventory) ReplaceSlice(cluster string, slice *musterv1.NodeSlice) er
 	displaced := map[string]bool{}
 	shared := newTraits()
 	for i := range slice.Nodes {
-		info := &slice.Nodes[i]
+		info := nodeshape.Resolve(&slice.Nodes[i], slice.Shapes)
 		row := &node{ID: cluster + "/" + info.Name, Cluster: cluster, Slice: key, Node: &nodes[i]}
-		fillNode(row, info, shared)
+		fillNode(row, &info, shared)
 		if err := ownerOf(txn, row.ID, key, displaced); err != nil {
 			return err
 		}

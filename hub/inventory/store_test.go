@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 )
@@ -64,6 +65,35 @@ func TestReplaceSliceReplacesOnlyThatSlice(t *testing.T) {
 	must(t, inv.DeleteSlice(musterv1.MemberNamespace("c1"), "s1"))
 	if diff := cmp.Diff([]string{"b", "d"}, names(inv.Nodes("c1"))); diff != "" {
 		t.Errorf("c1 nodes after deleting s1 (-want +got):\n%s", diff)
+	}
+}
+
+// TestNodesTakeWhatTheirShapeCarries: a node that names a shape of its slice has that
+// shape's labels, taints and allocatable resources as well as its own, for every query.
+func TestNodesTakeWhatTheirShapeCarries(t *testing.T) {
+	inv := New()
+	s := slice("c1", "s0",
+		musterv1.NodeInfo{Name: "a", Shape: ptr.To[int32](0), Labels: map[string]string{"host": "a"}, Ready: true},
+		musterv1.NodeInfo{Name: "b", Shape: ptr.To[int32](1), Labels: map[string]string{"host": "b"}, Ready: true},
+	)
+	s.Shapes = []musterv1.NodeShape{
+		{Labels: map[string]string{"pool": "general"}, Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4")}},
+		{Labels: map[string]string{"pool": "gpu"}, Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("8")},
+			Taints: []corev1.Taint{{Key: "gpu", Effect: corev1.TaintEffectNoSchedule}}},
+	}
+	must(t, inv.ReplaceSlice("c1", s))
+
+	if diff := cmp.Diff([]string{"b"}, names(inv.NodesWithLabel("pool", "gpu"))); diff != "" {
+		t.Errorf("nodes of the gpu pool (-want +got):\n%s", diff)
+	}
+	if got := inv.Capacity("c1")[corev1.ResourceCPU]; got.Cmp(resource.MustParse("12")) != 0 {
+		t.Errorf("c1 CPU capacity = %s, want 12 (4 and 8 from the shapes)", got.String())
+	}
+	spec := &corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")},
+	}}}}
+	if diff := cmp.Diff([]string{"a"}, inv.EligibleNodes("c1", spec)); diff != "" {
+		t.Errorf("nodes a pod without tolerations fits (-want +got):\n%s", diff)
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/musterhq/muster/api/nodeshape"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/e2e/benchstat"
 	"github.com/musterhq/muster/e2e/fleetsim"
@@ -134,7 +135,8 @@ func (b *bench) churnMember(ctx context.Context, member *framework.Cluster, node
 			if current > 0 {
 				writes[current-1]++
 			}
-			for _, node := range slice.Nodes {
+			for i := range slice.Nodes {
+				node := nodeshape.Resolve(&slice.Nodes[i], slice.Shapes)
 				if at, pending := changedAt[node.Name]; pending && node.Labels[agentChurnLabel] == want[node.Name] {
 					latencies = append(latencies, seen.Sub(at))
 					delete(changedAt, node.Name)
