@@ -23,6 +23,9 @@ type Options struct {
 	MetricsAddr string
 	// ProbeAddr serves /healthz and /readyz (default ":8081"; "0" disables).
 	ProbeAddr string
+	// PprofAddr serves Go's profiles (net/http/pprof) for a profile of a live hub;
+	// empty, the default, serves none.
+	PprofAddr string
 	// LeaderElect makes replicas elect one active hub (default true).
 	LeaderElect bool
 	// LeaderElectionNamespace holds the leader Lease (default muster-system).
@@ -116,6 +119,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "kubeconfig of the hub cluster; empty for in-cluster configuration")
 	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", o.MetricsAddr, "address of the Prometheus metrics endpoint; 0 disables it")
 	fs.StringVar(&o.ProbeAddr, "health-probe-bind-address", o.ProbeAddr, "address of the health and readiness probes; 0 disables them")
+	fs.StringVar(&o.PprofAddr, "pprof-bind-address", o.PprofAddr, "address of Go's profiling endpoints (/debug/pprof); empty, the default, serves none")
 	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "elect one active hub among replicas")
 	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", o.LeaderElectionNamespace, "namespace of the leader election Lease")
 	fs.DurationVar(&o.ClusterGracePeriod, "cluster-grace-period", o.ClusterGracePeriod, "how long an agent may miss lease renewals before its cluster is unreachable")

@@ -73,6 +73,7 @@ func TestFlagsSetTheirOptions(t *testing.T) {
 		{"--kubeconfig=/etc/hub.kubeconfig", func(o *hub.Options) bool { return o.Kubeconfig == "/etc/hub.kubeconfig" }},
 		{"--metrics-bind-address=0", func(o *hub.Options) bool { return o.MetricsAddr == "0" }},
 		{"--health-probe-bind-address=:9000", func(o *hub.Options) bool { return o.ProbeAddr == ":9000" }},
+		{"--pprof-bind-address=127.0.0.1:6060", func(o *hub.Options) bool { return o.PprofAddr == "127.0.0.1:6060" }},
 		{"--leader-elect=false", func(o *hub.Options) bool { return !o.LeaderElect }},
 		{"--leader-election-namespace=ops", func(o *hub.Options) bool { return o.LeaderElectionNamespace == "ops" }},
 		{"--cluster-grace-period=2m", func(o *hub.Options) bool { return o.ClusterGracePeriod == 2*time.Minute }},

@@ -149,6 +149,7 @@ func managerOptions(opts *Options, webhookServer webhook.Server) ctrl.Options {
 		Cache:                   cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
 		Metrics:                 metricsserver.Options{BindAddress: opts.MetricsAddr},
 		HealthProbeBindAddress:  opts.ProbeAddr,
+		PprofBindAddress:        opts.PprofAddr,
 		LeaderElection:          opts.LeaderElect,
 		LeaderElectionID:        "muster-hub",
 		LeaderElectionNamespace: opts.LeaderElectionNamespace,
