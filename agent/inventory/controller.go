@@ -139,10 +139,8 @@ func (r *Reporter) applySlices(ctx context.Context, want []musterv1.NodeSlice) e
 				return fmt.Errorf("creating NodeSlice %s: %w", w.Name, err)
 			}
 			r.written[w.Name] = w
-		case !equality.Semantic.DeepEqual(got.Nodes, w.Nodes) || !equality.Semantic.DeepEqual(got.Shapes, w.Shapes) ||
-			got.ClusterName != w.ClusterName || got.NodeCount != w.NodeCount:
-			update := got.DeepCopy()
-			update.Shapes, update.Nodes, update.NodeCount, update.ClusterName, update.Labels = w.Shapes, w.Nodes, w.NodeCount, w.ClusterName, w.Labels
+		case Differs(got, w):
+			update := Rewritten(got, w)
 			if err := r.Hub.Update(ctx, update); err != nil {
 				return fmt.Errorf("updating NodeSlice %s: %w", w.Name, err)
 			}

@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -41,6 +42,20 @@ func BuildSlices(cluster string, nodes []corev1.Node) []musterv1.NodeSlice {
 		})
 	}
 	return slices
+}
+
+// Differs says whether stored, a slice read from the hub, says other than want of its
+// nodes: only then is it written again.
+func Differs(stored, want *musterv1.NodeSlice) bool {
+	return stored.ClusterName != want.ClusterName || stored.NodeCount != want.NodeCount ||
+		!equality.Semantic.DeepEqual(stored.Shapes, want.Shapes) || !equality.Semantic.DeepEqual(stored.Nodes, want.Nodes)
+}
+
+// Rewritten is stored with want's labels and content: what an update of stored writes.
+func Rewritten(stored, want *musterv1.NodeSlice) *musterv1.NodeSlice {
+	out := stored.DeepCopy()
+	out.Labels, out.ClusterName, out.NodeCount, out.Shapes, out.Nodes = want.Labels, want.ClusterName, want.NodeCount, want.Shapes, want.Nodes
+	return out
 }
 
 func nodeInfo(n *corev1.Node) musterv1.NodeInfo {

@@ -118,3 +118,36 @@ func TestSummarize(t *testing.T) {
 		t.Errorf("allocatable CPU = %s, want 6 (ready nodes only)", got.String())
 	}
 }
+
+// TestDiffers: a slice is written again when its nodes or their shapes changed, and only
+// then; a rewrite keeps the stored object's identity and takes the new content.
+func TestDiffers(t *testing.T) {
+	node := func(zone string) corev1.Node {
+		n := testNode("n0", true, false, "4")
+		n.Labels = map[string]string{corev1.LabelTopologyZone: zone}
+		return n
+	}
+	stored := BuildSlices("c1", []corev1.Node{node("a")})[0]
+	stored.ResourceVersion = "7"
+	cases := []struct {
+		name string
+		want musterv1.NodeSlice
+		diff bool
+	}{
+		{"the same nodes", BuildSlices("c1", []corev1.Node{node("a")})[0], false},
+		{"a label of the node's shape changed", BuildSlices("c1", []corev1.Node{node("b")})[0], true},
+		{"a node more", BuildSlices("c1", []corev1.Node{node("a"), testNode("n1", true, false, "4")})[0], true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Differs(&stored, &tc.want); got != tc.diff {
+				t.Fatalf("Differs = %t, want %t", got, tc.diff)
+			}
+			rewritten := Rewritten(&stored, &tc.want)
+			if rewritten.ResourceVersion != "7" || Differs(rewritten, &tc.want) {
+				t.Errorf("rewritten slice: resourceVersion %q (want 7), differs from what was wanted: %t",
+					rewritten.ResourceVersion, Differs(rewritten, &tc.want))
+			}
+		})
+	}
+}

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -270,8 +269,8 @@ func (m *Member) writeChangedSlices(ctx context.Context) (int, error) {
 			}
 			m.versions[want.Name] = want.ResourceVersion
 			wrote++
-		case got.NodeCount != want.NodeCount || !equality.Semantic.DeepEqual(got.Nodes, want.Nodes):
-			got.Nodes, got.NodeCount = want.Nodes, want.NodeCount
+		case inventory.Differs(got, &want):
+			got = inventory.Rewritten(got, &want)
 			if err := m.hub.Update(ctx, got); err != nil {
 				return wrote, fmt.Errorf("updating NodeSlice %s: %w", want.Name, err)
 			}
