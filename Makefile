@@ -295,8 +295,9 @@ bench-fairness: toolchain ## Benchmark: one hub namespace creates 500 FleetJobs,
 
 .PHONY: bench-scale
 bench-scale: toolchain ## Scale harness: one hub against simulated members (e2e/fleetsim) that join, renew, report nodes, answer Works and restart at once, then one real agent over 5,000 kwok nodes; then the crons, 5,000 and 500 on one slot against kube-controller-manager; a `scale` line per scenario (BENCH_SCALE_ARGS, default -members 1000 -nodes 1000; -scenarios picks some; BENCH_SCALE_CRONS, default "5000 500", empty for none).
-	$(GO) run ./e2e/cmd/bench-scale $(BENCH_SCALE_ARGS)
-	for n in $(BENCH_SCALE_CRONS); do $(GO) run ./e2e/cmd/bench-cronjob -crons $$n -runs $$(( n > 1000 ? 1 : 3 )) -phases=false || exit 1; done
+	status=0; $(GO) run ./e2e/cmd/bench-scale $(BENCH_SCALE_ARGS) || status=1; \
+	for n in $(BENCH_SCALE_CRONS); do $(GO) run ./e2e/cmd/bench-cronjob -crons $$n -runs $$(( n > 1000 ? 1 : 3 )) -phases=false || status=1; done; \
+	exit $$status
 
 .PHONY: bench-work
 bench-work: toolchain ## Fleet benchmark: 200 Works over 2 members, P50/P99 to the member and back.

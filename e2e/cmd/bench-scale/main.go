@@ -142,19 +142,30 @@ func run(ctx context.Context, o options) error {
 		samples: newSampler(ctx, m.HubProc, dir), fleet: fleet,
 	}
 	fmt.Printf("scale setup members=%d nodes-per-member=%d hub-up=%s hub-args=%q\n", o.members, o.nodes, time.Since(began).Round(time.Second), o.hubArgs)
+	var failed []error
 	for _, name := range o.scenarios {
 		scenario := b.scenario(name)
 		if scenario == nil {
 			return fmt.Errorf("no scenario %q: the scenarios are %s", name, strings.Join(scenarioNames, ", "))
 		}
-		if err := scenario(ctx); err != nil {
-			if !errors.Is(err, errMissed) || ctx.Err() != nil {
-				return fmt.Errorf("scenario %s: %w", name, err)
-			}
+		err := scenario(ctx)
+		switch {
+		case err == nil:
+		case ctx.Err() != nil:
+			return errors.Join(append(failed, fmt.Errorf("scenario %s: %w", name, err))...)
+		case errors.Is(err, errMissed):
 			fmt.Printf("scale %s missed=%q%s\n", name, err.Error(), b.samples.figures())
+		default:
+			// Every scenario prints its line: one that failed says why, and the run goes on,
+			// but for the fleet the others stand on.
+			fmt.Printf("scale %s failed=%q%s\n", name, err.Error(), b.samples.figures())
+			failed = append(failed, fmt.Errorf("scenario %s: %w", name, err))
+			if name == "join" || name == "inventory" {
+				return errors.Join(failed...)
+			}
 		}
 	}
-	return nil
+	return errors.Join(failed...)
 }
 
 // scenarioNames are the scenarios in the order they run by default.

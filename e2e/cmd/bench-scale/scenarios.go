@@ -11,6 +11,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -139,22 +140,29 @@ func (b *bench) placement(ctx context.Context) error {
 			uids[i] = string(fj.UID)
 		}
 		// A Divided job's shares follow the members' free capacity, so some members may
-		// get none: the Works to wait for are the shards the hub placed, which a complete
-		// job counts (status.clusterCount); written is when the last of them was seen.
-		complete, err := waitFor(ctx, start, b.o.timeout, "the FleetJobs to complete", func() bool { return b.allComplete(ctx, jobs) })
+		// get none: the Works to wait for are the shards the hub placed. It writes a job's
+		// Scheduled condition once all of them are created, so they are counted then;
+		// written is when the last of them was seen. Completion, which waits on the
+		// simulated agents' status writes as well, is timed apart.
+		_, err = waitFor(ctx, start, b.o.timeout, "the FleetJobs to be scheduled", func() bool { return b.allScheduled(ctx, jobs) })
+		if err == nil {
+			err = b.waitWritten(ctx, start, uids)
+		}
 		if err != nil {
 			// The next scenarios should not share the hub with these jobs.
 			_, cleanup := deleteAll(ctx, b, jobs)
 			return errors.Join(err, cleanup)
 		}
-		want, err := b.shardsOf(ctx, jobs)
-		if err != nil {
-			return err
-		}
-		if _, err := waitFor(ctx, start, b.o.timeout, fmt.Sprintf("%d Works", want), func() bool { return b.watch.worksOf(uids...) >= want }); err != nil {
-			return err
-		}
+		want := b.watch.worksOf(uids...)
 		written := b.watch.lastWorkSeen(uids...).Sub(start)
+		complete, err := waitFor(ctx, start, b.o.timeout, "the FleetJobs to complete", func() bool { return b.allComplete(ctx, jobs) })
+		completed := round(complete).String()
+		switch {
+		case errors.Is(err, errMissed) && ctx.Err() == nil:
+			completed = "missed(" + b.o.timeout.String() + ")"
+		case err != nil:
+			return err
+		}
 		decided, err := b.decisionsOf(ctx, "FleetJob")
 		if err != nil {
 			return err
@@ -171,7 +179,7 @@ func (b *bench) placement(ctx context.Context) error {
 		}
 		fmt.Printf("scale placement jobs=%d members=%d works=%d decision-mean=%s decision-max-under=%s goal-decision=100ms written=%s floor=%s floor-creates=%d ratio=%.2f complete=%s deleted=%s fleetjob-bytes=%d status-write-failures=%d%s\n",
 			count, b.o.members, want, decided.meanSince(decidedBefore), decided.slowestSince(decidedBefore), round(written), floor.Round(time.Millisecond), count*b.o.members,
-			written.Seconds()/floor.Seconds(), round(complete), round(deleted), len(size), b.fleet.StatusFailures(), figures)
+			written.Seconds()/floor.Seconds(), completed, round(deleted), len(size), b.fleet.StatusFailures(), figures)
 	}
 	return nil
 }
@@ -290,16 +298,31 @@ func (b *bench) health(ctx context.Context) error {
 }
 
 // shardsOf is how many shards the jobs have, by their status.
-func (b *bench) shardsOf(ctx context.Context, jobs []*musterv1.FleetJob) (int, error) {
-	n := 0
+// waitWritten waits until the fleet watch has seen every Work the API server holds for
+// the owners of uids.
+func (b *bench) waitWritten(ctx context.Context, start time.Time, uids []string) error {
+	want := 0
+	for _, uid := range uids {
+		var works metav1.PartialObjectMetadataList
+		works.SetGroupVersionKind(musterv1.GroupVersion.WithKind("WorkList"))
+		if err := b.hub.Client.List(ctx, &works, client.MatchingLabels{musterv1.FleetJobUIDLabel: uid}); err != nil {
+			return fmt.Errorf("counting the Works of %s: %w", uid, err)
+		}
+		want += len(works.Items)
+	}
+	_, err := waitFor(ctx, start, b.o.timeout, fmt.Sprintf("%d Works", want), func() bool { return b.watch.worksOf(uids...) >= want })
+	return err
+}
+
+func (b *bench) allScheduled(ctx context.Context, jobs []*musterv1.FleetJob) bool {
 	for _, j := range jobs {
 		var fj musterv1.FleetJob
-		if err := b.hub.Client.Get(ctx, client.ObjectKeyFromObject(j), &fj); err != nil {
-			return 0, err
+		if err := b.hub.Client.Get(ctx, client.ObjectKeyFromObject(j), &fj); err != nil ||
+			!meta.IsStatusConditionTrue(fj.Status.Conditions, musterv1.FleetJobScheduled) {
+			return false
 		}
-		n += int(fj.Status.ClusterCount)
 	}
-	return n, nil
+	return true
 }
 
 func (b *bench) allComplete(ctx context.Context, jobs []*musterv1.FleetJob) bool {
