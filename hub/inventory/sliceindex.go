@@ -8,12 +8,16 @@ import (
 
 // sliceIndex is one NodeSlice's nodes with a label index over them. It is built when the
 // slice is loaded and never changed, so queries read it from any memdb snapshot without
-// locks. It holds exactly the rows of the nodes table that the slice owns.
+// locks. It holds exactly the rows of the nodes table that the slice owned when it was
+// indexed: a row another slice takes over since is dropped when that slice is loaded.
 type sliceIndex struct {
 	Key     string // <namespace>/<name> of the NodeSlice
 	Cluster string
-	nodes   []*corev1.Node // sorted by name
-	names   []string       // the nodes' names, in one array for queries that list them
+	// rows are the nodes table's rows of the nodes, which the slice owned when it was
+	// indexed; nodes are their nodes, sorted by name.
+	rows  []*node
+	nodes []*corev1.Node
+	names []string // the nodes' names, in one array for queries that list them
 	// labels maps key → value → positions in nodes, ascending.
 	labels map[string]map[string][]int32
 	// state numbers each node by its readiness, cordon and taints, allocatable by its
@@ -37,7 +41,7 @@ type stateKey struct {
 // indexSlice builds the index of rows, which must be sorted by name.
 func indexSlice(key, cluster string, rows []*node) *sliceIndex {
 	s := &sliceIndex{
-		Key: key, Cluster: cluster, nodes: make([]*corev1.Node, len(rows)), names: make([]string, len(rows)), labels: map[string]map[string][]int32{},
+		Key: key, Cluster: cluster, rows: rows, nodes: make([]*corev1.Node, len(rows)), names: make([]string, len(rows)), labels: map[string]map[string][]int32{},
 		state: make([]uint32, len(rows)), allocatable: make([]uint32, len(rows)),
 	}
 	states, allocatables := map[stateKey]uint32{}, map[uint32]uint32{}

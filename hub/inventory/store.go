@@ -2,7 +2,9 @@ package inventory
 
 import (
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/hashicorp/go-memdb"
 	corev1 "k8s.io/api/core/v1"
@@ -24,7 +26,6 @@ const (
 const (
 	byID      = "id"
 	byCluster = "cluster"
-	bySlice   = "slice"
 )
 
 // node is one row: a member node, kept as a corev1.Node so that fitness checks need no
@@ -43,8 +44,7 @@ var schema = &memdb.DBSchema{Tables: map[string]*memdb.TableSchema{
 	nodesTable: {
 		Name: nodesTable,
 		Indexes: map[string]*memdb.IndexSchema{
-			byID:    {Name: byID, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "ID"}},
-			bySlice: {Name: bySlice, Indexer: &memdb.StringFieldIndex{Field: "Slice"}},
+			byID: {Name: byID, Unique: true, Indexer: &memdb.StringFieldIndex{Field: "ID"}},
 		},
 	},
 	slicesTable: {
@@ -78,11 +78,12 @@ func (inv *Inventory) ReplaceSlice(cluster string, slice *musterv1.NodeSlice) er
 	key := slice.Namespace + "/" + slice.Name
 	txn := inv.db.Txn(true)
 	defer txn.Abort()
-	if _, err := txn.DeleteAll(nodesTable, bySlice, key); err != nil {
-		return fmt.Errorf("dropping slice %s: %w", key, err)
+	if err := dropRows(txn, key); err != nil {
+		return err
 	}
 	// One array per slice keeps a slice's nodes together in memory for the queries' scans.
 	nodes := make([]corev1.Node, len(slice.Nodes))
+	rows := make([]*node, len(slice.Nodes))
 	displaced := map[string]bool{}
 	shared := newTraits()
 	for i := range slice.Nodes {
@@ -95,8 +96,11 @@ func (inv *Inventory) ReplaceSlice(cluster string, slice *musterv1.NodeSlice) er
 		if err := txn.Insert(nodesTable, row); err != nil {
 			return fmt.Errorf("loading node %s: %w", row.ID, err)
 		}
+		rows[i] = row
 	}
-	displaced[key] = true
+	if err := indexRows(txn, key, rows); err != nil {
+		return err
+	}
 	for other := range displaced {
 		if err := reindexSlice(txn, other); err != nil {
 			return err
@@ -119,21 +123,72 @@ func ownerOf(txn *memdb.Txn, id, key string, displaced map[string]bool) error {
 	return nil
 }
 
-// reindexSlice rebuilds a slice's index from the rows it owns, or drops it when it owns none.
-func reindexSlice(txn *memdb.Txn, key string) error {
-	it, err := txn.Get(nodesTable, bySlice, key)
-	if err != nil {
-		return fmt.Errorf("reading slice %s: %w", key, err)
+// indexOf returns the index of the slice key, or nil when the inventory holds none.
+func indexOf(txn *memdb.Txn, key string) (*sliceIndex, error) {
+	obj, err := txn.First(slicesTable, byID, key)
+	if err != nil || obj == nil {
+		return nil, err
 	}
-	// Rows of one slice share a cluster and come in ID order, which is name order.
-	var rows []*node
-	for obj := it.Next(); obj != nil; obj = it.Next() {
-		rows = append(rows, obj.(*node))
+	return obj.(*sliceIndex), nil
+}
+
+// owned keeps of rows those the nodes table still holds: not replaced since by a row of
+// another slice (or a later one of the same slice) that names the same node.
+func owned(txn *memdb.Txn, rows []*node) ([]*node, error) {
+	var out []*node
+	for _, row := range rows {
+		obj, err := txn.First(nodesTable, byID, row.ID)
+		if err != nil {
+			return nil, fmt.Errorf("looking up node %s: %w", row.ID, err)
+		}
+		if obj == row {
+			out = append(out, row)
+		}
+	}
+	return out, nil
+}
+
+// dropRows deletes the rows the slice key owns from the nodes table. Its index goes with
+// the next indexRows, or stays for DeleteSlice to drop.
+func dropRows(txn *memdb.Txn, key string) error {
+	index, err := indexOf(txn, key)
+	if err != nil || index == nil {
+		return err
+	}
+	rows, err := owned(txn, index.rows)
+	if err != nil {
+		return err
+	}
+	for _, row := range rows {
+		if err := txn.Delete(nodesTable, row); err != nil {
+			return fmt.Errorf("dropping node %s of slice %s: %w", row.ID, key, err)
+		}
+	}
+	return nil
+}
+
+// reindexSlice rebuilds a slice's index from the rows it still owns.
+func reindexSlice(txn *memdb.Txn, key string) error {
+	index, err := indexOf(txn, key)
+	if err != nil || index == nil {
+		return err
+	}
+	return indexRows(txn, key, index.rows)
+}
+
+// indexRows indexes, as the slice key, those of rows it owns, in name order; a slice that
+// owns none has no index.
+func indexRows(txn *memdb.Txn, key string, rows []*node) error {
+	rows, err := owned(txn, rows)
+	if err != nil {
+		return err
 	}
 	if len(rows) == 0 {
 		_, err := txn.DeleteAll(slicesTable, byID, key)
 		return err
 	}
+	// Rows of one slice share a cluster, so ID order is name order.
+	slices.SortFunc(rows, func(a, b *node) int { return strings.Compare(a.ID, b.ID) })
 	if err := txn.Insert(slicesTable, indexSlice(key, rows[0].Cluster, rows)); err != nil {
 		return fmt.Errorf("indexing slice %s: %w", key, err)
 	}
@@ -145,7 +200,7 @@ func (inv *Inventory) DeleteSlice(namespace, name string) error {
 	key := namespace + "/" + name
 	txn := inv.db.Txn(true)
 	defer txn.Abort()
-	if _, err := txn.DeleteAll(nodesTable, bySlice, key); err != nil {
+	if err := dropRows(txn, key); err != nil {
 		return err
 	}
 	if _, err := txn.DeleteAll(slicesTable, byID, key); err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -95,6 +96,41 @@ func TestNodesTakeWhatTheirShapeCarries(t *testing.T) {
 	if diff := cmp.Diff([]string{"a"}, inv.EligibleNodes("c1", spec)); diff != "" {
 		t.Errorf("nodes a pod without tolerations fits (-want +got):\n%s", diff)
 	}
+}
+
+// TestANodeInTwoSlicesBelongsToTheLastLoaded: while an agent moves a node from one of
+// its slices to the next (a node added before it shifts the rest), both may list it for
+// a moment; the inventory holds it once, as the slice loaded last reports it, and a slice
+// left with no node of its own is no longer held.
+func TestANodeInTwoSlicesBelongsToTheLastLoaded(t *testing.T) {
+	inv := New()
+	eightCPUs := func(n *musterv1.NodeInfo) { n.Allocatable[corev1.ResourceCPU] = resource.MustParse("8") }
+	step := func(what string, want []string, wantCPU string, wantSlices ...string) {
+		t.Helper()
+		if diff := cmp.Diff(want, names(inv.Nodes("c1")), cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("%s: nodes (-want +got):\n%s", what, diff)
+		}
+		if got := inv.Capacity("c1")[corev1.ResourceCPU]; got.Cmp(resource.MustParse(wantCPU)) != 0 {
+			t.Errorf("%s: CPU capacity %s, want %s", what, got.String(), wantCPU)
+		}
+		if diff := cmp.Diff(wantSlices, inv.SliceKeys(), cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("%s: slices held (-want +got):\n%s", what, diff)
+		}
+	}
+	ns := musterv1.MemberNamespace("c1")
+	must(t, inv.ReplaceSlice("c1", slice("c1", "s0", nodeInfo("a"), nodeInfo("b"))))
+	must(t, inv.ReplaceSlice("c1", slice("c1", "s1", nodeInfo("b", eightCPUs), nodeInfo("c"))))
+	step("b in both slices", []string{"a", "b", "c"}, "16", ns+"/s0", ns+"/s1")
+	must(t, inv.ReplaceSlice("c1", slice("c1", "s0", nodeInfo("a"))))
+	step("b gone from s0", []string{"a", "b", "c"}, "16", ns+"/s0", ns+"/s1")
+	must(t, inv.DeleteSlice(ns, "s1"))
+	step("s1 deleted", []string{"a"}, "4", ns+"/s0")
+	must(t, inv.ReplaceSlice("c1", slice("c1", "s2", nodeInfo("a", eightCPUs))))
+	step("s0's only node taken by s2", []string{"a"}, "8", ns+"/s2")
+	must(t, inv.DeleteSlice(ns, "s0"))
+	step("s0, which owns nothing, deleted", []string{"a"}, "8", ns+"/s2")
+	must(t, inv.DeleteSlice(ns, "s2"))
+	step("s2 deleted", nil, "0")
 }
 
 // TestRepeatedNodeNameCountsOnce: the API server does not refuse a slice that names a
