@@ -144,9 +144,13 @@ func (b *bench) placement(ctx context.Context) error {
 		// Scheduled condition once all of them are created, so they are counted then;
 		// written is when the last of them was seen. Completion, which waits on the
 		// simulated agents' status writes as well, is timed apart.
-		_, err = waitFor(ctx, start, b.o.timeout, "the FleetJobs to be scheduled", func() bool { return b.allScheduled(ctx, jobs) })
+		var scheduledAt map[string]string
+		_, err = waitFor(ctx, start, b.o.timeout, "the FleetJobs to be scheduled", func() bool {
+			scheduledAt = b.allScheduled(ctx, jobs)
+			return scheduledAt != nil
+		})
 		if err == nil {
-			err = b.waitWritten(ctx, start, uids)
+			err = b.waitWritten(ctx, start, scheduledAt)
 		}
 		if err != nil {
 			// The next scenarios should not share the hub with these jobs.
@@ -299,13 +303,18 @@ func (b *bench) health(ctx context.Context) error {
 
 // shardsOf is how many shards the jobs have, by their status.
 // waitWritten waits until the fleet watch has seen every Work the API server holds for
-// the owners of uids.
-func (b *bench) waitWritten(ctx context.Context, start time.Time, uids []string) error {
+// each owner UID of scheduledAt at the owner's resource version there (or later). A list
+// at a version is served from the API server's watch cache: counted from etcd, the Works
+// of ten jobs over a thousand members outran the API server's request timeout under churn.
+func (b *bench) waitWritten(ctx context.Context, start time.Time, scheduledAt map[string]string) error {
 	want := 0
-	for _, uid := range uids {
+	var uids []string
+	for uid, at := range scheduledAt {
+		uids = append(uids, uid)
 		var works metav1.PartialObjectMetadataList
 		works.SetGroupVersionKind(musterv1.GroupVersion.WithKind("WorkList"))
-		if err := b.hub.Client.List(ctx, &works, client.MatchingLabels{musterv1.FleetJobUIDLabel: uid}); err != nil {
+		atVersion := &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: at, ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan}}
+		if err := b.hub.Client.List(ctx, &works, client.MatchingLabels{musterv1.FleetJobUIDLabel: uid}, atVersion); err != nil {
 			return fmt.Errorf("counting the Works of %s: %w", uid, err)
 		}
 		want += len(works.Items)
@@ -314,15 +323,19 @@ func (b *bench) waitWritten(ctx context.Context, start time.Time, uids []string)
 	return err
 }
 
-func (b *bench) allScheduled(ctx context.Context, jobs []*musterv1.FleetJob) bool {
+// allScheduled returns, once every one of jobs is Scheduled (the hub created all their
+// Works before), each one's resource version by UID; nil until then.
+func (b *bench) allScheduled(ctx context.Context, jobs []*musterv1.FleetJob) map[string]string {
+	at := map[string]string{}
 	for _, j := range jobs {
 		var fj musterv1.FleetJob
 		if err := b.hub.Client.Get(ctx, client.ObjectKeyFromObject(j), &fj); err != nil ||
 			!meta.IsStatusConditionTrue(fj.Status.Conditions, musterv1.FleetJobScheduled) {
-			return false
+			return nil
 		}
+		at[string(fj.UID)] = fj.ResourceVersion
 	}
-	return true
+	return at
 }
 
 func (b *bench) allComplete(ctx context.Context, jobs []*musterv1.FleetJob) bool {
