@@ -51,9 +51,10 @@ func Differs(stored, want *musterv1.NodeSlice) bool {
 		!equality.Semantic.DeepEqual(stored.Shapes, want.Shapes) || !equality.Semantic.DeepEqual(stored.Nodes, want.Nodes)
 }
 
-// Rewritten is stored with want's labels and content: what an update of stored writes.
+// Rewritten is stored's identity (name, resource version) with want's labels and content:
+// what an update of stored writes. Only the metadata is copied: the nodes are want's.
 func Rewritten(stored, want *musterv1.NodeSlice) *musterv1.NodeSlice {
-	out := stored.DeepCopy()
+	out := &musterv1.NodeSlice{TypeMeta: stored.TypeMeta, ObjectMeta: *stored.ObjectMeta.DeepCopy()}
 	out.Labels, out.ClusterName, out.NodeCount, out.Shapes, out.Nodes = want.Labels, want.ClusterName, want.NodeCount, want.Shapes, want.Nodes
 	return out
 }
