@@ -85,18 +85,33 @@ func (inv *Inventory) ReplaceSlice(cluster string, slice *musterv1.NodeSlice) er
 	nodes := make([]corev1.Node, len(slice.Nodes))
 	rows := make([]*node, len(slice.Nodes))
 	displaced := map[string]bool{}
+	repeated := false
 	shared := newTraits()
 	for i := range slice.Nodes {
 		info := nodeshape.Resolve(&slice.Nodes[i], slice.Shapes)
 		row := &node{ID: cluster + "/" + info.Name, Cluster: cluster, Slice: key, Node: &nodes[i]}
 		fillNode(row, &info, shared)
-		if err := ownerOf(txn, row.ID, key, displaced); err != nil {
+		owner, err := ownerOf(txn, row.ID)
+		switch {
+		case err != nil:
 			return err
+		case owner == key:
+			// The slice's old rows are dropped: an earlier entry of this one names the node.
+			repeated = true
+		case owner != "":
+			displaced[owner] = true
 		}
 		if err := txn.Insert(nodesTable, row); err != nil {
 			return fmt.Errorf("loading node %s: %w", row.ID, err)
 		}
 		rows[i] = row
+	}
+	if repeated {
+		// The node's last entry replaced the earlier ones in the table: it alone counts.
+		var err error
+		if rows, err = owned(txn, rows); err != nil {
+			return err
+		}
 	}
 	if err := indexRows(txn, key, rows); err != nil {
 		return err
@@ -110,17 +125,17 @@ func (inv *Inventory) ReplaceSlice(cluster string, slice *musterv1.NodeSlice) er
 	return nil
 }
 
-// ownerOf records in displaced the other slice that reported node id before, if any: the
-// node moves to the slice loaded last, so the other slice's index must drop it.
-func ownerOf(txn *memdb.Txn, id, key string, displaced map[string]bool) error {
+// ownerOf returns the slice that holds node id's row, or "" when none does. A node moves
+// to the slice loaded last, so another owner's index must drop it.
+func ownerOf(txn *memdb.Txn, id string) (string, error) {
 	obj, err := txn.First(nodesTable, byID, id)
-	if err != nil {
-		return fmt.Errorf("looking up node %s: %w", id, err)
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("looking up node %s: %w", id, err)
+	case obj == nil:
+		return "", nil
 	}
-	if obj != nil && obj.(*node).Slice != key {
-		displaced[obj.(*node).Slice] = true
-	}
-	return nil
+	return obj.(*node).Slice, nil
 }
 
 // indexOf returns the index of the slice key, or nil when the inventory holds none.
@@ -173,16 +188,16 @@ func reindexSlice(txn *memdb.Txn, key string) error {
 	if err != nil || index == nil {
 		return err
 	}
-	return indexRows(txn, key, index.rows)
-}
-
-// indexRows indexes, as the slice key, those of rows it owns, in name order; a slice that
-// owns none has no index.
-func indexRows(txn *memdb.Txn, key string, rows []*node) error {
-	rows, err := owned(txn, rows)
+	rows, err := owned(txn, index.rows)
 	if err != nil {
 		return err
 	}
+	return indexRows(txn, key, rows)
+}
+
+// indexRows indexes rows, which the slice key owns, in name order; a slice that owns none
+// has no index.
+func indexRows(txn *memdb.Txn, key string, rows []*node) error {
 	if len(rows) == 0 {
 		_, err := txn.DeleteAll(slicesTable, byID, key)
 		return err
