@@ -145,19 +145,19 @@ func (b *bench) placement(ctx context.Context) error {
 		// written is when the last of them was seen. Completion, which waits on the
 		// simulated agents' status writes as well, is timed apart.
 		var scheduledAt map[string]string
+		want := 0
 		_, err = waitFor(ctx, start, b.o.timeout, "the FleetJobs to be scheduled", func() bool {
 			scheduledAt = b.allScheduled(ctx, jobs)
 			return scheduledAt != nil
 		})
 		if err == nil {
-			err = b.waitWritten(ctx, start, scheduledAt)
+			want, err = b.waitWritten(ctx, start, scheduledAt)
 		}
 		if err != nil {
 			// The next scenarios should not share the hub with these jobs.
 			_, cleanup := deleteAll(ctx, b, jobs)
 			return errors.Join(err, cleanup)
 		}
-		want := b.watch.worksOf(uids...)
 		written := b.watch.lastWorkSeen(uids...).Sub(start)
 		complete, err := waitFor(ctx, start, b.o.timeout, "the FleetJobs to complete", func() bool { return b.allComplete(ctx, jobs) })
 		completed := round(complete).String()
@@ -301,12 +301,12 @@ func (b *bench) health(ctx context.Context) error {
 	return nil
 }
 
-// shardsOf is how many shards the jobs have, by their status.
 // waitWritten waits until the fleet watch has seen every Work the API server holds for
 // each owner UID of scheduledAt at the owner's resource version there (or later). A list
 // at a version is served from the API server's watch cache: counted from etcd, the Works
 // of ten jobs over a thousand members outran the API server's request timeout under churn.
-func (b *bench) waitWritten(ctx context.Context, start time.Time, scheduledAt map[string]string) error {
+// It returns how many Works that is.
+func (b *bench) waitWritten(ctx context.Context, start time.Time, scheduledAt map[string]string) (int, error) {
 	want := 0
 	var uids []string
 	for uid, at := range scheduledAt {
@@ -315,12 +315,12 @@ func (b *bench) waitWritten(ctx context.Context, start time.Time, scheduledAt ma
 		works.SetGroupVersionKind(musterv1.GroupVersion.WithKind("WorkList"))
 		atVersion := &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: at, ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan}}
 		if err := b.hub.Client.List(ctx, &works, client.MatchingLabels{musterv1.FleetJobUIDLabel: uid}, atVersion); err != nil {
-			return fmt.Errorf("counting the Works of %s: %w", uid, err)
+			return 0, fmt.Errorf("counting the Works of %s: %w", uid, err)
 		}
 		want += len(works.Items)
 	}
 	_, err := waitFor(ctx, start, b.o.timeout, fmt.Sprintf("%d Works", want), func() bool { return b.watch.worksOf(uids...) >= want })
-	return err
+	return want, err
 }
 
 // allScheduled returns, once every one of jobs is Scheduled (the hub created all their
