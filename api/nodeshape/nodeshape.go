@@ -101,16 +101,22 @@ func ownKeys(nodes []musterv1.NodeInfo) map[string]bool {
 // partition splits labels into those shapes carry and the node's own (nil when none).
 func partition(labels map[string]string, own map[string]bool) (shared, mine map[string]string) {
 	for k, v := range labels {
-		target := &shared
 		if own[k] {
-			target = &mine
+			mine = put(mine, k, v)
+		} else {
+			shared = put(shared, k, v)
 		}
-		if *target == nil {
-			*target = map[string]string{}
-		}
-		(*target)[k] = v
 	}
 	return shared, mine
+}
+
+// put sets k to v in m, made when nil, and returns m.
+func put(m map[string]string, k, v string) map[string]string {
+	if m == nil {
+		m = map[string]string{}
+	}
+	m[k] = v
+	return m
 }
 
 // key identifies a shape: its JSON, in which maps are written in key order and
