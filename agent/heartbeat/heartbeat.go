@@ -40,6 +40,9 @@ type Renewer struct {
 	// renewed is when the last renewal that succeeded was sent; started, when the renewer
 	// started, stands for it until one has.
 	renewed, started time.Time
+	// written is the Lease as the last write that succeeded returned it: the next renewal
+	// updates it without reading it. Only Start's loop uses it.
+	written *coordinationv1.Lease
 }
 
 func (r *Renewer) clock() clock.Clock {
@@ -142,28 +145,62 @@ func (r *Renewer) Silence() time.Duration {
 	return r.clock().Since(from)
 }
 
+// renew writes sent into the Lease. After a write that succeeded it updates the Lease
+// that write returned, without reading it first, as the kubelet renews its node Lease: a
+// renewal is then one request, not two, and a thousand agents send half the requests. A
+// conflict or a Lease gone (someone else wrote or deleted it) reads it afresh in the same
+// pass; any other failure reads it afresh at the next.
 func (r *Renewer) renew(ctx context.Context, sent time.Time) error {
 	leases := r.Hub.CoordinationV1().Leases(musterv1.MemberNamespace(r.Cluster))
 	now := metav1.NewMicroTime(sent)
+	if r.written != nil {
+		lease := r.written
+		r.written = nil
+		r.stamp(lease, now)
+		updated, err := leases.Update(ctx, lease, metav1.UpdateOptions{})
+		if err == nil {
+			r.written = updated
+			return nil
+		}
+		// An update of a Lease deleted since answers Conflict (the UID it carries no longer
+		// exists), so the read below finds it gone and makes a new one with a new acquire
+		// time, rather than the update bringing the old one back.
+		if !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("renewing lease: %w", err)
+		}
+	}
 	lease, err := leases.Get(ctx, LeaseName, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		_, err = leases.Create(ctx, &coordinationv1.Lease{
+		created, err := leases.Create(ctx, &coordinationv1.Lease{
 			ObjectMeta: metav1.ObjectMeta{Name: LeaseName, Namespace: musterv1.MemberNamespace(r.Cluster)},
 			Spec: coordinationv1.LeaseSpec{
 				HolderIdentity: ptr.To(r.Holder), RenewTime: &now, AcquireTime: &now,
 				LeaseDurationSeconds: ptr.To(int32(r.Interval.Seconds())),
 			},
 		}, metav1.CreateOptions{})
-		return err
+		if err != nil {
+			return fmt.Errorf("creating lease: %w", err)
+		}
+		r.written = created
+		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("reading lease: %w", err)
 	}
+	r.stamp(lease, now)
+	updated, err := leases.Update(ctx, lease, metav1.UpdateOptions{})
+	if err != nil {
+		return fmt.Errorf("renewing lease: %w", err)
+	}
+	r.written = updated
+	return nil
+}
+
+// stamp makes lease say that this agent renewed it at now.
+func (r *Renewer) stamp(lease *coordinationv1.Lease, now metav1.MicroTime) {
 	lease.Spec.RenewTime = &now
 	lease.Spec.HolderIdentity = ptr.To(r.Holder)
 	lease.Spec.LeaseDurationSeconds = ptr.To(int32(r.Interval.Seconds()))
-	_, err = leases.Update(ctx, lease, metav1.UpdateOptions{})
-	return err
 }
 
 // CheckpointName is the Lease, in the agent's namespace of its member, whose renewTime is

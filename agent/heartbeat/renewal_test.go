@@ -3,7 +3,10 @@ package heartbeat_test
 import (
 	"context"
 	"fmt"
+	"maps"
+	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -275,6 +278,74 @@ func TestRefusedRenewalIsRetriedWithinASecond(t *testing.T) {
 	want := lease.Spec.RenewTime.Add(time.Hour)
 	if got := renewals(want); len(got) != 1 || !got[0].Equal(want) {
 		t.Errorf("renewed at %v after the first renewal at %v, want once, an hour later", got, lease.Spec.RenewTime)
+	}
+}
+
+// leaseRequests counts the requests for Leases a client sends, by HTTP method.
+type leaseRequests struct {
+	next http.RoundTripper
+	mu   sync.Mutex
+	sent map[string]int
+}
+
+func (l *leaseRequests) RoundTrip(req *http.Request) (*http.Response, error) {
+	if strings.Contains(req.URL.Path, "/leases") {
+		l.mu.Lock()
+		l.sent[req.Method]++
+		l.mu.Unlock()
+	}
+	return l.next.RoundTrip(req)
+}
+
+func (l *leaseRequests) count() map[string]int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return maps.Clone(l.sent)
+}
+
+// TestARenewalIsOneWrite: once the Lease is made, each renewal updates it from what the
+// last one wrote, without reading it (two requests per renewal would double the load a
+// thousand agents put on the hub); when someone else wrote the Lease in between, the
+// renewal reads it afresh and still lands in the same pass.
+func TestARenewalIsOneWrite(t *testing.T) {
+	const cluster = "one-write"
+	member(t, cluster)
+	requests := &leaseRequests{sent: map[string]int{}}
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { requests.next = rt; return requests })
+	clk := fakeClock()
+	startOn(t, clk, cfg, cluster, interval)
+	lease := waitForLease(t, cluster, 10*time.Second, anyLease)
+	renewals := watchRenewals(t, lease)
+	for i := 1; i <= 3; i++ {
+		waitWaiting(t, clk)
+		clk.Step(interval)
+		renewals(lease.Spec.RenewTime.Add(time.Duration(i) * interval))
+	}
+	// The first pass read the Lease (absent) and made it; the three renewals wrote it.
+	if got, want := requests.count(), map[string]int{http.MethodGet: 1, http.MethodPost: 1, http.MethodPut: 3}; !maps.Equal(got, want) {
+		t.Errorf("Lease requests by method %v, want %v", got, want)
+	}
+
+	// Another writer moves the Lease on: the renewal's update conflicts, and it reads the
+	// Lease and writes it in the same pass, without waiting for the retry.
+	current, err := getLease(t, cluster)
+	if err != nil {
+		t.Fatal(err)
+	}
+	current.Labels = map[string]string{"touched": "true"}
+	if err := env.Client.Update(t.Context(), current); err != nil {
+		t.Fatal(err)
+	}
+	renewals = watchRenewals(t, current)
+	waitWaiting(t, clk)
+	clk.Step(interval)
+	want := lease.Spec.RenewTime.Add(4 * interval)
+	if got := renewals(want); len(got) != 1 || !got[0].Equal(want) {
+		t.Errorf("renewed at %v after another writer's update, want once, at %v", got, want)
+	}
+	if got, want := requests.count(), map[string]int{http.MethodGet: 2, http.MethodPost: 1, http.MethodPut: 5}; !maps.Equal(got, want) {
+		t.Errorf("Lease requests by method %v after the conflict, want %v", got, want)
 	}
 }
 
