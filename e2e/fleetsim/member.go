@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -37,8 +38,9 @@ type Member struct {
 	// ID, and the agent's Secrets, kept across join attempts as a real cluster keeps them.
 	member kubernetes.Interface
 
-	hub    client.WithWatch
-	hubset kubernetes.Interface
+	hub       client.WithWatch
+	hubset    kubernetes.Interface
+	hubConfig *rest.Config
 
 	mu sync.Mutex
 	// revisions is each node's ChurnLabel value; nodes are built again from it.
@@ -106,9 +108,20 @@ func (m *Member) Join(ctx context.Context, boot registration.Bootstrap) error {
 	}
 	// Churn may be writing slices with the clients of the agent before a restart.
 	m.mu.Lock()
-	m.hub, m.hubset = hub, hubset
+	m.hub, m.hubset, m.hubConfig = hub, hubset, cfg
 	m.mu.Unlock()
 	return nil
+}
+
+// HubConfig is a copy of the configuration of the agent's hub clients, its identity; nil
+// before the member joined.
+func (m *Member) HubConfig() *rest.Config {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.hubConfig == nil {
+		return nil
+	}
+	return rest.CopyConfig(m.hubConfig)
 }
 
 // hubClient is the agent's current client of the hub, which a restart replaces.

@@ -3,7 +3,7 @@
 // Package scale runs a small configuration of the scale harness (e2e/fleetsim, which
 // `make bench-scale` drives at a thousand members) against a hub of its own, so that the
 // harness cannot rot unnoticed: simulated members join through the real path and become
-// Available, report their nodes, run a Divided FleetJob placed over them and a
+// Available, renew their Leases at a priority level of their own, report their nodes, run a Divided FleetJob placed over them and a
 // BroadcastJob over all their nodes to completion, restart all at once and go on with their work without rewriting a slice, write only the
 // slice a node changed in, and one that stops renewing its Lease is marked unreachable
 // within the grace period while none of the others ever is.
@@ -12,13 +12,20 @@ package scale
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
+	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/musterhq/muster/agent/heartbeat"
@@ -74,6 +81,47 @@ func TestASimulatedFleetJoinsRunsAJobAndLosesAMember(t *testing.T) {
 	waitAvailable(t, members)
 	t.Logf("%d simulated members joined and Available in %s", members, time.Since(start).Round(100*time.Millisecond))
 
+	t.Run("an agent's Lease renewals have a priority level of their own, its other requests not", func(t *testing.T) {
+		var level flowcontrolv1.PriorityLevelConfiguration
+		if err := fleet.Hub.Client.Get(ctx, client.ObjectKey{Name: heartbeatLevel}, &level); err != nil {
+			t.Fatal(err)
+		}
+		m := sim.Members[0]
+		levels := &priorityLevels{seen: map[string]types.UID{}}
+		cfg := m.HubConfig()
+		cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { levels.next = rt; return levels })
+		hub, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		leases := hub.CoordinationV1().Leases(musterv1.MemberNamespace(m.Name))
+		// The simulated agent renews the same Lease every few seconds.
+		err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			lease, err := leases.Get(ctx, heartbeat.LeaseName, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			lease.Spec.RenewTime = &metav1.MicroTime{Time: time.Now()}
+			_, err = leases.Update(ctx, lease, metav1.UpdateOptions{})
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The agent's MemberCluster, which it reads as it reports: its traffic but not its
+		// heartbeat.
+		if _, err := hub.RESTClient().Get().AbsPath("/apis", musterv1.GroupVersion.Group, musterv1.GroupVersion.Version, "memberclusters", m.Name).DoRaw(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for request, want := range map[string]bool{"GET leases": true, "PUT leases": true, "GET memberclusters": false} {
+			switch got := levels.seen[request]; {
+			case got == "":
+				t.Errorf("%s: the hub's API server named no priority level", request)
+			case (got == level.UID) != want:
+				t.Errorf("%s ran at priority level %s; in %s (%s): %t, want %t", request, got, heartbeatLevel, level.UID, got == level.UID, want)
+			}
+		}
+	})
 	if err := sim.Report(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -242,4 +290,32 @@ func waitComplete(t *testing.T, fj *musterv1.FleetJob) *musterv1.FleetJob {
 		t.Fatal(err)
 	}
 	return &got
+}
+
+// heartbeatLevel is the API Priority and Fairness level the hub's chart gives agents'
+// Lease requests.
+const heartbeatLevel = "muster-agent-heartbeats"
+
+// priorityLevels records, by method and resource, the priority level the API server says
+// (in its X-Kubernetes-PF-PriorityLevel-UID header) it ran each request at.
+type priorityLevels struct {
+	next http.RoundTripper
+	mu   sync.Mutex
+	seen map[string]types.UID
+}
+
+func (p *priorityLevels) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := p.next.RoundTrip(req)
+	if err != nil {
+		return resp, err
+	}
+	parts := strings.Split(strings.TrimSuffix(req.URL.Path, "/"), "/")
+	resource := ""
+	if len(parts) >= 2 {
+		resource = parts[len(parts)-2]
+	}
+	p.mu.Lock()
+	p.seen[req.Method+" "+resource] = types.UID(resp.Header.Get(flowcontrolv1.ResponseHeaderMatchedPriorityLevelConfigurationUID))
+	p.mu.Unlock()
+	return resp, nil
 }

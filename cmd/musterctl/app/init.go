@@ -38,8 +38,9 @@ func newInitCommand(flags *genericclioptions.ConfigFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "init",
 		Short: "Install Muster's hub into the current cluster and print the join command",
-		Long: `Installs the CRDs, the muster-system namespace, the hub's RBAC, the bootstrap policy and
-(unless --no-deploy) the hub Deployment, then creates a bootstrap token and prints the
+		Long: `Installs the CRDs, the muster-system namespace, the hub's RBAC, the bootstrap policy, the
+agents' heartbeat priority level (API Priority and Fairness) and (unless --no-deploy) the
+hub Deployment, then creates a bootstrap token and prints the
 musterctl join command that members run.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd.Context(), cmd) },

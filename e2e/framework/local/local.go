@@ -126,6 +126,14 @@ func (p *Provider) createArgs(spec provider.ClusterSpec) []string {
 			// its component's first one in the list, so this one must come after the
 			// controller manager's first.
 			"--extra-args", "kube-apiserver=watch-cache-sizes="+nodeSliceWatchCache,
+			// --disable-qps-limits turns API Priority and Fairness off with the in-flight
+			// limits; the hub's API server gets them back, at their defaults, as every real
+			// one runs: what the hub's chart sets up there (its agents' heartbeat priority
+			// level) is then in force here, and a scale run's load is queued as a real
+			// hub's would be. These come after kwokctl's own flags, and the last one wins.
+			"--extra-args", "kube-apiserver=enable-priority-and-fairness=true",
+			"--extra-args", "kube-apiserver=max-requests-inflight=400",
+			"--extra-args", "kube-apiserver=max-mutating-requests-inflight=200",
 		)
 		if spec.SigningDuration > 0 {
 			args = append(args, "--extra-args", "kube-controller-manager=cluster-signing-duration="+spec.SigningDuration.String())
