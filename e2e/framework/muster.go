@@ -287,6 +287,9 @@ func Until(ctx context.Context, timeout time.Duration, what string, cond func(ct
 	return until(ctx, timeout, what, cond)
 }
 
+// joinWait bounds each wait of JoinAndAccept, as InstallInCluster's.
+const joinWait = 3 * time.Minute
+
 // JoinAndAccept joins members with the real musterctl, starts their agents, accepts them,
 // and waits until each is Joined and Available and the hub holds its whole node inventory.
 func (m *Muster) JoinAndAccept(ctx context.Context, members []*Cluster, agentArgs ...string) error {
@@ -319,13 +322,15 @@ func (m *Muster) JoinAndAccept(ctx context.Context, members []*Cluster, agentArg
 			return err
 		}
 	}
+	// A join takes seconds on an idle machine; a hub busy with a thousand simulated members
+	// (make bench-scale) or a CI machine running a kind fleet can take minutes.
 	for _, member := range members {
 		for _, cond := range []string{musterv1.MemberClusterJoined, musterv1.MemberClusterAvailable} {
-			if _, err := WaitForClusterCondition(ctx, m.Fleet.Hub, member.Name, cond, metav1.ConditionTrue, time.Minute); err != nil {
+			if _, err := WaitForClusterCondition(ctx, m.Fleet.Hub, member.Name, cond, metav1.ConditionTrue, joinWait); err != nil {
 				return err
 			}
 		}
-		if err := WaitForNodeInventory(ctx, m.Fleet.Hub, member, time.Minute); err != nil {
+		if err := WaitForNodeInventory(ctx, m.Fleet.Hub, member, joinWait); err != nil {
 			return err
 		}
 	}
