@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -153,20 +154,14 @@ func (r *Renewer) Silence() time.Duration {
 func (r *Renewer) renew(ctx context.Context, sent time.Time) error {
 	leases := r.Hub.CoordinationV1().Leases(musterv1.MemberNamespace(r.Cluster))
 	now := metav1.NewMicroTime(sent)
-	if r.written != nil {
-		lease := r.written
+	if lease := r.written; lease != nil {
 		r.written = nil
-		r.stamp(lease, now)
-		updated, err := leases.Update(ctx, lease, metav1.UpdateOptions{})
-		if err == nil {
-			r.written = updated
-			return nil
-		}
 		// An update of a Lease deleted since answers Conflict (the UID it carries no longer
 		// exists), so the read below finds it gone and makes a new one with a new acquire
 		// time, rather than the update bringing the old one back.
-		if !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("renewing lease: %w", err)
+		err := r.update(ctx, leases, lease, now)
+		if err == nil || (!apierrors.IsConflict(err) && !apierrors.IsNotFound(err)) {
+			return err
 		}
 	}
 	lease, err := leases.Get(ctx, LeaseName, metav1.GetOptions{})
@@ -187,20 +182,20 @@ func (r *Renewer) renew(ctx context.Context, sent time.Time) error {
 	if err != nil {
 		return fmt.Errorf("reading lease: %w", err)
 	}
-	r.stamp(lease, now)
+	return r.update(ctx, leases, lease, now)
+}
+
+// update writes lease as renewed by this agent at now and keeps what the write returned.
+func (r *Renewer) update(ctx context.Context, leases coordinationv1client.LeaseInterface, lease *coordinationv1.Lease, now metav1.MicroTime) error {
+	lease.Spec.RenewTime = &now
+	lease.Spec.HolderIdentity = ptr.To(r.Holder)
+	lease.Spec.LeaseDurationSeconds = ptr.To(int32(r.Interval.Seconds()))
 	updated, err := leases.Update(ctx, lease, metav1.UpdateOptions{})
 	if err != nil {
 		return fmt.Errorf("renewing lease: %w", err)
 	}
 	r.written = updated
 	return nil
-}
-
-// stamp makes lease say that this agent renewed it at now.
-func (r *Renewer) stamp(lease *coordinationv1.Lease, now metav1.MicroTime) {
-	lease.Spec.RenewTime = &now
-	lease.Spec.HolderIdentity = ptr.To(r.Holder)
-	lease.Spec.LeaseDurationSeconds = ptr.To(int32(r.Interval.Seconds()))
 }
 
 // CheckpointName is the Lease, in the agent's namespace of its member, whose renewTime is
