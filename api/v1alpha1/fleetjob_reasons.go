@@ -28,4 +28,12 @@ const (
 	// FleetJobReasonFailoverHeld is the warning event of an eviction that is due but held,
 	// because most of the clusters the placement selects are unreachable at once.
 	FleetJobReasonFailoverHeld = "FailoverHeld"
+	// FleetJobReasonShardNotWritten is ShardsApplied=False (and its warning event) when the
+	// hub API server refused a shard's Work (a quota, an overloaded server): the share is
+	// placed again.
+	FleetJobReasonShardNotWritten = "ShardNotWritten"
+	// FleetJobReasonRestPlaced is the event of a share of the job placed again because no
+	// shard accounted for it: a Work the hub could not write, a member removed with its
+	// shards.
+	FleetJobReasonRestPlaced = "RestPlaced"
 )

@@ -288,6 +288,33 @@ type FleetJobStatus struct {
 	// bounded whatever the number of member clusters; their counts are in the totals.
 	// +optional
 	ClustersOmitted int32 `json:"clustersOmitted,omitempty"`
+	// placement is the hub's record of the placements it decided for a job without a
+	// WorkloadSpread, written before the Works that carry them: a round that finds fewer
+	// shards than the record accounts for (a Work create refused or cut short by a
+	// restart, a member removed with its shards) places the rest instead of finishing
+	// the job without it.
+	// +optional
+	Placement *FleetJobPlacementRecord `json:"placement,omitempty"`
+}
+
+// FleetJobPlacementRecord is what a FleetJob's placements promised, in a size that does
+// not grow with the number of clusters: each shard's own share is on its Work, and what
+// the shards in force and the evicted ones carried do not account for is the rest to
+// place again.
+type FleetJobPlacementRecord struct {
+	// decisions counts the placements recorded: the first, then one for each rest placed
+	// again. The Works of a rest are named by its number, so that a rest placed after a
+	// failure never takes the name of a Work an earlier one wrote.
+	// +kubebuilder:validation:Minimum=0
+	Decisions int32 `json:"decisions"`
+	// copies is, for a Duplicate job, how many copies its placement keeps: one per
+	// cluster it chose, less those evicted (an evicted copy is dropped, not moved).
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	Copies int32 `json:"copies,omitempty"`
+	// lastDecisionTime is when the latest decision was recorded.
+	// +optional
+	LastDecisionTime *metav1.Time `json:"lastDecisionTime,omitempty"`
 }
 
 // MaxClusterStatuses is how many shards the status of a FleetJob or BroadcastJob lists

@@ -105,6 +105,16 @@ const (
 	// of the evicted shard (and of those it replaced) succeeded: they stay counted in the
 	// FleetJob's status once, with the part that carries them.
 	CarriedSucceededAnnotation = "muster.dev/carried-succeeded"
+	// CarriedIndexesAnnotation, on the Work that carries succeeded pods of an Indexed job,
+	// is the set of the fleet's completion indexes they completed ("0-2,5"), so that a
+	// rest placed again leaves them out.
+	CarriedIndexesAnnotation = "muster.dev/carried-indexes"
+
+	// RemovedReason names, in an evicted shard's message, a member cluster deleted from
+	// the fleet; DeniedReason one whose MemberCluster is no longer accepted. Both move the
+	// cluster's work at once, as a NoExecute taint that no placement tolerates.
+	RemovedReason = "muster.dev/removed"
+	DeniedReason  = "muster.dev/denied"
 
 	// SubsetLabel names the WorkloadSpread subset of a FleetJob shard, on its Work and Job.
 	SubsetLabel = "muster.dev/subset"

@@ -133,7 +133,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	}
 	var out outcome
 	defer func() {
-		if out.status != nil {
+		if out.status != nil || len(out.events) > 0 {
 			res, err = r.record(ctx, fj, out)
 		}
 		if r.Observed != nil {
@@ -214,6 +214,18 @@ func (r *Reconciler) observe(ctx context.Context, fj *musterv1.FleetJob) (*snaps
 	if err != nil {
 		return nil, err
 	}
+	if ws == nil && r.APIReader != nil {
+		if _, short := shortfallOf(fj, inForce(fj, current)); short {
+			// The cache may not show yet the Works this hub wrote: what is missing is
+			// read from the API server before anything is decided on its absence.
+			if works, err = shards.Works(ctx, r.APIReader, musterv1.FleetJobUIDLabel, fj.UID); err != nil {
+				return nil, err
+			}
+			if current, err = readShards(works); err != nil {
+				return nil, err
+			}
+		}
+	}
 	snap := &snapshot{fj: fj, works: works, shards: current, spread: ws, fit: map[string]int{}}
 	if ws != nil {
 		snap.subsets, err = r.spreadSubsets(ctx, fj, ws)
@@ -251,6 +263,10 @@ func (r *Reconciler) shardClusters(ctx context.Context, states []shardState) (ma
 		}
 		mc := &musterv1.MemberCluster{}
 		err := r.Client.Get(ctx, client.ObjectKey{Name: s.cluster}, mc)
+		if apierrors.IsNotFound(err) && r.APIReader != nil {
+			// A cluster gone moves its shards at once: the API server confirms it.
+			err = r.APIReader.Get(ctx, client.ObjectKey{Name: s.cluster}, mc)
+		}
 		switch {
 		case apierrors.IsNotFound(err):
 			continue
@@ -266,15 +282,23 @@ func (r *Reconciler) shardClusters(ctx context.Context, states []shardState) (ma
 // retried, and its retry finds the same news.
 func (r *Reconciler) record(ctx context.Context, fj *musterv1.FleetJob, out outcome) (ctrl.Result, error) {
 	before := meta.FindStatusCondition(fj.Status.Conditions, musterv1.FleetJobScheduled)
+	if out.status == nil {
+		r.announce(fj, out.events)
+		return ctrl.Result{RequeueAfter: out.requeue}, nil
+	}
 	events := append(scheduledNews(before, meta.FindStatusCondition(out.status.Conditions, musterv1.FleetJobScheduled)), out.events...)
 	if err := r.updateStatus(ctx, fj, *out.status); err != nil {
 		return patch.Requeue(err)
 	}
 	hubmetrics.Failovers.WithLabelValues("FleetJob").Add(float64(out.evicted))
+	r.announce(fj, events)
+	return ctrl.Result{RequeueAfter: out.requeue}, nil
+}
+
+func (r *Reconciler) announce(fj *musterv1.FleetJob, events []event) {
 	for _, e := range events {
 		r.Recorder.Eventf(fj, nil, e.eventType, e.reason, e.action, "%s", e.note)
 	}
-	return ctrl.Result{RequeueAfter: out.requeue}, nil
 }
 
 // placeFirst places a FleetJob without a spread: it writes one Work per shard. The
@@ -319,24 +343,101 @@ func (r *Reconciler) placeFirst(ctx context.Context, snap *snapshot) (outcome, e
 		meta.SetStatusCondition(&status.Conditions, *taken)
 		return outcome{status: status}, nil
 	}
-	errs := shards.Each(len(works), func(i int) error {
-		if err := r.Client.Create(ctx, works[i]); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("creating the shard for cluster %s: %w", d.shards[i].cluster, err)
-		}
-		return nil
-	})
-	if err := errors.Join(errs...); err != nil {
+	// The decision is recorded before any of its Works is written: a round that then
+	// finds only some of them knows the rest is missing (shortfallOf) and places it,
+	// instead of taking the shards it happens to see for the whole job.
+	before := meta.FindStatusCondition(fj.Status.Conditions, musterv1.FleetJobScheduled).DeepCopy()
+	from := movedFrom(fj)
+	meta.SetStatusCondition(&status.Conditions, d.scheduled)
+	status.Placement = r.decided(fj, len(d.shards))
+	if err := r.updateStatus(ctx, fj, *status); err != nil {
 		return outcome{}, err
 	}
-	meta.SetStatusCondition(&status.Conditions, d.scheduled)
+	if err := r.writeDecided(ctx, fj, works); err != nil {
+		return outcome{}, err
+	}
 	hubmetrics.PlacementDecisions.WithLabelValues("FleetJob", hubmetrics.OutcomePlaced).Inc()
-	log.FromContext(ctx).V(2).Info("placed the FleetJob", "mode", fj.Spec.Placement.Mode, "clusters", d.clusters)
-	out := outcome{status: status}
-	if from := movedFrom(fj); from != "" {
+	log.FromContext(ctx).V(2).Info("placed the FleetJob", "mode", fj.Spec.Placement.Mode, "clusters", d.clusters, "decision", status.Placement.Decisions)
+	out := outcome{events: scheduledNews(before, &d.scheduled)}
+	if from != "" {
 		out.events = append(out.events, event{corev1.EventTypeNormal, musterv1.FleetJobReasonFailedOver, "Place", fmt.Sprintf("moved the job from %s to %s", from, d.clusters)})
 	}
 	return out, nil
 }
+
+// decided is fj's placement record with one more decision, which leaves a Duplicate job
+// the given number of copies.
+func (r *Reconciler) decided(fj *musterv1.FleetJob, copies int) *musterv1.FleetJobPlacementRecord {
+	rec := &musterv1.FleetJobPlacementRecord{Decisions: recordedDecisions(fj) + 1, LastDecisionTime: &metav1.Time{Time: r.Clock.Now()}}
+	if fj.Spec.Placement.Mode == musterv1.PlacementDuplicate {
+		rec.Copies = int32(copies)
+	}
+	return rec
+}
+
+// writeDecided creates the Works of a recorded decision. A Work that exists already is
+// one a retry of the same decision wrote (the create was applied, its answer lost);
+// one that carries another share is a decision this round did not see, and the round
+// stops for the cache to catch up. A refused create is reported on the FleetJob
+// (ShardsApplied=False, ShardNotWritten) and its share placed again by a later round.
+func (r *Reconciler) writeDecided(ctx context.Context, fj *musterv1.FleetJob, works []*musterv1.Work) error {
+	errs := shards.Each(len(works), func(i int) error {
+		err := r.Client.Create(ctx, works[i])
+		if apierrors.IsAlreadyExists(err) {
+			err = r.sameShard(ctx, works[i])
+		}
+		if err != nil {
+			return fmt.Errorf("writing the shard for cluster %s: %w", works[i].Labels[musterv1.ClusterNameLabel], err)
+		}
+		return nil
+	})
+	err := errors.Join(errs...)
+	if err == nil {
+		return nil
+	}
+	status := fj.Status.DeepCopy()
+	meta.SetStatusCondition(&status.Conditions, metav1.Condition{
+		Type: musterv1.FleetJobShardsApplied, Status: metav1.ConditionFalse, Reason: musterv1.FleetJobReasonShardNotWritten, ObservedGeneration: fj.Generation,
+		Message: notWrittenMessage(errs),
+	})
+	if serr := r.updateStatus(ctx, fj, *status); serr != nil {
+		return errors.Join(err, serr)
+	}
+	r.Recorder.Eventf(fj, nil, corev1.EventTypeWarning, musterv1.FleetJobReasonShardNotWritten, "Place", "%s", notWrittenMessage(errs))
+	return err
+}
+
+// sameShard says whether the Work that holds want's name carries the same shard, read
+// from the API server; an error otherwise.
+func (r *Reconciler) sameShard(ctx context.Context, want *musterv1.Work) error {
+	reader := client.Reader(r.Client)
+	if r.APIReader != nil {
+		reader = r.APIReader
+	}
+	var cur musterv1.Work
+	if err := reader.Get(ctx, client.ObjectKeyFromObject(want), &cur); err != nil {
+		return fmt.Errorf("reading the Work that holds the shard's name: %w", err)
+	}
+	if cur.DeletionTimestamp != nil || cur.Labels[musterv1.FleetJobUIDLabel] != want.Labels[musterv1.FleetJobUIDLabel] {
+		return errStaleShards
+	}
+	have, _, err := readWork(&cur)
+	if err != nil {
+		return err
+	}
+	planned, _, err := readWork(want)
+	if err != nil {
+		return err
+	}
+	if !sameShare(have, planned) {
+		return errStaleShards
+	}
+	return nil
+}
+
+// errStaleShards is a shard's name held by a Work of another decision than the one the
+// round made: the round saw less than there is, and is tried again.
+var errStaleShards = errors.New("a Work of an earlier decision holds the shard's name; the round is retried once the cache shows it")
 
 // track keeps a placed FleetJob (or one its spread places) in line with its shards: the
 // spread's changes first, then the sum of the shards' reports, and the shards a failure
@@ -360,8 +461,23 @@ func (r *Reconciler) track(ctx context.Context, snap *snapshot) (outcome, error)
 			return outcome{}, err
 		}
 		current, requeue = moved.shards, moved.requeue
+		if len(moved.evicted) == 0 {
+			// A round that evicts leaves its shortfall to the next, which sees the
+			// eviction recorded: the evicted shard's share is its parts' until then.
+			rest, err := r.fillShortfall(ctx, snap, current)
+			if err != nil {
+				return outcome{}, err
+			}
+			current = append(current, rest.shards...)
+			moved.events = append(moved.events, rest.events...)
+			requeue = patch.Soonest(requeue, rest.requeue)
+		}
 	}
 	status, stop := summarize(fj, current, r.Clock.Now())
+	if p := status.Placement; p != nil && fj.Spec.Placement.Mode == musterv1.PlacementDuplicate && len(moved.evicted) > 0 {
+		// An evicted copy is dropped, not moved: the placement keeps one fewer.
+		p.Copies = max(p.Copies-int32(len(moved.evicted)), 0)
+	}
 	status.Clusters = append(status.Clusters, keepEvicted(fj.Status.Clusters, moved.evicted...)...)
 	if scheduled != nil {
 		meta.SetStatusCondition(&status.Conditions, *scheduled)

@@ -185,6 +185,9 @@ func summarize(fj *musterv1.FleetJob, shards []shardState, now time.Time) (muste
 		meta.SetStatusCondition(&status.Conditions, metav1.Condition{Type: t, Status: s, Reason: reason, Message: msg, ObservedGeneration: fj.Generation})
 	}
 	failFast := fj.Spec.ShardFailurePolicy != musterv1.ShardContinue
+	// A job whose shards do not account for all its recorded placement has a share yet
+	// to place: its shards finishing does not finish it.
+	_, short := shortfallOf(fj, shards)
 	switch {
 	case len(failed) > 0 && failFast:
 		setCond(musterv1.FleetJobFailed, metav1.ConditionTrue, musterv1.FleetJobReasonShardFailed, fmt.Sprintf("the shard in %s failed%s", describeKey(shards, failed[0]), shardFailure(shards, failed[0])))
@@ -193,6 +196,7 @@ func summarize(fj *musterv1.FleetJob, shards []shardState, now time.Time) (muste
 				stop = append(stop, s.key())
 			}
 		}
+	case short:
 	case len(shards) > 0 && len(finished) == len(shards) && len(failed) > 0:
 		described := make([]string, len(failed))
 		for i, k := range failed {

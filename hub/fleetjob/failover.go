@@ -40,10 +40,15 @@ type eviction struct {
 	// fenced is the message with which the shard's agent ended its Job, cut off from
 	// the hub past the shard's fence (see fencedBy).
 	fenced string
+	// membership says how the shard's cluster left the fleet (leftFleet).
+	membership string
 }
 
 // describe says why the shard leaves, for its status entry and events.
 func (e eviction) describe() string {
+	if e.membership != "" {
+		return e.membership
+	}
 	if e.fenced != "" {
 		return "its agent stopped it, cut off from the hub: " + e.fenced
 	}
@@ -89,8 +94,8 @@ func (r *Reconciler) fencing(fj *musterv1.FleetJob) (time.Duration, clusters.Evi
 // counted, and so does a Divided shard with nothing left to run (its Job has yet to say
 // Complete). No taint counts from before p.Since, a placement without a toleration of
 // the unreachable taint tolerates it for p.UnreachableTolerationSeconds, and a fenced
-// shard stays the margin past its fence. members are the shards' clusters by name; a
-// shard whose cluster is gone is registration's to release.
+// shard stays the margin past its fence. members are the shards' clusters by name: a
+// shard whose cluster is gone, being deleted or denied leaves at once.
 func dueEvictions(fj *musterv1.FleetJob, states []shardState, members map[string]*musterv1.MemberCluster, p clusters.EvictionPolicy, now time.Time) ([]eviction, time.Time) {
 	if finishedFleet(&fj.Status) {
 		// A finished job's shards stay: their counts are final, and those a failure
@@ -101,7 +106,12 @@ func dueEvictions(fj *musterv1.FleetJob, states []shardState, members map[string
 	var next time.Time
 	for _, s := range states {
 		mc := members[s.cluster]
-		if mc == nil || finishedPhase(shardPhase(s)) {
+		if finishedPhase(shardPhase(s)) {
+			continue
+		}
+		if left := leftFleet(mc); left != "" {
+			// The admin took the cluster out of the fleet: no toleration keeps work there.
+			due = append(due, eviction{state: s, membership: left})
 			continue
 		}
 		if msg := fencedBy(s); msg != "" {
@@ -123,6 +133,21 @@ func dueEvictions(fj *musterv1.FleetJob, states []shardState, members map[string
 		}
 	}
 	return due, next
+}
+
+// leftFleet says how a shard's cluster left the fleet, empty while it is a member: its
+// MemberCluster deleted (mc nil) or no longer accepted. Either moves the shard at once,
+// as a NoExecute taint no placement tolerates.
+func leftFleet(mc *musterv1.MemberCluster) string {
+	switch {
+	case mc == nil:
+		return "its cluster was removed from the fleet (" + musterv1.RemovedReason + ")"
+	case mc.DeletionTimestamp != nil:
+		return "its cluster is being removed from the fleet (" + musterv1.RemovedReason + ")"
+	case !mc.Spec.Accepted:
+		return "its cluster is no longer accepted into the fleet (" + musterv1.DeniedReason + ")"
+	}
+	return ""
 }
 
 func divided(fj *musterv1.FleetJob) bool { return fj.Spec.Placement.Mode == musterv1.PlacementDivided }

@@ -20,8 +20,10 @@ type remainder struct {
 	indexed                  bool
 	indexes                  indexset.Set
 	// carried counts the pods of the evicted shard (and of those it replaced) that the hub
-	// saw succeed: they stay counted, once, with the first part of the rest.
+	// saw succeed: they stay counted, once, with the first part of the rest; done are the
+	// fleet indexes they completed, for an Indexed job.
 	carried int32
+	done    indexset.Set
 }
 
 // remainderOf is what shard s of a job of spec leaves unfinished: for an Indexed job
@@ -41,6 +43,7 @@ func remainderOf(spec *batchv1.JobSpec, s shardState) (remainder, bool) {
 		r.indexes = fleet.Minus(fleet.Select(indexset.Parse(done, int(ptr.Deref(s.completions, 0)))))
 		r.completions = ptr.To(int32(r.indexes.Len()))
 		r.carried = s.carried + int32(fleet.Len()-r.indexes.Len())
+		r.done = fleet.Minus(r.indexes).Union(s.carriedSet())
 		return r, r.indexes.Len() > 0
 	case s.completions != nil:
 		r.completions = ptr.To(*s.completions - succeeded)
@@ -64,7 +67,7 @@ func uncovered(spec *batchv1.JobSpec, s shardState, parts []shardState) (remaind
 		placed += ptr.Deref(p.completions, 0)
 		covered = covered.Union(p.fleet())
 		if p.carried > 0 {
-			r.carried = 0
+			r.carried, r.done = 0, indexset.Set{}
 		}
 	}
 	switch {
@@ -113,7 +116,7 @@ func placeRemainder(fj *musterv1.FleetJob, from shardState, r remainder, attempt
 		}
 	}
 	if len(parts) > 0 {
-		parts[0].carried = r.carried
+		parts[0].carried, parts[0].carriedIndexes = r.carried, r.done.String()
 	}
 	return parts
 }

@@ -203,7 +203,7 @@ func TestUncoveredIsWhatAnInterruptedMoveLeft(t *testing.T) {
 // would start pods again for a job that is over.
 func TestAFinishedJobDoesNotFailOver(t *testing.T) {
 	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
-	tainted := &musterv1.MemberCluster{Spec: musterv1.MemberClusterSpec{Taints: []corev1.Taint{{
+	tainted := &musterv1.MemberCluster{Spec: musterv1.MemberClusterSpec{Accepted: true, Taints: []corev1.Taint{{
 		Key: musterv1.UnreachableTaintKey, Effect: corev1.TaintEffectNoExecute, TimeAdded: &metav1.Time{Time: now.Add(-time.Hour)},
 	}}}}
 	states := []shardState{{shard: shard{cluster: "c2", completions: ptr.To[int32](4), indexes: &musterv1.IndexRange{Start: 4, End: 8}, suspend: true}, status: &batchv1.JobStatus{}}}
@@ -233,9 +233,9 @@ func TestFencedShardsAreDueByTheirAgentOrTheirFence(t *testing.T) {
 		}
 		return s
 	}
-	healthy := &musterv1.MemberCluster{}
+	healthy := &musterv1.MemberCluster{Spec: musterv1.MemberClusterSpec{Accepted: true}}
 	taintedAt := func(ago time.Duration) *musterv1.MemberCluster {
-		return &musterv1.MemberCluster{Spec: musterv1.MemberClusterSpec{Taints: []corev1.Taint{{
+		return &musterv1.MemberCluster{Spec: musterv1.MemberClusterSpec{Accepted: true, Taints: []corev1.Taint{{
 			Key: musterv1.UnreachableTaintKey, Effect: corev1.TaintEffectNoExecute, TimeAdded: &metav1.Time{Time: now.Add(-ago)},
 		}}}}
 	}

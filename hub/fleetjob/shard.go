@@ -47,6 +47,9 @@ type shard struct {
 	fleetIndexes string
 	replaces     types.UID
 	carried      int32
+	// carriedIndexes, with carried, are the fleet indexes those pods completed (Indexed
+	// jobs), so that a rest placed again (shortfall) leaves them out.
+	carriedIndexes string
 	// fence is how long the shard's agent may go without reaching the hub before it
 	// stops the shard (musterv1.FenceAfterAnnotation); zero for none.
 	fence time.Duration
@@ -159,9 +162,14 @@ func newWork(fj *musterv1.FleetJob, s shard) (*musterv1.Work, error) {
 	if err != nil || s.part == "" {
 		return w, err
 	}
-	setAnnotation(w, musterv1.ReplacesAnnotation, string(s.replaces))
+	if s.replaces != "" {
+		setAnnotation(w, musterv1.ReplacesAnnotation, string(s.replaces))
+	}
 	if s.carried > 0 {
 		setAnnotation(w, musterv1.CarriedSucceededAnnotation, strconv.Itoa(int(s.carried)))
+	}
+	if s.carriedIndexes != "" {
+		setAnnotation(w, musterv1.CarriedIndexesAnnotation, s.carriedIndexes)
 	}
 	return w, nil
 }
@@ -184,6 +192,7 @@ func readWork(work *musterv1.Work) (shard, *batchv1.JobStatus, error) {
 		if n, err := strconv.ParseInt(work.Annotations[musterv1.CarriedSucceededAnnotation], 10, 32); err == nil && n > 0 {
 			s.carried = int32(n)
 		}
+		s.carriedIndexes = work.Annotations[musterv1.CarriedIndexesAnnotation]
 	}
 	if d, err := time.ParseDuration(job.Annotations[musterv1.FenceAfterAnnotation]); err == nil && d > 0 {
 		s.fence = d

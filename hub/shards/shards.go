@@ -52,7 +52,7 @@ func WorkName(kind, namespace, name, subset string) string {
 }
 
 // Works lists the Works labelled uidLabel=uid, by shard Key.
-func Works(ctx context.Context, c client.Client, uidLabel string, uid types.UID) (map[string]*musterv1.Work, error) {
+func Works(ctx context.Context, c client.Reader, uidLabel string, uid types.UID) (map[string]*musterv1.Work, error) {
 	var list musterv1.WorkList
 	if err := c.List(ctx, &list, client.MatchingLabels{uidLabel: string(uid)}); err != nil {
 		return nil, fmt.Errorf("listing the shards' Works: %w", err)
