@@ -235,6 +235,14 @@ fuzz: ## Fuzz every target in FUZZ_TARGETS, FUZZ_TIME inputs each (or its @count
 		$(GO) test -count=1 -run '^$$' -fuzz "^$$name$$" -fuzztime $$count "$$pkg" | grep -v '^fuzz: elapsed' || exit 1; \
 	done
 
+# The fault-injection suite (hub/robustness) runs seeds 1-6 in make test; chaos runs as
+# many as CHAOS_SEEDS from CHAOS_FIRST. A failing seed prints the line that replays it.
+CHAOS_SEEDS     ?= 100
+CHAOS_FIRST     ?= 1
+.PHONY: chaos
+chaos: toolchain ## The hub's FleetJob controller under seeded faults (failed and lost writes, a lagging cache, restarts, members removed), CHAOS_SEEDS seeds from CHAOS_FIRST.
+	$(GO) test -count=1 -timeout 0 -run TestFleetJobsRunEachIndexOnceUnderFaults ./hub/robustness/ -robustness.first=$(CHAOS_FIRST) -robustness.seeds=$(CHAOS_SEEDS)
+
 .PHONY: e2e-bin
 e2e-bin: ## muster-hub, muster-agent, musterctl and helm in E2E_BIN_DIR, built once for every e2e and kind suite (framework.BinDirEnv).
 	rm -rf $(E2E_BIN_DIR) && mkdir -p $(E2E_BIN_DIR)

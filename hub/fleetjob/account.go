@@ -92,8 +92,9 @@ func dividedShortfall(spec *batchv1.JobSpec, states []shardState) (shortfall, bo
 		rest.completions = ptr.To(want - accounted)
 		return shortfall{rest: rest}, accounted < want
 	}
-	if accounted >= want {
-		// Parts an older hub wrote carry no set of their indexes, only the count.
+	if accounted >= want && slices.ContainsFunc(states, func(s shardState) bool { return s.carried > 0 && s.carriedIndexes == "" }) {
+		// Parts an older hub wrote carry no set of the indexes they carried, only the
+		// count: the count is all there is to go by.
 		return shortfall{}, false
 	}
 	rest.indexed = true

@@ -474,6 +474,12 @@ func (r *Reconciler) track(ctx context.Context, snap *snapshot) (outcome, error)
 		}
 	}
 	status, stop := summarize(fj, current, r.Clock.Now())
+	if finishedFleet(&fj.Status) {
+		// A finished job's counts are final, as the built-in Job's: a round that sees
+		// fewer of its shards (a member removed since, a cache behind) does not rewrite
+		// them. Its rounds still stop what a failure stopped (stop).
+		status = *fj.Status.DeepCopy()
+	}
 	if p := status.Placement; p != nil && fj.Spec.Placement.Mode == musterv1.PlacementDuplicate && len(moved.evicted) > 0 {
 		// An evicted copy is dropped, not moved: the placement keeps one fewer.
 		p.Copies = max(p.Copies-int32(len(moved.evicted)), 0)
@@ -565,7 +571,10 @@ func (r *Reconciler) works(ctx context.Context, fj *musterv1.FleetJob) (map[stri
 // updateStatus writes status when it changed, then announces the FleetJob's end.
 func (r *Reconciler) updateStatus(ctx context.Context, fj *musterv1.FleetJob, status musterv1.FleetJobStatus) error {
 	wasFinished := finishedFleet(&fj.Status)
-	h := patch.NewHelper(r.Client, fj, patch.Tracked(&r.writes), patch.Paced(&r.refusals, r.Recorder))
+	// The status records the job's placement decisions: a write computed from a copy
+	// older than the API server's (a write whose answer was lost, a cache behind) is
+	// refused as a conflict rather than merged into a status no round decided.
+	h := patch.NewHelper(r.Client, fj, patch.SharedStatus(), patch.Tracked(&r.writes), patch.Paced(&r.refusals, r.Recorder))
 	fj.Status = status
 	if err := h.Patch(ctx, fj); err != nil {
 		return fmt.Errorf("updating status: %w", err)
