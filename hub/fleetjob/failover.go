@@ -521,8 +521,8 @@ func clusterList(due []eviction) string {
 	return clusters.Names(names)
 }
 
-// shardsOnCluster maps a MemberCluster whose NoExecute taints changed to the FleetJobs
-// with shards on it, so their evictions are timed from the change.
+// shardsOnCluster maps a MemberCluster whose NoExecute taints or membership changed to
+// the FleetJobs with shards on it, so their evictions are timed from the change.
 func (r *Reconciler) shardsOnCluster(ctx context.Context, mc client.Object) []reconcile.Request {
 	var works musterv1.WorkList
 	if err := r.Client.List(ctx, &works, client.InNamespace(musterv1.MemberNamespace(mc.GetName())), client.HasLabels{musterv1.FleetJobUIDLabel}); err != nil {
@@ -536,12 +536,21 @@ func (r *Reconciler) shardsOnCluster(ctx context.Context, mc client.Object) []re
 	return reqs
 }
 
-// noExecuteChange passes the updates of a MemberCluster that change its NoExecute taints.
+// noExecuteChange passes the updates of a MemberCluster that change its NoExecute taints
+// or its membership (accepted, being deleted), and its deletion: each may move shards.
 var noExecuteChange = predicate.Funcs{
 	CreateFunc:  func(ctrlevent.CreateEvent) bool { return false },
-	DeleteFunc:  func(ctrlevent.DeleteEvent) bool { return false },
+	DeleteFunc:  func(ctrlevent.DeleteEvent) bool { return true },
 	GenericFunc: func(ctrlevent.GenericEvent) bool { return false },
-	UpdateFunc:  noExecuteChanged,
+	UpdateFunc:  func(e ctrlevent.UpdateEvent) bool { return noExecuteChanged(e) || membershipChanged(e) },
+}
+
+// membershipChanged says whether an update changed whether a MemberCluster is a member:
+// accepted or denied, or its deletion begun.
+func membershipChanged(e ctrlevent.UpdateEvent) bool {
+	oldMC, ok1 := e.ObjectOld.(*musterv1.MemberCluster)
+	newMC, ok2 := e.ObjectNew.(*musterv1.MemberCluster)
+	return ok1 && ok2 && (oldMC.Spec.Accepted != newMC.Spec.Accepted || (oldMC.DeletionTimestamp == nil) != (newMC.DeletionTimestamp == nil))
 }
 
 // noExecuteChanged says whether an update changed a MemberCluster's NoExecute taints.

@@ -46,21 +46,40 @@ func (f *fixture) agentAppliesPart(cluster string, part bool, refusal string, st
 		if len(list.Items) != 1 {
 			return fmt.Errorf("the Work in %s: %d found", cluster, len(list.Items))
 		}
-		w := &list.Items[0]
-		ms := musterv1.ManifestStatus{Resource: musterv1.ResourceIdentifier{Group: "batch", Version: "v1", Kind: "Job", Namespace: f.ns, Name: "workers"}}
-		cond := metav1.Condition{Type: musterv1.WorkApplied, Status: metav1.ConditionTrue, Reason: "Applied", Message: "applied with server-side apply", ObservedGeneration: w.Generation}
-		if refusal != "" {
-			cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, "Invalid", refusal
-		} else {
-			raw, err := json.Marshal(status)
-			if err != nil {
-				return err
-			}
-			ms.Status = &runtime.RawExtension{Raw: raw}
+		return f.feedBack(&list.Items[0], refusal, status)
+	})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// feedBack writes what an agent reports on w: the member refused its Job with refusal,
+// or created it and reports status.
+func (f *fixture) feedBack(w *musterv1.Work, refusal string, status batchv1.JobStatus) error {
+	ms := musterv1.ManifestStatus{Resource: musterv1.ResourceIdentifier{Group: "batch", Version: "v1", Kind: "Job", Namespace: f.ns, Name: "workers"}}
+	cond := metav1.Condition{Type: musterv1.WorkApplied, Status: metav1.ConditionTrue, Reason: "Applied", Message: "applied with server-side apply", ObservedGeneration: w.Generation}
+	if refusal != "" {
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, "Invalid", refusal
+	} else {
+		raw, err := json.Marshal(status)
+		if err != nil {
+			return err
 		}
-		meta.SetStatusCondition(&ms.Conditions, cond)
-		w.Status.Manifests = []musterv1.ManifestStatus{ms}
-		return env.Client.Status().Update(f.t.Context(), w)
+		ms.Status = &runtime.RawExtension{Raw: raw}
+	}
+	meta.SetStatusCondition(&ms.Conditions, cond)
+	w.Status.Manifests = []musterv1.ManifestStatus{ms}
+	return env.Client.Status().Update(f.t.Context(), w)
+}
+
+// report writes status on w as its agent would, reading it again after a conflict.
+func (f *fixture) report(w *musterv1.Work, status batchv1.JobStatus) {
+	f.t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := env.Client.Get(f.t.Context(), client.ObjectKeyFromObject(w), w); err != nil {
+			return err
+		}
+		return f.feedBack(w, "", status)
 	})
 	if err != nil {
 		f.t.Fatal(err)

@@ -295,6 +295,7 @@ func (r *run) describe(ctx context.Context) string {
 // shardOf is one Work of a job, as the checker reads it.
 type shardOf struct {
 	cluster, name          string
+	uid                    types.UID
 	completions, carried   int32
 	fleet, carriedIndexes  indexset.Set
 	complete, deleting     bool
@@ -318,7 +319,7 @@ func (r *run) shards(ctx context.Context, fj *musterv1.FleetJob) ([]shardOf, err
 		if err != nil {
 			return nil, err
 		}
-		s := shardOf{cluster: w.Labels[musterv1.ClusterNameLabel], name: w.Name, completions: ptr.Deref(job.Spec.Completions, 0), deleting: w.DeletionTimestamp != nil}
+		s := shardOf{cluster: w.Labels[musterv1.ClusterNameLabel], name: w.Name, uid: w.UID, completions: ptr.Deref(job.Spec.Completions, 0), deleting: w.DeletionTimestamp != nil}
 		s.fleet = fleetIndexes(job)
 		if n, err := strconv.Atoi(w.Annotations[musterv1.CarriedSucceededAnnotation]); err == nil {
 			s.carried = int32(n)
@@ -403,9 +404,17 @@ type completion struct {
 // judge says what is wrong with a job just seen Complete, given its Works as the API
 // server holds them then.
 func (r *run) judge(fj *musterv1.FleetJob, all []shardOf) []string {
+	// A shard whose eviction the status records counts no longer: its Work is deleted
+	// by a later round, its share runs in the parts that replace it.
+	evicted := map[types.UID]bool{}
+	for _, c := range fj.Status.Clusters {
+		if c.Phase == musterv1.JobEvicted && c.Eviction != nil {
+			evicted[c.Eviction.WorkUID] = true
+		}
+	}
 	var inForce []shardOf
 	for _, s := range all {
-		if !s.deleting {
+		if !s.deleting && !evicted[s.uid] {
 			inForce = append(inForce, s)
 		}
 	}
