@@ -81,11 +81,17 @@ func (r *Reconciler) fencing(fj *musterv1.FleetJob) (time.Duration, clusters.Evi
 	if ptr.Deref(fj.Spec.Template.Spec.PodReplacementPolicy, "") != batchv1.Failed || fj.Spec.Placement.Mode == musterv1.PlacementDuplicate {
 		return 0, p
 	}
-	after, fenced, ok := r.Failover.Fence(fj.Spec.Placement.Tolerations)
+	after, fenced, ok := r.Failover.Fence(fj.Spec.Placement.Tolerations, podGrace(&fj.Spec.Template.Spec.Template.Spec))
 	if !ok {
 		return 0, p
 	}
 	return after, fenced
+}
+
+// podGrace is how long the pods of spec may take to stop: their termination grace period,
+// 30 s when the spec sets none, as the API server defaults it.
+func podGrace(spec *corev1.PodSpec) time.Duration {
+	return time.Duration(ptr.Deref(spec.TerminationGracePeriodSeconds, corev1.DefaultTerminationGracePeriodSeconds)) * time.Second
 }
 
 // dueEvictions returns the shards that must leave their clusters at now, under the

@@ -342,3 +342,20 @@ func TestASpreadMovesTheReplicasOffAnUnreachableCluster(t *testing.T) {
 	})
 	env.ExpectEvent(t, f.ns, "workers", musterv1.FleetJobReasonFailedOver)
 }
+
+// TestAFenceWaitsForPodsThatTakeLongToStop: pods given 120 s to stop may still run that
+// long after their agent fences them, so their shards are fenced sooner (after 3m10s of
+// silence rather than 4m40s) and the hub still moves them no sooner than five minutes
+// of silence: never a second copy while the first may run.
+func TestAFenceWaitsForPodsThatTakeLongToStop(t *testing.T) {
+	f := newFixture(t)
+	f.dividedIndexed(300, func(fj *musterv1.FleetJob) {
+		fj.Spec.Template.Spec.PodReplacementPolicy = ptr.To(batchv1.Failed)
+		fj.Spec.Template.Spec.Template.Spec.TerminationGracePeriodSeconds = ptr.To[int64](120)
+	})
+	for _, c := range []string{f.c1, f.c2} {
+		if got := f.shardJob(c).Annotations[musterv1.FenceAfterAnnotation]; got != "3m10s" {
+			t.Errorf("the shard Job on %s has fence %q, want 3m10s (the grace period, 40 s, and the toleration, 300 s, less the margin, 150 s)", c, got)
+		}
+	}
+}

@@ -30,6 +30,20 @@ const MinFenceAfter = 20 * time.Second
 // as much again for the agent to act and the clocks to differ.
 const DefaultFencingMargin = 60 * time.Second
 
+// defaultPodGrace is a pod's termination grace period when its spec sets none, the part of
+// DefaultFencingMargin that waits for pods to stop.
+const defaultPodGrace = 30 * time.Second
+
+// ForPods is f for work whose pods take up to grace to stop once their agent fences them:
+// the margin waits that long, plus what the hub's margin leaves beyond a default pod's
+// grace for the agent to act and the clocks to differ. A margin of the default 30 s grace
+// would let the hub start a replacement while a pod with 120 s to stop still runs.
+func (f Fencing) ForPods(grace time.Duration) Fencing {
+	slack := max(f.Margin-defaultPodGrace, 0)
+	f.Margin = max(f.Margin, grace+slack)
+	return f
+}
+
 // Plan returns, for work that tolerates the unreachable taint for toleration, when its
 // agent stops it (After, of silence) and the toleration the hub applies instead, which is
 // longer where toleration is too short to leave the agent MinFenceAfter.

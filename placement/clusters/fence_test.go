@@ -48,6 +48,32 @@ func TestFencingStopsTheAgentMarginBeforeTheHubMoves(t *testing.T) {
 	}
 }
 
+// TestTheMarginCoversThePodsGracePeriod: a pod that ignores SIGTERM runs for its whole
+// termination grace period after its agent fences it; the hub must not start its
+// replacement before then, so the margin grows with the grace period and the agent fences
+// sooner.
+func TestTheMarginCoversThePodsGracePeriod(t *testing.T) {
+	hub := Fencing{Grace: 40 * time.Second, Margin: DefaultFencingMargin}
+	for _, c := range []struct {
+		grace, wantMargin, wantAfter time.Duration
+	}{
+		{grace: 0, wantMargin: DefaultFencingMargin, wantAfter: 280 * time.Second},
+		{grace: 30 * time.Second, wantMargin: DefaultFencingMargin, wantAfter: 280 * time.Second},
+		{grace: 120 * time.Second, wantMargin: 150 * time.Second, wantAfter: 190 * time.Second},
+	} {
+		f := hub.ForPods(c.grace)
+		after, tolerate := f.Plan(300 * time.Second)
+		if f.Margin != c.wantMargin || after != c.wantAfter {
+			t.Errorf("pods of grace %s: margin %s, fence after %s; want %s, %s", c.grace, f.Margin, after, c.wantMargin, c.wantAfter)
+		}
+		// The pods stop by after+grace; the hub moves the work at Grace+tolerate, and
+		// leaves the agent's slack (the hub's margin beyond a default pod's grace) besides.
+		if moved, stopped := hub.Grace+tolerate, after+c.grace; moved-stopped < hub.Margin-30*time.Second {
+			t.Errorf("pods of grace %s stop at %s, the hub moves their work at %s: too soon", c.grace, stopped, moved)
+		}
+	}
+}
+
 func TestTolerateHoldsToTheFenceAShardWasPlacedWith(t *testing.T) {
 	placed := Fencing{Grace: 40 * time.Second, Margin: time.Minute}
 	after, _ := placed.Plan(300 * time.Second)

@@ -96,17 +96,19 @@ func (g *Gate) Policy() clusters.EvictionPolicy {
 	return clusters.EvictionPolicy{Since: g.Since(), UnreachableTolerationSeconds: g.UnreachableTolerationSeconds, Fencing: g.Fencing}
 }
 
-// Fence returns, for fenced work placed under tolerations, how long its agent may go
-// without renewing before it stops the work, and the policy that moves the work no sooner
-// than the margin after that; false when the work tolerates the unreachable taint for
-// ever: it never moves, so it needs no fence.
-func (g *Gate) Fence(tolerations []corev1.Toleration) (time.Duration, clusters.EvictionPolicy, bool) {
+// Fence returns, for fenced work placed under tolerations whose pods take up to podGrace
+// to stop, how long its agent may go without renewing before it stops the work, and the
+// policy that moves the work no sooner than the margin (long enough for those pods to
+// stop) after that; false when the work tolerates the unreachable taint for ever: it
+// never moves, so it needs no fence.
+func (g *Gate) Fence(tolerations []corev1.Toleration, podGrace time.Duration) (time.Duration, clusters.EvictionPolicy, bool) {
 	p := g.Policy()
+	p.Fencing = p.Fencing.ForPods(podGrace)
 	toleration, ok := p.UnreachableToleration(tolerations)
 	if !ok {
 		return 0, p, false
 	}
-	after, tolerate := g.Fencing.Plan(toleration)
+	after, tolerate := p.Fencing.Plan(toleration)
 	p.MinUnreachableToleration = tolerate
 	return after, p, true
 }
