@@ -93,11 +93,12 @@ func waitForPhase(t *testing.T, fj *musterv1.FleetJob, phase musterv1.JobPhase, 
 	return &got
 }
 
-// jobPods lists the pods of the FleetJob's shard in a member.
+// jobPods lists the pods of the FleetJob's shards in a member, its parts' included (their
+// Jobs have names of their own; newFleetJob labels every pod app=<name>).
 func jobPods(t *testing.T, m *framework.Cluster, fj *musterv1.FleetJob) []corev1.Pod {
 	t.Helper()
 	var list corev1.PodList
-	if err := m.Client.List(t.Context(), &list, client.InNamespace(ns), client.MatchingLabels{batchv1.JobNameLabel: fj.Name}); err != nil {
+	if err := m.Client.List(t.Context(), &list, client.InNamespace(ns), client.MatchingLabels{"app": fj.Name}); err != nil {
 		t.Fatal(err)
 	}
 	return list.Items

@@ -16,6 +16,7 @@ import (
 
 	"github.com/musterhq/muster/api/indexset"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	"github.com/musterhq/muster/internal/testing/builders"
 	"github.com/musterhq/muster/internal/testing/envtest"
 )
 
@@ -38,7 +39,7 @@ func (f *fixture) refuseWorks(cluster string) func() {
 		f.t.Fatal(err)
 	}
 	envtest.Eventually(f.t, "the quota to refuse Works in "+cluster, func() (bool, string) {
-		probe := &musterv1.Work{ObjectMeta: metav1.ObjectMeta{Name: "probe", Namespace: q.Namespace}}
+		probe := builders.MakeWork("probe", cluster).ConfigMap("default", "probe", nil).Obj()
 		err := env.Client.Create(ctx, probe, client.DryRunAll)
 		return err != nil && strings.Contains(err.Error(), "exceeded quota"), fmt.Sprint(err)
 	})
