@@ -48,6 +48,10 @@ type Options struct {
 	// unreachable at once while work still moves off them (default 0.55); above it the
 	// hub takes the outage for its own and moves nothing.
 	UnhealthyClusterThreshold float64
+	// MaxNodesPerMember is how many nodes of one member the hub keeps (default 5000): an
+	// agent may create that many over 500 NodeSlices, and a member reporting more gets
+	// InventoryComplete=False.
+	MaxNodesPerMember int
 	// AutoAcceptClusters accepts every cluster that registers (default false).
 	AutoAcceptClusters bool
 	// MaxAgentCertificateLifetime is the longest agent certificate the hub approves
@@ -89,6 +93,10 @@ type Options struct {
 	ReservedNamespaces []string
 }
 
+// DefaultMaxNodesPerMember fits a fleet of a thousand members of a thousand nodes five
+// times over: ten NodeSlices a member.
+const DefaultMaxNodesPerMember = 5000
+
 // NewOptions returns the defaults.
 func NewOptions() *Options {
 	return &Options{
@@ -111,6 +119,7 @@ func NewOptions() *Options {
 		SpreadUnschedulableWindow:           workloadspread.DefaultUnschedulableWindow,
 		DefaultPodSecurityLevel:             string(podsecurity.DefaultLevel),
 		MaxAgentCertificateLifetime:         identity.DefaultMaxCertificateLifetime,
+		MaxNodesPerMember:                   DefaultMaxNodesPerMember,
 	}
 }
 
@@ -130,6 +139,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.Float64Var(&o.EvictionRate, "eviction-rate", o.EvictionRate, "shards per second the hub evicts at most from clusters with NoExecute taints")
 	fs.Float64Var(&o.UnhealthyClusterThreshold, "unhealthy-cluster-threshold", o.UnhealthyClusterThreshold,
 		"share (0-1) of the clusters a placement selects that may be unreachable at once while work still moves off them; above it nothing moves")
+	fs.IntVar(&o.MaxNodesPerMember, "max-nodes-per-member", o.MaxNodesPerMember,
+		"how many nodes of one member the hub keeps; its agent's NodeSlices beyond that many over 500 are refused")
 	fs.IntVar(&o.WebhookPort, "webhook-port", o.WebhookPort, "port of the validating admission webhook; 0 disables it")
 	fs.StringVar(&o.WebhookHost, "webhook-host", o.WebhookHost,
 		"DNS name the API server calls the webhook at, for a hub running outside the cluster (localhost for this machine); empty: the muster-hub-webhook Service")
@@ -184,6 +195,9 @@ func (o *Options) Validate() error {
 	}
 	if o.FencingMargin <= 0 {
 		errs = append(errs, fmt.Errorf("--fencing-margin %s: must be positive, or a fenced pod may still run when its replacement starts", o.FencingMargin))
+	}
+	if o.MaxNodesPerMember < 1 {
+		errs = append(errs, fmt.Errorf("--max-nodes-per-member %d: must be at least 1, or no member can report a node", o.MaxNodesPerMember))
 	}
 	if o.EvictionRate <= 0 {
 		errs = append(errs, fmt.Errorf("--eviction-rate %v: must be positive, or no work ever moves off a lost cluster", o.EvictionRate))

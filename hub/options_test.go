@@ -55,6 +55,8 @@ func TestDefaultsAreTheDocumentedOnes(t *testing.T) {
 		UnhealthyClusterThreshold:           0.55,
 		// Twice a pod's default terminationGracePeriodSeconds.
 		FencingMargin: time.Minute,
+		// Five times a member of a thousand nodes: ten NodeSlices.
+		MaxNodesPerMember: 5000,
 	}
 	if !reflect.DeepEqual(opts, want) {
 		t.Errorf("defaults:\n got %+v\nwant %+v", opts, want)

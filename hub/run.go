@@ -83,7 +83,7 @@ func Run(ctx context.Context, opts *Options) error {
 	if opts.WebhookPort > 0 {
 		if err := hubwebhook.Register(ctx, mgr, direct, endpoint, caBundle, hubwebhook.Tenancy{
 			DefaultPodSecurityLevel: level, ReservedNamespaces: opts.ReservedNamespaces,
-		}, hubwebhook.Defaults{UnreachableTolerationSeconds: opts.DefaultUnreachableTolerationSeconds}); err != nil {
+		}, hubwebhook.Defaults{UnreachableTolerationSeconds: opts.DefaultUnreachableTolerationSeconds}, hubwebhook.Limits{MaxNodesPerMember: opts.MaxNodesPerMember}); err != nil {
 			return fmt.Errorf("registering the admission webhook: %w", err)
 		}
 		if err := rotateCertificates(mgr, certificates, servedCert); err != nil {

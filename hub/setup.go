@@ -63,6 +63,7 @@ func Setup(_ context.Context, mgr ctrl.Manager, opts *Options) (*Controllers, er
 	}{
 		{"registration", (&registration.Reconciler{
 			Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("muster-registration"), AutoAccept: opts.AutoAcceptClusters,
+			MaxNodesPerMember: opts.MaxNodesPerMember,
 		}).SetupWithManager},
 		{"csr-approver", (&registration.Approver{
 			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Clientset: cs, AutoAccept: opts.AutoAcceptClusters,

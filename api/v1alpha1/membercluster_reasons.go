@@ -25,4 +25,10 @@ const (
 	// MemberClusterReasonUnsupportedAgentVersion is the warning event of
 	// AgentVersionSupported turning False; the condition's reasons are api/versionskew's.
 	MemberClusterReasonUnsupportedAgentVersion = "UnsupportedAgentVersion"
+	// MemberClusterReasonInventoryWithinLimit is InventoryComplete=True: the hub keeps every
+	// node the member reports.
+	MemberClusterReasonInventoryWithinLimit = "InventoryWithinLimit"
+	// MemberClusterReasonInventoryLimitReached is InventoryComplete=False (and its warning
+	// event): the member reports more nodes than the hub keeps for one member.
+	MemberClusterReasonInventoryLimitReached = "InventoryLimitReached"
 )

@@ -15,6 +15,10 @@ const (
 	// MemberClusterAvailable is True while the agent renews its Lease, Unknown when it
 	// stopped renewing for longer than the hub's grace period.
 	MemberClusterAvailable = "Available"
+	// MemberClusterInventoryComplete is False while the member reports more nodes than the
+	// hub keeps for one member (--max-nodes-per-member): placement sees only those its
+	// NodeSlices hold.
+	MemberClusterInventoryComplete = "InventoryComplete"
 	// MemberClusterAgentVersionSupported is True while the agent's Muster version is within
 	// the hub's version skew policy (api/versionskew: the hub's minor version or one
 	// behind), False outside it, and Unknown when either side runs a build the policy

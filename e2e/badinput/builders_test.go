@@ -22,11 +22,13 @@ import (
 // Names every case shares: the hub namespace the objects go to, the two members, and the
 // node pool the suite's pods run on.
 const (
-	ns          = "badinput"
-	member1Name = "member1"
-	member2Name = "member2"
-	poolLabel   = "e2e.muster.dev/pool"
-	workPool    = "work"
+	ns = "badinput"
+	// sliceNamespace holds the cases' NodeSlices: ghost's hub namespace.
+	sliceNamespace = "muster-member-ghost"
+	member1Name    = "member1"
+	member2Name    = "member2"
+	poolLabel      = "e2e.muster.dev/pool"
+	workPool       = "work"
 )
 
 // podSpec is a pod that kwok runs and finishes one second later, on the work pool.
@@ -179,9 +181,11 @@ func withFeedback(w *musterv1.Work, name string, mode musterv1.FeedbackMode, pat
 	return w
 }
 
-// nodeSlice is a NodeSlice of cluster with n ready nodes.
+// nodeSlice is a NodeSlice with clusterName cluster and n ready nodes, in the hub
+// namespace of ghost, a cluster that never joins: a slice must name the cluster of its
+// namespace, and ghost's nodes never weigh in any other test's placement.
 func nodeSlice(name, cluster string, n int) *musterv1.NodeSlice {
-	s := &musterv1.NodeSlice{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, ClusterName: cluster}
+	s := &musterv1.NodeSlice{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: sliceNamespace}, ClusterName: cluster}
 	for i := range n {
 		s.Nodes = append(s.Nodes, musterv1.NodeInfo{Name: fmt.Sprintf("node-%d", i), Ready: true, Labels: map[string]string{poolLabel: workPool}})
 	}

@@ -163,6 +163,8 @@ func nodeSliceCases() []refusedCase {
 			s.Nodes[0].Name = repeat("n", 254)
 			return s
 		}(), want: refusal{"nodes[0].name", "Too long: may not be more than 253 bytes"}},
+		{input: "clusterName of another cluster than its namespace's", obj: nodeSlice("forged", "member2", 1),
+			want: refusal{"clusterName", `Invalid value: "member2": a NodeSlice in namespace muster-member-ghost must name its cluster, "ghost": a member reports its own nodes only`}},
 		{input: "empty clusterName", obj: nodeSlice("no-cluster", "", 1),
 			want: refusal{"clusterName", "should be at least 1 chars long"}},
 		{input: "clusterName of 50 characters", obj: nodeSlice("long-cluster", repeat("c", 50), 1),

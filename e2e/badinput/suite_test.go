@@ -58,5 +58,10 @@ func prepare(ctx context.Context, f *framework.Fleet) error {
 			return err
 		}
 	}
-	return f.Hub.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+	for _, name := range []string{ns, sliceNamespace} {
+		if err := f.Hub.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
+			return err
+		}
+	}
+	return nil
 }

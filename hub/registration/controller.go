@@ -40,6 +40,9 @@ type Reconciler struct {
 	// AutoAccept accepts every cluster that registers: convenient for test fleets, not for
 	// production, where `musterctl accept` is the gate.
 	AutoAccept bool
+	// MaxNodesPerMember is the hub's --max-nodes-per-member: a member that reports more
+	// nodes gets InventoryComplete=False. Zero leaves the condition alone.
+	MaxNodesPerMember int
 
 	// refusals paces the status writes of MemberClusters after the API server refused
 	// one as invalid.
@@ -111,7 +114,51 @@ func (r *Reconciler) admit(ctx context.Context, mc *musterv1.MemberCluster) erro
 		}
 		log.FromContext(ctx).V(2).Info("accepted cluster has no current join; its agent gets no access until it joins", "cluster", mc.Name)
 	}
-	return r.setAccepted(ctx, mc, metav1.ConditionTrue, musterv1.MemberClusterReasonAccepted, "the hub administrator accepted the cluster")
+	if err := r.setAccepted(ctx, mc, metav1.ConditionTrue, musterv1.MemberClusterReasonAccepted, "the hub administrator accepted the cluster"); err != nil {
+		return err
+	}
+	return r.setInventory(ctx, mc)
+}
+
+// setInventory records whether the hub keeps every node the member reports, and
+// announces a member that reports more once.
+func (r *Reconciler) setInventory(ctx context.Context, mc *musterv1.MemberCluster) error {
+	want := inventoryCondition(mc, r.MaxNodesPerMember)
+	if want == nil {
+		return nil
+	}
+	// A copy: the condition in the list changes with the write below.
+	before := meta.FindStatusCondition(mc.Status.Conditions, want.Type).DeepCopy()
+	if before != nil && before.Status == want.Status && before.Message == want.Message {
+		return nil
+	}
+	h := patch.NewHelper(r.Client, mc, patch.SharedStatus(), patch.Paced(&r.refusals, r.Recorder))
+	meta.SetStatusCondition(&mc.Status.Conditions, *want)
+	if err := h.Patch(ctx, mc); err != nil {
+		return fmt.Errorf("recording InventoryComplete=%s on %s: %w", want.Status, mc.Name, err)
+	}
+	if want.Status == metav1.ConditionFalse && (before == nil || before.Status != metav1.ConditionFalse) {
+		log.FromContext(ctx).Info("a member reports more nodes than the hub keeps", "cluster", mc.Name, "nodes", mc.Status.Nodes.Total, "limit", r.MaxNodesPerMember)
+		r.Recorder.Eventf(mc, nil, corev1.EventTypeWarning, want.Reason, "Inventory", "%s", want.Message)
+	}
+	return nil
+}
+
+// inventoryCondition is the InventoryComplete condition of mc under a limit of max nodes
+// a member; nil before its agent reports any, or without a limit.
+func inventoryCondition(mc *musterv1.MemberCluster, max int) *metav1.Condition {
+	if max <= 0 || mc.Status.Nodes == nil {
+		return nil
+	}
+	c := &metav1.Condition{
+		Type: musterv1.MemberClusterInventoryComplete, Status: metav1.ConditionTrue, Reason: musterv1.MemberClusterReasonInventoryWithinLimit,
+		Message: fmt.Sprintf("the hub keeps every node the member reports (at most %d)", max), ObservedGeneration: mc.Generation,
+	}
+	if n := int(mc.Status.Nodes.Total); n > max {
+		c.Status, c.Reason = metav1.ConditionFalse, musterv1.MemberClusterReasonInventoryLimitReached
+		c.Message = fmt.Sprintf("the member reports %d nodes, more than the %d the hub keeps for one member (--max-nodes-per-member): placement sees only those its NodeSlices hold", n, max)
+	}
+	return c
 }
 
 // releaseWorks removes the agent's finalizer from the Works of a cluster that left the

@@ -39,7 +39,7 @@ func TestMain(m *testing.M) {
 		if err != nil {
 			return err
 		}
-		if err := (&registration.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("test")}).SetupWithManager(mgr); err != nil {
+		if err := (&registration.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("test"), MaxNodesPerMember: maxNodesPerMember}).SetupWithManager(mgr); err != nil {
 			return err
 		}
 		return (&registration.Approver{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Clientset: cs, Recorder: mgr.GetEventRecorder("test")}).SetupWithManager(mgr)

@@ -103,7 +103,7 @@ func startHub(ctx context.Context, env *envtest.Environment) error {
 	if err != nil {
 		return err
 	}
-	if err := webhook.Register(ctx, mgr, env.Client, endpoint, caBundle, webhook.Tenancy{ReservedNamespaces: []string{reservedByFlag}}, webhook.Defaults{UnreachableTolerationSeconds: defaultTolerationSeconds}); err != nil {
+	if err := webhook.Register(ctx, mgr, env.Client, endpoint, caBundle, webhook.Tenancy{ReservedNamespaces: []string{reservedByFlag}}, webhook.Defaults{UnreachableTolerationSeconds: defaultTolerationSeconds}, webhook.Limits{MaxNodesPerMember: maxNodesPerMember}); err != nil {
 		return err
 	}
 	if err := webhook.Rotate(mgr, certificates, func([]byte) error { return nil }); err != nil {

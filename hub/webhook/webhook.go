@@ -47,6 +47,7 @@ const (
 	fleetCronJobPath   = "/validate-muster-dev-v1alpha1-fleetcronjob"
 	workloadSpreadPath = "/validate-muster-dev-v1alpha1-workloadspread"
 	workPath           = "/validate-muster-dev-v1alpha1-work"
+	nodeSlicePath      = "/validate-muster-dev-v1alpha1-nodeslice"
 )
 
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations;mutatingwebhookconfigurations,verbs=get;create;update
@@ -84,7 +85,7 @@ func (t tenancy) admit(ctx context.Context, namespace string) (psaCheck, field.E
 // e.Namespace, the hub's namespace, which is reserved with the others of t. The
 // WorkloadSpread handler reads the other spreads straight from the API server, so two
 // spreads of one target created together cannot both pass on a stale cache.
-func Register(ctx context.Context, mgr ctrl.Manager, c client.Client, e Endpoint, caBundle []byte, t Tenancy, d Defaults) error {
+func Register(ctx context.Context, mgr ctrl.Manager, c client.Client, e Endpoint, caBundle []byte, t Tenancy, d Defaults, l Limits) error {
 	dry, err := newDryRun(mgr, e.Namespace)
 	if err != nil {
 		return err
@@ -101,6 +102,7 @@ func Register(ctx context.Context, mgr ctrl.Manager, c client.Client, e Endpoint
 	if err := ctrl.NewWebhookManagedBy(mgr, &musterv1.Work{}).WithValidator(workValidator{}).WithValidatorCustomPath(workPath).Complete(); err != nil {
 		return err
 	}
+	registerValidator[*musterv1.NodeSlice](mgr, nodeSlicePath, nodeSliceValidator{reader: mgr.GetAPIReader(), limits: l})
 	mgr.GetWebhookServer().Register(fleetJobDefaultsPath, &admission.Webhook{Handler: placementDefaulter{defaults: d, kind: "FleetJob"}})
 	mgr.GetWebhookServer().Register(broadcastJobDefaultsPath, &admission.Webhook{Handler: placementDefaulter{defaults: d, kind: "BroadcastJob", placementOptional: true}})
 	own, err := owner(ctx, c)
@@ -116,6 +118,8 @@ func Register(ctx context.Context, mgr ctrl.Manager, c client.Client, e Endpoint
 		validatingWebhook("fleetcronjobs.muster.dev", "fleetcronjobs", fleetCronJobPath, e, caBundle),
 		validatingWebhook("workloadspreads.muster.dev", "workloadspreads", workloadSpreadPath, e, caBundle),
 		validatingWebhook("works.muster.dev", "works", workPath, e, caBundle),
+		// Creates only: a slice has no spec, so the match condition skips its updates.
+		validatingWebhook("nodeslices.muster.dev", "nodeslices", nodeSlicePath, e, caBundle),
 	}
 	cfg := &admissionregistrationv1.ValidatingWebhookConfiguration{}
 	err = c.Get(ctx, client.ObjectKey{Name: ConfigurationName}, cfg)
