@@ -132,9 +132,11 @@ func broadcastJobLost(s *musterv1.BroadcastJobStatus) bool {
 
 // lostRuns splits children into the lost runs still to delete and the others (a lost run
 // being deleted stays with them, finished, and is not deleted again).
-func lostRuns(children []child) (lost, rest []child) {
+func lostRuns(cj *musterv1.FleetCronJob, children []child) (lost, rest []child) {
 	for _, c := range children {
-		if c.lost && c.obj.GetDeletionTimestamp() == nil {
+		// A run whose slot the stored status does not record yet is its slot's only
+		// record: it goes once the status says the slot ran (see beyondHistory).
+		if c.lost && c.obj.GetDeletionTimestamp() == nil && slotRecorded(cj, c) {
 			lost = append(lost, c)
 		} else {
 			rest = append(rest, c)

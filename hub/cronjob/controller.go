@@ -113,7 +113,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	p.tellLeftActive(leftActive(snap.listed, snap.children))
 	timing := decideTiming(cj, snap.now)
 	track(p.status, cj, snap.children, timing.horizon)
-	lost, kept := lostRuns(snap.children)
+	lost, kept := lostRuns(cj, snap.children)
 	if err := r.deleteLost(ctx, p, lost); err != nil {
 		return ctrl.Result{}, err
 	}

@@ -144,11 +144,14 @@ func leftActive(active []corev1.ObjectReference, children []child) (finished []c
 }
 
 // beyondHistory is the finished children the history limits do not keep, oldest first.
+// A run whose slot the cron's stored status does not record yet stays, whatever the
+// limits: it is the only record of its slot until the pass's status write lands, and with
+// it gone a hub that crashed before that write would find the slot due and run it again.
 func beyondHistory(cj *musterv1.FleetCronJob, children []child) []child {
 	var succeeded, failed []child
 	for _, c := range children {
 		switch {
-		case !c.finished || c.obj.GetDeletionTimestamp() != nil:
+		case !c.finished || c.obj.GetDeletionTimestamp() != nil || !slotRecorded(cj, c):
 		case c.succeeded:
 			succeeded = append(succeeded, c)
 		default:
@@ -168,6 +171,13 @@ func beyondHistory(cj *musterv1.FleetCronJob, children []child) []child {
 		}
 	}
 	return out
+}
+
+// slotRecorded says whether cj's status, as stored, records c's slot as run: its
+// lastScheduleTime is c's slot or later.
+func slotRecorded(cj *musterv1.FleetCronJob, c child) bool {
+	last := cj.Status.LastScheduleTime
+	return last != nil && !c.scheduled.After(last.Time)
 }
 
 // slotPlan is what a due slot needs, given the cron's runs.

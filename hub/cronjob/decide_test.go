@@ -89,7 +89,12 @@ func TestBeyondHistory(t *testing.T) {
 	}
 	deleting := run("deleting", true, true)
 	deleting.obj.SetDeletionTimestamp(&metav1.Time{Time: time.Now()})
-	children := []child{run("ok1", true, true), run("bad1", true, false), run("ok2", true, true), deleting, run("running", false, false), run("bad2", true, false), run("ok3", true, true)}
+	recorded := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	// The newest run's slot is after the one the stored status records (the write that
+	// records it has not landed): it is kept, whatever the limits.
+	unrecorded := run("ok-unrecorded", true, true)
+	unrecorded.scheduled = recorded.Add(time.Minute)
+	children := []child{run("ok1", true, true), run("bad1", true, false), run("ok2", true, true), deleting, run("running", false, false), run("bad2", true, false), run("ok3", true, true), unrecorded}
 	for _, tc := range []struct {
 		name              string
 		succeeded, failed *int32
@@ -97,10 +102,14 @@ func TestBeyondHistory(t *testing.T) {
 	}{
 		{"defaults keep 3 and 1", nil, nil, []string{"bad1"}},
 		{"keep 1 and 0", ptr.To[int32](1), ptr.To[int32](0), []string{"ok1", "ok2", "bad1", "bad2"}},
+		{"keep 0: every run goes but the one whose slot is not recorded", ptr.To[int32](0), ptr.To[int32](0), []string{"ok1", "ok2", "ok3", "bad1", "bad2"}},
 		{"keep more than there are", ptr.To[int32](10), ptr.To[int32](10), nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cj := &musterv1.FleetCronJob{Spec: musterv1.FleetCronJobSpec{SuccessfulJobsHistoryLimit: tc.succeeded, FailedJobsHistoryLimit: tc.failed}}
+			cj := &musterv1.FleetCronJob{
+				Spec:   musterv1.FleetCronJobSpec{SuccessfulJobsHistoryLimit: tc.succeeded, FailedJobsHistoryLimit: tc.failed},
+				Status: musterv1.FleetCronJobStatus{LastScheduleTime: &metav1.Time{Time: recorded}},
+			}
 			var got []string
 			for _, c := range beyondHistory(cj, children) {
 				got = append(got, c.obj.GetName())

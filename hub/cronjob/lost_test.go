@@ -1,6 +1,8 @@
 package cronjob
 
 import (
+	"time"
+
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -49,7 +51,8 @@ func TestLostRuns(t *testing.T) {
 func TestALostRunBeingDeletedIsNotDeletedAgain(t *testing.T) {
 	deleting := &musterv1.FleetJob{ObjectMeta: metav1.ObjectMeta{Name: "a", DeletionTimestamp: &metav1.Time{}, Finalizers: []string{"x"}}}
 	fresh := &musterv1.FleetJob{ObjectMeta: metav1.ObjectMeta{Name: "b"}}
-	lost, rest := lostRuns([]child{{obj: deleting, lost: true, finished: true}, {obj: fresh, lost: true, finished: true}})
+	cj := &musterv1.FleetCronJob{Status: musterv1.FleetCronJobStatus{LastScheduleTime: &metav1.Time{Time: time.Now()}}}
+	lost, rest := lostRuns(cj, []child{{obj: deleting, lost: true, finished: true}, {obj: fresh, lost: true, finished: true}})
 	if len(lost) != 1 || lost[0].obj != fresh || len(rest) != 1 || rest[0].obj != deleting {
 		t.Errorf("lost %v, rest %v; want b to delete, a left as it is", lost, rest)
 	}
