@@ -57,6 +57,13 @@ func Setup(_ context.Context, mgr ctrl.Manager, opts *Options) (*Controllers, er
 		Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("muster-health"), Clock: clock.RealClock{}, GracePeriod: opts.ClusterGracePeriod,
 		HubVersion: version.Get(),
 	}
+	// When the hub itself is cut off every agent goes quiet within a heartbeat, but their
+	// taints come one by one: the gate counts a cluster quiet for half the grace period
+	// (two missed renewals at the defaults) as unreachable already.
+	gate.Quiet = func(cluster string) bool {
+		d, ok := heartbeats.QuietFor(cluster, time.Now())
+		return ok && d > opts.ClusterGracePeriod/2
+	}
 	setups := []struct {
 		name  string
 		setup func(ctrl.Manager) error

@@ -147,7 +147,7 @@ func (r *Reconciler) failover(ctx context.Context, o *fleetObserved, works map[s
 		return out
 	}
 	names := slices.Sorted(maps.Keys(due))
-	if held, down, of := clusters.Disrupted(job.Spec.Placement, o.members, r.Failover.Threshold); held {
+	if held, down, of := r.Failover.Disrupted(job.Spec.Placement, o.members); held {
 		log.FromContext(ctx).V(2).Info("eviction held by the disruption gate", "clusters", names, "unreachable", down, "selected", of)
 		out.events = append(out.events, failoverEvent{corev1.EventTypeWarning, musterv1.BroadcastJobReasonFailoverHeld, fmt.Sprintf(
 			"not taking the shards off %s: %d of the %d clusters the placement selects are unreachable, more than %.0f%%, so the hub may be the one cut off",

@@ -274,7 +274,7 @@ func (r *Reconciler) failover(ctx context.Context, snap *snapshot) (failoverResu
 	if err != nil {
 		return res, err
 	}
-	if held, down, of := clusters.Disrupted(&snap.fj.Spec.Placement.Placement, all, r.Failover.Threshold); held {
+	if held, down, of := r.Failover.Disrupted(&snap.fj.Spec.Placement.Placement, all); held {
 		msg := fmt.Sprintf("not moving the shards off %s: %d of the %d clusters the placement selects are unreachable, more than %.0f%%, so the hub may be the one cut off",
 			clusterList(due), down, of, 100*r.Failover.Threshold)
 		log.FromContext(ctx).V(2).Info("eviction held by the disruption gate", "clusters", clusterList(due), "unreachable", down, "selected", of)
@@ -616,7 +616,7 @@ func (r *Reconciler) spreadFailover(ctx context.Context, snap *snapshot) (spread
 	if err := r.Client.List(ctx, &members); err != nil {
 		return out, fmt.Errorf("listing member clusters: %w", err)
 	}
-	if held, down, of := clusters.Disrupted(spreadPlacement(snap.subsets), members.Items, r.Failover.Threshold); held {
+	if held, down, of := r.Failover.Disrupted(spreadPlacement(snap.subsets), members.Items); held {
 		out.events = append(out.events, event{corev1.EventTypeWarning, musterv1.FleetJobReasonFailoverHeld, "Evict", fmt.Sprintf(
 			"not moving the replicas off %s: %d of the %d clusters the placement selects are unreachable, more than %.0f%%, so the hub may be the one cut off",
 			clusterList(due), down, of, 100*r.Failover.Threshold)})

@@ -161,6 +161,25 @@ func TestNothingMovesWhenMostSelectedClustersAreUnreachable(t *testing.T) {
 	}
 }
 
+// TestTheGateCountsQuietAgentsBeforeTheirTaints: the demo of a hub cut off from every
+// member, whose taints come one by one. c1 is tainted and its job leaves at once
+// (tolerationSeconds 0), but c2's agent has gone quiet too, untainted yet: two of two
+// clusters are down for the gate and nothing moves; once c2 renews again the job moves.
+func TestTheGateCountsQuietAgentsBeforeTheirTaints(t *testing.T) {
+	f := newFixture(t)
+	f.single(musterv1.PlacementSingle, ptr.To[int64](0))
+	f.waitShards("@" + f.c1 + "=1/1")
+	quietClusters.Store(f.c2, true)
+	defer quietClusters.Delete(f.c2)
+	f.taint(f.c1, corev1.TaintEffectNoExecute)
+	env.ExpectEvent(t, f.ns, "workers", musterv1.FleetJobReasonFailoverHeld)
+	f.stillOn(f.c1, "with c1 tainted and c2 quiet")
+
+	quietClusters.Delete(f.c2)
+	f.touch()
+	f.waitShards("@" + f.c2 + "=1/1")
+}
+
 // TestADuplicateJobDropsTheEvictedCopyAndCompletesOnTheRest: the evicted copy's counts
 // leave the job's totals, and the job completes when the copies that remain do.
 func TestADuplicateJobDropsTheEvictedCopyAndCompletesOnTheRest(t *testing.T) {

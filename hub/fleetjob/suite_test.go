@@ -6,6 +6,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -36,6 +37,9 @@ var (
 	rounds envtest.Rounds
 	// cached reads through the controller's cache: what its next round will see.
 	cached client.Reader
+	// quietClusters are the clusters whose agents the tests have gone quiet, as health
+	// tells the gate of an agent silent for half the grace period before its taint.
+	quietClusters sync.Map
 )
 
 // TestMain runs the FleetJob controller, on a clock the tests move, against a real API
@@ -47,6 +51,7 @@ func TestMain(m *testing.M) {
 		// Evictions are not rate limited here: each test's own are all it waits for.
 		gate := failover.New(clock, 1000, clusters.DefaultDisruptionThreshold, failover.DefaultUnreachableTolerationSeconds)
 		gate.Fencing = clusters.Fencing{Grace: 40 * time.Second, Margin: clusters.DefaultFencingMargin}
+		gate.Quiet = func(cluster string) bool { _, ok := quietClusters.Load(cluster); return ok }
 		if err := mgr.Add(gate.Runnable()); err != nil {
 			return err
 		}

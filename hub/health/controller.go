@@ -124,6 +124,17 @@ func (r *Reconciler) SeenAt(cluster string, renew time.Time) (time.Time, bool) {
 	return s.At, true
 }
 
+// QuietFor says how long, at now on this hub's clock, cluster's agent has gone without a
+// renewal this process saw; false when it has seen none (a standby, a hub just started,
+// a cluster not judged yet), for which only the cluster's taint counts.
+func (r *Reconciler) QuietFor(cluster string, now time.Time) (time.Duration, bool) {
+	s := r.recall(cluster)
+	if s == nil || s.Waiting || s.At.IsZero() {
+		return 0, false
+	}
+	return now.Sub(s.At), true
+}
+
 func (r *Reconciler) recall(cluster string) *Seen {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -95,9 +95,14 @@ func tolerated(tolerations []corev1.Toleration, taint *corev1.Taint) (time.Durat
 const DefaultDisruptionThreshold = 0.55
 
 // Disrupted says whether more than threshold of the clusters placement selects (by
-// affinity; accepted and not leaving) carry the unreachable taint, and the counts for the
-// message. A placement that selects no cluster is not disrupted.
-func Disrupted(placement *musterv1.Placement, members []musterv1.MemberCluster, threshold float64) (bool, int, int) {
+// affinity; accepted and not leaving) are unreachable, and the counts for the message. A
+// cluster is unreachable when it carries the unreachable taint, or when quiet (nil: never)
+// says its agent has gone quiet without being tainted yet: the hub taints each cluster at
+// its own last renewal plus the grace period, so when the hub itself is cut off the taints
+// come one by one over a heartbeat interval, and counting taints alone would let the
+// first ones move their work while the gate still saw one cluster of many down. A
+// placement that selects no cluster is not disrupted.
+func Disrupted(placement *musterv1.Placement, members []musterv1.MemberCluster, threshold float64, quiet func(cluster string) bool) (bool, int, int) {
 	selected, unreachable := 0, 0
 	for i := range members {
 		mc := &members[i]
@@ -105,7 +110,7 @@ func Disrupted(placement *musterv1.Placement, members []musterv1.MemberCluster, 
 			continue
 		}
 		selected++
-		if hasUnreachableTaint(mc) {
+		if hasUnreachableTaint(mc) || (quiet != nil && quiet(mc.Name)) {
 			unreachable++
 		}
 	}

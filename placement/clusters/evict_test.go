@@ -85,8 +85,10 @@ func TestDisruptedStopsFailoverWhenMostSelectedClustersAreUnreachable(t *testing
 		name      string
 		placement *musterv1.Placement
 		members   []musterv1.MemberCluster
-		want      bool
-		down, of  int
+		// quiet are the clusters whose agents went quiet, not tainted yet.
+		quiet    []string
+		want     bool
+		down, of int
 	}{
 		{name: "3 of 4 selected are unreachable", members: fleet, want: true, down: 3, of: 4},
 		{name: "1 of 2 named is unreachable", placement: &musterv1.Placement{ClusterAffinity: musterv1.ClusterAffinity{ClusterNames: []string{"a", "b"}}},
@@ -94,9 +96,12 @@ func TestDisruptedStopsFailoverWhenMostSelectedClustersAreUnreachable(t *testing
 		{name: "every selected one is unreachable", placement: &musterv1.Placement{ClusterAffinity: musterv1.ClusterAffinity{ClusterSelector: &metav1.LabelSelector{MatchLabels: west}}},
 			members: fleet, want: true, down: 2, of: 2},
 		{name: "no member", members: nil},
+		{name: "1 of 2 named is tainted, the other quiet: the hub may be cut off from both", placement: &musterv1.Placement{ClusterAffinity: musterv1.ClusterAffinity{ClusterNames: []string{"a", "b"}}},
+			members: fleet, quiet: []string{"b"}, want: true, down: 2, of: 2},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got, down, of := Disrupted(c.placement, c.members, DefaultDisruptionThreshold)
+			quiet := func(name string) bool { return slices.Contains(c.quiet, name) }
+			got, down, of := Disrupted(c.placement, c.members, DefaultDisruptionThreshold, quiet)
 			if got != c.want || down != c.down || of != c.of {
 				t.Errorf("Disrupted = %v (%d of %d), want %v (%d of %d)", got, down, of, c.want, c.down, c.of)
 			}

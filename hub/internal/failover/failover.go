@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
+	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/placement/clusters"
 )
 
@@ -43,6 +44,9 @@ type Gate struct {
 	UnreachableTolerationSeconds int64
 	// Fencing times the fence of work that must never run in two clusters at once.
 	Fencing clusters.Fencing
+	// Quiet, when set, says whether a cluster's agent has gone quiet for long enough
+	// that the gate counts it unreachable before its taint comes (clusters.Disrupted).
+	Quiet   func(cluster string) bool
 	limiter *rate.Limiter
 
 	mu    sync.Mutex
@@ -94,6 +98,12 @@ func (g *Gate) RetryAfter() time.Duration { return time.Second }
 // watch, and the default toleration of the unreachable taint.
 func (g *Gate) Policy() clusters.EvictionPolicy {
 	return clusters.EvictionPolicy{Since: g.Since(), UnreachableTolerationSeconds: g.UnreachableTolerationSeconds, Fencing: g.Fencing}
+}
+
+// Disrupted says whether evictions under placement wait because more than the gate's
+// threshold of the clusters it selects are unreachable or quiet, with the counts.
+func (g *Gate) Disrupted(placement *musterv1.Placement, members []musterv1.MemberCluster) (bool, int, int) {
+	return clusters.Disrupted(placement, members, g.Threshold, g.Quiet)
 }
 
 // Fence returns, for fenced work placed under tolerations whose pods take up to podGrace
