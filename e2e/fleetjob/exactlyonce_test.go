@@ -41,7 +41,7 @@ func TestAWorkRefusedByAQuotaIsPlacedAgainAndEveryIndexRunsOnce(t *testing.T) {
 	err := framework.Until(ctx, time.Minute, "the quota to refuse Works", func(ctx context.Context) (bool, string, error) {
 		probe := builders.MakeWork("e2e-probe", member2.Name).ConfigMap("default", "e2e-probe", nil).Obj()
 		err := fleet.Hub.Client.Create(ctx, probe, client.DryRunAll)
-		return err != nil && strings.Contains(err.Error(), "for quota"), "a dry-run Work create answered " + errString(err), nil
+		return err != nil && strings.Contains(err.Error(), "quota"), "a dry-run Work create answered " + errString(err), nil
 	})
 	if err != nil {
 		t.Fatal(err)

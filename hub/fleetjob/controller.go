@@ -475,10 +475,11 @@ func (r *Reconciler) track(ctx context.Context, snap *snapshot) (outcome, error)
 	}
 	status, stop := summarize(fj, current, r.Clock.Now())
 	if finishedFleet(&fj.Status) {
-		// A finished job's counts are final, as the built-in Job's: a round that sees
+		// A finished job's status is final, as the built-in Job's: a round that sees
 		// fewer of its shards (a member removed since, a cache behind) does not rewrite
-		// them. Its rounds still stop what a failure stopped (stop).
-		status = *fj.Status.DeepCopy()
+		// its counts. Its rounds still stop what a failure stopped.
+		again, err := r.stopShards(ctx, fj, works, stop)
+		return outcome{requeue: patch.Soonest(requeue, again)}, err
 	}
 	if p := status.Placement; p != nil && fj.Spec.Placement.Mode == musterv1.PlacementDuplicate && len(moved.evicted) > 0 {
 		// An evicted copy is dropped, not moved: the placement keeps one fewer.
@@ -493,16 +494,11 @@ func (r *Reconciler) track(ctx context.Context, snap *snapshot) (outcome, error)
 		requeue = time.Second
 	}
 	news := shardConditions(&status, fj.Status.Conditions, current, fj.Generation)
-	for _, k := range stop {
-		if works[k] == nil {
-			// A part written this round: the next round, which sees its Work, stops it.
-			requeue = patch.Soonest(requeue, time.Second)
-			continue
-		}
-		if err := r.suspend(ctx, fj, works[k]); err != nil {
-			return outcome{}, err
-		}
+	again, err := r.stopShards(ctx, fj, works, stop)
+	if err != nil {
+		return outcome{}, err
 	}
+	requeue = patch.Soonest(requeue, again)
 	out := outcome{status: &status, requeue: requeue, events: moved.events, evicted: len(moved.evicted)}
 	for _, c := range news {
 		log.FromContext(ctx).Info("shards of the FleetJob have a problem in their member clusters", "condition", c.Type, "reason", c.Reason,
@@ -514,6 +510,23 @@ func (r *Reconciler) track(ctx context.Context, snap *snapshot) (outcome, error)
 		out.events = append(out.events, event{corev1.EventTypeWarning, c.Reason, action, c.Message})
 	}
 	return out, nil
+}
+
+// stopShards suspends the shards of keys, which a failure stops, and says when to look
+// again for those written this round, whose Works the cache does not show yet.
+func (r *Reconciler) stopShards(ctx context.Context, fj *musterv1.FleetJob, works map[string]*musterv1.Work, keys []string) (time.Duration, error) {
+	var again time.Duration
+	for _, k := range keys {
+		if works[k] == nil {
+			// A part written this round: the next round, which sees its Work, stops it.
+			again = time.Second
+			continue
+		}
+		if err := r.suspend(ctx, fj, works[k]); err != nil {
+			return 0, err
+		}
+	}
+	return again, nil
 }
 
 // nameTaken returns a False Scheduled condition when another object's Work (one made by

@@ -204,6 +204,14 @@ func TestADuplicateJobDropsTheEvictedCopyAndCompletesOnTheRest(t *testing.T) {
 		n := recorder.Count(f.ns, "workers", musterv1.FleetJobReasonFailedOver)
 		return n == 1, fmt.Sprint(n)
 	})
+	// Rounds after the end leave the finished job's status as it was: the evicted copy
+	// listed once (a round used to list it once more each time).
+	for range 3 {
+		f.touch()
+	}
+	if got := f.fleetJob(); evicted(got) != f.c2+"="+musterv1.FleetJobReasonShardEvicted || got.Status.Succeeded != 1 {
+		t.Errorf("after three more rounds: evicted %q, succeeded %d; want %s once and 1", evicted(got), got.Status.Succeeded, f.c2)
+	}
 }
 
 // TestADividedIndexedJobMovesTheIndexesNotSeenToSucceed: the evicted shard's unfinished

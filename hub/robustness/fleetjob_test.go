@@ -392,6 +392,17 @@ func (r *run) check() {
 		for _, v := range first.violations {
 			fail("when first seen Complete: %s", v)
 		}
+		// The status stays bounded: each evicted shard is listed once at most.
+		seen := map[types.UID]bool{}
+		for _, c := range fj.Status.Clusters {
+			if c.Eviction == nil {
+				continue
+			}
+			if seen[c.Eviction.WorkUID] {
+				fail("the eviction of Work %s is listed twice in its status", c.Eviction.WorkUID)
+			}
+			seen[c.Eviction.WorkUID] = true
+		}
 	}
 }
 
