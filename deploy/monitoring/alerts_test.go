@@ -104,6 +104,12 @@ var alertCases = []alertCase{
 		`muster_jobs{kind="FleetJob",phase="Failed"} 3+0x40 1+0x80`,
 		`muster_jobs{kind="FleetJob",phase="Running"} 0+1x120`,
 	}},
+	{alert: "FailoverHeld", name: "evictions held for 20 minutes", series: []string{
+		`muster_failovers_held_total{kind="FleetJob"} 0+2x120`,
+	}, fired: []string{`{kind="FleetJob"}`}},
+	{alert: "FailoverHeld", name: "evictions held for 5 minutes, then moved", series: []string{
+		`muster_failovers_held_total{kind="FleetJob"} 0+2x5 10+0x115`,
+	}},
 	{alert: "FleetCronJobMissedSlots", name: "a slot missed", series: []string{
 		`muster_cron_missed_slots_total{kind="FleetJob"} 0+0x40 1+0x80`,
 	}, fired: []string{`{kind="FleetJob"}`}},

@@ -15,6 +15,7 @@ import (
 
 	bcj "github.com/musterhq/muster/api/broadcastjob"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	hubmetrics "github.com/musterhq/muster/hub/metrics"
 	"github.com/musterhq/muster/placement/clusters"
 )
 
@@ -149,6 +150,7 @@ func (r *Reconciler) failover(ctx context.Context, o *fleetObserved, works map[s
 	names := slices.Sorted(maps.Keys(due))
 	if held, down, of := r.Failover.Disrupted(job.Spec.Placement, o.members); held {
 		log.FromContext(ctx).V(2).Info("eviction held by the disruption gate", "clusters", names, "unreachable", down, "selected", of)
+		hubmetrics.FailoversHeld.WithLabelValues("BroadcastJob").Inc()
 		out.events = append(out.events, failoverEvent{corev1.EventTypeWarning, musterv1.BroadcastJobReasonFailoverHeld, fmt.Sprintf(
 			"not taking the shards off %s: %d of the %d clusters the placement selects are unreachable, more than %.0f%%, so the hub may be the one cut off",
 			clusters.Names(names), down, of, 100*r.Failover.Threshold)})

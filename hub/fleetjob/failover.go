@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
+	hubmetrics "github.com/musterhq/muster/hub/metrics"
 	"github.com/musterhq/muster/internal/patch"
 	"github.com/musterhq/muster/placement/clusters"
 )
@@ -278,6 +279,7 @@ func (r *Reconciler) failover(ctx context.Context, snap *snapshot) (failoverResu
 		msg := fmt.Sprintf("not moving the shards off %s: %d of the %d clusters the placement selects are unreachable, more than %.0f%%, so the hub may be the one cut off",
 			clusterList(due), down, of, 100*r.Failover.Threshold)
 		log.FromContext(ctx).V(2).Info("eviction held by the disruption gate", "clusters", clusterList(due), "unreachable", down, "selected", of)
+		hubmetrics.FailoversHeld.WithLabelValues("FleetJob").Inc()
 		res.events = append(res.events, event{corev1.EventTypeWarning, musterv1.FleetJobReasonFailoverHeld, "Evict", msg})
 		res.requeue = heldRecheck
 		return res, nil
@@ -617,6 +619,7 @@ func (r *Reconciler) spreadFailover(ctx context.Context, snap *snapshot) (spread
 		return out, fmt.Errorf("listing member clusters: %w", err)
 	}
 	if held, down, of := r.Failover.Disrupted(spreadPlacement(snap.subsets), members.Items); held {
+		hubmetrics.FailoversHeld.WithLabelValues("FleetJob").Inc()
 		out.events = append(out.events, event{corev1.EventTypeWarning, musterv1.FleetJobReasonFailoverHeld, "Evict", fmt.Sprintf(
 			"not moving the replicas off %s: %d of the %d clusters the placement selects are unreachable, more than %.0f%%, so the hub may be the one cut off",
 			clusterList(due), down, of, 100*r.Failover.Threshold)})

@@ -171,9 +171,13 @@ func TestTheGateCountsQuietAgentsBeforeTheirTaints(t *testing.T) {
 	f.waitShards("@" + f.c1 + "=1/1")
 	quietClusters.Store(f.c2, true)
 	defer quietClusters.Delete(f.c2)
+	heldBefore := envtest.Metric(t, "muster_failovers_held_total", map[string]string{"kind": "FleetJob"})
 	f.taint(f.c1, corev1.TaintEffectNoExecute)
 	env.ExpectEvent(t, f.ns, "workers", musterv1.FleetJobReasonFailoverHeld)
 	f.stillOn(f.c1, "with c1 tainted and c2 quiet")
+	if held := envtest.Metric(t, "muster_failovers_held_total", map[string]string{"kind": "FleetJob"}); held <= heldBefore {
+		t.Errorf("muster_failovers_held_total{kind=FleetJob} %v, want above %v: the FailoverHeld alert counts on it", held, heldBefore)
+	}
 
 	quietClusters.Delete(f.c2)
 	f.touch()

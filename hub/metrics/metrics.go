@@ -49,15 +49,22 @@ var (
 		Name: "muster_failovers_total",
 		Help: "Shards the hub withdrew from a member cluster with a NoExecute taint (unreachable, or drained) that their object no longer tolerates, or that their agent fenced, by the object's kind.",
 	}, []string{"kind"})
+	// FailoversHeld counts the rounds in which an object's due evictions waited because
+	// the disruption gate took most of its placement's clusters for unreachable at once.
+	FailoversHeld = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "muster_failovers_held_total",
+		Help: "Rounds in which an object's due evictions were held because more than --unhealthy-cluster-threshold of the clusters its placement selects were unreachable or quiet at once, by the object's kind.",
+	}, []string{"kind"})
 )
 
 func init() {
-	metrics.Registry.MustRegister(PlacementDecisions, PlacementDecisionSeconds, CronScheduleLag, CronMissedSlots, Failovers)
+	metrics.Registry.MustRegister(PlacementDecisions, PlacementDecisionSeconds, CronScheduleLag, CronMissedSlots, Failovers, FailoversHeld)
 	// The cron series exist from the start, at zero: an alert on their increase then sees
 	// the first missed slot, and a scrape shows the families before any cron job ran.
 	for _, kind := range []string{"FleetJob", "BroadcastJob"} {
 		CronScheduleLag.WithLabelValues(kind)
 		CronMissedSlots.WithLabelValues(kind)
 		Failovers.WithLabelValues(kind)
+		FailoversHeld.WithLabelValues(kind)
 	}
 }
