@@ -294,13 +294,12 @@ func (r *run) describe(ctx context.Context) string {
 
 // shardOf is one Work of a job, as the checker reads it.
 type shardOf struct {
-	cluster, name          string
-	uid                    types.UID
-	completions, carried   int32
-	fleet, carriedIndexes  indexset.Set
-	complete, deleting     bool
-	succeeded              int32
-	completedLocal, status string
+	cluster, name         string
+	uid                   types.UID
+	completions, carried  int32
+	fleet, carriedIndexes indexset.Set
+	complete, deleting    bool
+	succeeded             int32
 }
 
 func (s shardOf) String() string {
