@@ -276,11 +276,7 @@ func (r *Reconciler) failover(ctx context.Context, snap *snapshot) (failoverResu
 		return res, err
 	}
 	if held, down, of := r.Failover.Disrupted(&snap.fj.Spec.Placement.Placement, all); held {
-		msg := fmt.Sprintf("not moving the shards off %s: %d of the %d clusters the placement selects are unreachable, more than %.0f%%, so the hub may be the one cut off",
-			clusterList(due), down, of, 100*r.Failover.Threshold)
-		log.FromContext(ctx).V(2).Info("eviction held by the disruption gate", "clusters", clusterList(due), "unreachable", down, "selected", of)
-		hubmetrics.FailoversHeld.WithLabelValues("FleetJob").Inc()
-		res.events = append(res.events, event{corev1.EventTypeWarning, musterv1.FleetJobReasonFailoverHeld, "Evict", msg})
+		res.events = append(res.events, r.holdAll(ctx, due, down, of))
 		res.requeue = heldRecheck
 		return res, nil
 	}
@@ -328,6 +324,16 @@ type failoverResult struct {
 	evicted []musterv1.ClusterJobStatus
 	events  []event
 	requeue time.Duration
+}
+
+// holdAll reports the due evictions held by the disruption gate, with down of the
+// placement's of clusters unreachable or quiet.
+func (r *Reconciler) holdAll(ctx context.Context, due []eviction, down, of int) event {
+	log.FromContext(ctx).V(2).Info("eviction held by the disruption gate", "clusters", clusterList(due), "unreachable", down, "selected", of)
+	hubmetrics.FailoversHeld.WithLabelValues("FleetJob").Inc()
+	return event{corev1.EventTypeWarning, musterv1.FleetJobReasonFailoverHeld, "Evict", fmt.Sprintf(
+		"not moving the shards off %s: %d of the %d clusters the placement selects are unreachable, more than %.0f%%, so the hub may be the one cut off",
+		clusterList(due), down, of, 100*r.Failover.Threshold)}
 }
 
 // withdraw deletes the Work of a shard whose eviction the status records. The agent
