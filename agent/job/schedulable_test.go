@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -38,7 +39,18 @@ func TestUnschedulablePodsShowOnTheJobSinceTheFirstOfThem(t *testing.T) {
 	f.markUnschedulable(pods[0], first.Add(20*time.Second))
 	f.markUnschedulable(pods[1], first)
 
-	got := f.waitCondition(j, musterv1.JobPodsUnschedulable, "Unschedulable")
+	// A round may run between the two marks and report the first pod alone: wait for
+	// the round that saw both.
+	var got *batchv1.Job
+	f.eventually("PodsUnschedulable for 2 pods", func() (bool, string) {
+		got = f.get(j)
+		for _, c := range got.Status.Conditions {
+			if c.Type == musterv1.JobPodsUnschedulable && c.Status == corev1.ConditionTrue && strings.HasPrefix(c.Message, "2 pods cannot be scheduled") {
+				return true, ""
+			}
+		}
+		return false, conditions(got)
+	})
 	for _, c := range got.Status.Conditions {
 		if c.Type != musterv1.JobPodsUnschedulable {
 			continue

@@ -110,11 +110,12 @@ const (
 	// rest placed again leaves them out.
 	CarriedIndexesAnnotation = "muster.dev/carried-indexes"
 
-	// RemovedReason names, in an evicted shard's message, a member cluster deleted from
-	// the fleet; DeniedReason one whose MemberCluster is no longer accepted. Both move the
-	// cluster's work at once, as a NoExecute taint that no placement tolerates.
-	RemovedReason = "muster.dev/removed"
-	DeniedReason  = "muster.dev/denied"
+	// RemovedClusterKey names, in an evicted shard's message, a member cluster deleted
+	// from the fleet; DeniedClusterKey one whose MemberCluster is no longer accepted. Each
+	// moves the cluster's work at once, as a NoExecute taint of that key that no
+	// placement tolerates.
+	RemovedClusterKey = "muster.dev/removed"
+	DeniedClusterKey  = "muster.dev/denied"
 
 	// SubsetLabel names the WorkloadSpread subset of a FleetJob shard, on its Work and Job.
 	SubsetLabel = "muster.dev/subset"

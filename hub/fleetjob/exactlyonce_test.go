@@ -201,8 +201,8 @@ func TestADeniedMemberLosesItsShards(t *testing.T) {
 		return evicted(fj) == f.c2+"="+musterv1.FleetJobReasonShardEvicted
 	})
 	for _, c := range f.fleetJob().Status.Clusters {
-		if c.Phase == musterv1.JobEvicted && !strings.Contains(c.Eviction.Message, musterv1.DeniedReason) {
-			t.Errorf("the evicted shard says %q, want it to name %s", c.Eviction.Message, musterv1.DeniedReason)
+		if c.Phase == musterv1.JobEvicted && !strings.Contains(c.Eviction.Message, musterv1.DeniedClusterKey) {
+			t.Errorf("the evicted shard says %q, want it to name %s", c.Eviction.Message, musterv1.DeniedClusterKey)
 		}
 	}
 }

@@ -148,11 +148,11 @@ func dueEvictions(fj *musterv1.FleetJob, states []shardState, members map[string
 func leftFleet(mc *musterv1.MemberCluster) string {
 	switch {
 	case mc == nil:
-		return "its cluster was removed from the fleet (" + musterv1.RemovedReason + ")"
+		return "its cluster was removed from the fleet (" + musterv1.RemovedClusterKey + ")"
 	case mc.DeletionTimestamp != nil:
-		return "its cluster is being removed from the fleet (" + musterv1.RemovedReason + ")"
+		return "its cluster is being removed from the fleet (" + musterv1.RemovedClusterKey + ")"
 	case !mc.Spec.Accepted:
-		return "its cluster is no longer accepted into the fleet (" + musterv1.DeniedReason + ")"
+		return "its cluster is no longer accepted into the fleet (" + musterv1.DeniedClusterKey + ")"
 	}
 	return ""
 }
