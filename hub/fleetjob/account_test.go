@@ -3,7 +3,10 @@ package fleetjob
 import (
 	"fmt"
 	"testing"
+	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -154,5 +157,19 @@ func TestShortfallPlacementNamesItsOwnShards(t *testing.T) {
 	}
 	if _, ok := shortfallOf(fleetJob(musterv1.PlacementSingle, 1, 1, placed(1, 0)), nil); !ok {
 		t.Error("a Single job with no shard in force: want its whole share missing")
+	}
+}
+
+// TestAJobShortOfItsPlacementIsNotComplete: the demo fleet's job Complete with three of
+// its six indexes run. Every shard in force finished, but the record says more was
+// placed: the job stays unfinished until the rest runs.
+func TestAJobShortOfItsPlacementIsNotComplete(t *testing.T) {
+	fj := fleetJob(musterv1.PlacementDivided, 6, 6, indexedJob, placed(1, 0))
+	done := rangeOn("c1", 0, 3)
+	done.status = &batchv1.JobStatus{Succeeded: 3, CompletedIndexes: "0-2", Conditions: []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}}
+	_, short := shortfallOf(fj, []shardState{done})
+	status, _ := summarize(fj, []shardState{done}, short, time.Now())
+	if !short || finishedFleet(&status) || status.Succeeded != 3 {
+		t.Errorf("short %v, finished %v, succeeded %d; want short, unfinished, 3", short, finishedFleet(&status), status.Succeeded)
 	}
 }

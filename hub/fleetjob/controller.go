@@ -353,11 +353,12 @@ func (r *Reconciler) placeFirst(ctx context.Context, snap *snapshot) (outcome, e
 	if err := r.updateStatus(ctx, fj, *status); err != nil {
 		return outcome{}, err
 	}
+	// Counted once recorded: Scheduled=True, which users and tests watch, says decided.
+	hubmetrics.PlacementDecisions.WithLabelValues("FleetJob", hubmetrics.OutcomePlaced).Inc()
+	log.FromContext(ctx).V(2).Info("placed the FleetJob", "mode", fj.Spec.Placement.Mode, "clusters", d.clusters, "decision", status.Placement.Decisions)
 	if err := r.writeDecided(ctx, fj, works); err != nil {
 		return outcome{}, err
 	}
-	hubmetrics.PlacementDecisions.WithLabelValues("FleetJob", hubmetrics.OutcomePlaced).Inc()
-	log.FromContext(ctx).V(2).Info("placed the FleetJob", "mode", fj.Spec.Placement.Mode, "clusters", d.clusters, "decision", status.Placement.Decisions)
 	out := outcome{events: scheduledNews(before, &d.scheduled)}
 	if from != "" {
 		out.events = append(out.events, event{corev1.EventTypeNormal, musterv1.FleetJobReasonFailedOver, "Place", fmt.Sprintf("moved the job from %s to %s", from, d.clusters)})
@@ -473,7 +474,9 @@ func (r *Reconciler) track(ctx context.Context, snap *snapshot) (outcome, error)
 			requeue = patch.Soonest(requeue, rest.requeue)
 		}
 	}
-	status, stop := summarize(fj, current, r.Clock.Now())
+	// A spread's job records no placement: its spread re-divides it every round.
+	_, short := shortfallOf(fj, current)
+	status, stop := summarize(fj, current, short && snap.spread == nil, r.Clock.Now())
 	if finishedFleet(&fj.Status) {
 		// A finished job's status is final, as the built-in Job's: a round that sees
 		// fewer of its shards (a member removed since, a cache behind) does not rewrite

@@ -151,10 +151,11 @@ func shardPhase(s shardState) musterv1.JobPhase {
 }
 
 // summarize computes the FleetJob's status from its shards (evicted ones are the caller's
-// to add) and says which shards to stop:
+// to add; short says they leave part of its recorded placement unplaced) and says which
+// shards to stop:
 // with shardFailurePolicy FailFast, the first failed shard fails the FleetJob and the
 // others are suspended, which stops their pods without counting them as failures.
-func summarize(fj *musterv1.FleetJob, shards []shardState, now time.Time) (musterv1.FleetJobStatus, []string) {
+func summarize(fj *musterv1.FleetJob, shards []shardState, short bool, now time.Time) (musterv1.FleetJobStatus, []string) {
 	status := *fj.Status.DeepCopy()
 	status.ObservedGeneration = fj.Generation
 	status.Clusters = nil
@@ -185,9 +186,8 @@ func summarize(fj *musterv1.FleetJob, shards []shardState, now time.Time) (muste
 		meta.SetStatusCondition(&status.Conditions, metav1.Condition{Type: t, Status: s, Reason: reason, Message: msg, ObservedGeneration: fj.Generation})
 	}
 	failFast := fj.Spec.ShardFailurePolicy != musterv1.ShardContinue
-	// A job whose shards do not account for all its recorded placement has a share yet
-	// to place: its shards finishing does not finish it.
-	_, short := shortfallOf(fj, shards)
+	// A job whose shards do not account for all its recorded placement (short) has a
+	// share yet to place: its shards finishing does not finish it.
 	switch {
 	case len(failed) > 0 && failFast:
 		setCond(musterv1.FleetJobFailed, metav1.ConditionTrue, musterv1.FleetJobReasonShardFailed, fmt.Sprintf("the shard in %s failed%s", describeKey(shards, failed[0]), shardFailure(shards, failed[0])))

@@ -128,7 +128,7 @@ func TestSummarize(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			status, stop := summarize(tc.fj, tc.shards, now)
+			status, stop := summarize(tc.fj, tc.shards, false, now)
 			if status.Phase != tc.wantPhase {
 				t.Errorf("phase %s, want %s (%+v)", status.Phase, tc.wantPhase, status.Conditions)
 			}
@@ -159,7 +159,7 @@ func TestSummarizeBoundsTheClustersListed(t *testing.T) {
 		}
 		states = append(states, s)
 	}
-	status, _ := summarize(fleetJob(musterv1.PlacementDuplicate, 1, 1), states, time.Now())
+	status, _ := summarize(fleetJob(musterv1.PlacementDuplicate, 1, 1), states, false, time.Now())
 	if len(status.Clusters) != musterv1.MaxClusterStatuses || status.ClustersOmitted != 20 {
 		t.Fatalf("%d clusters listed, %d omitted; want %d and 20", len(status.Clusters), status.ClustersOmitted, musterv1.MaxClusterStatuses)
 	}
