@@ -219,17 +219,12 @@ func (r *Reconciler) fillShortfall(ctx context.Context, snap *snapshot, current 
 	if r.Failover != nil {
 		fence, _ = r.fencing(fj)
 	}
-	works := make([]*musterv1.Work, len(planned))
 	names := make([]string, len(planned))
 	for i := range planned {
-		planned[i].fence = fence
-		w, err := newWork(fj, planned[i])
-		if err != nil {
-			return restResult{}, err
-		}
-		works[i], names[i] = w, planned[i].cluster
+		planned[i].fence, names[i] = fence, planned[i].cluster
 	}
-	if err := r.annotatePodSecurity(ctx, fj, works...); err != nil {
+	works, err := r.shardWorks(ctx, fj, planned)
+	if err != nil {
 		return restResult{}, err
 	}
 	status.Placement = r.decided(fj, copies)

@@ -322,16 +322,11 @@ func (r *Reconciler) placeFirst(ctx context.Context, snap *snapshot) (outcome, e
 	if r.Failover != nil {
 		fence, _ = r.fencing(fj)
 	}
-	works := make([]*musterv1.Work, len(d.shards))
-	for i, s := range d.shards {
-		s.fence = fence
-		w, err := newWork(fj, s)
-		if err != nil {
-			return outcome{}, err
-		}
-		works[i] = w
+	for i := range d.shards {
+		d.shards[i].fence = fence
 	}
-	if err := r.annotatePodSecurity(ctx, fj, works...); err != nil {
+	works, err := r.shardWorks(ctx, fj, d.shards)
+	if err != nil {
 		return outcome{}, err
 	}
 	taken, err := r.nameTaken(ctx, fj, works)
@@ -565,6 +560,23 @@ func (r *Reconciler) suspend(ctx context.Context, fj *musterv1.FleetJob, w *must
 	}
 	r.Recorder.Eventf(fj, nil, corev1.EventTypeWarning, musterv1.FleetJobReasonShardStopped, "Suspend", "suspended the shard in %s after another shard failed", s.describe())
 	return nil
+}
+
+// shardWorks wraps each of shards in its Work, with the Pod Security labels of fj's
+// namespace: what placement, a rest placed again and an eviction's parts all write.
+func (r *Reconciler) shardWorks(ctx context.Context, fj *musterv1.FleetJob, shards []shard) ([]*musterv1.Work, error) {
+	works := make([]*musterv1.Work, len(shards))
+	for i, s := range shards {
+		w, err := newWork(fj, s)
+		if err != nil {
+			return nil, err
+		}
+		works[i] = w
+	}
+	if err := r.annotatePodSecurity(ctx, fj, works...); err != nil {
+		return nil, err
+	}
+	return works, nil
 }
 
 // annotatePodSecurity puts the Pod Security labels of fj's namespace on works, for the

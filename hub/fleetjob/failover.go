@@ -436,15 +436,8 @@ func (r *Reconciler) planParts(fj *musterv1.FleetJob, from shardState, rest rema
 // yet: the round is retried once it does, and places only what the parts it then sees
 // leave uncovered (uncovered), never the same indexes twice.
 func (r *Reconciler) writeParts(ctx context.Context, fj *musterv1.FleetJob, from shardState, parts []shard) ([]shardState, error) {
-	works := make([]*musterv1.Work, len(parts))
-	for i, p := range parts {
-		w, err := newWork(fj, p)
-		if err != nil {
-			return nil, err
-		}
-		works[i] = w
-	}
-	if err := r.annotatePodSecurity(ctx, fj, works...); err != nil {
+	works, err := r.shardWorks(ctx, fj, parts)
+	if err != nil {
 		return nil, err
 	}
 	states := make([]shardState, len(parts))
