@@ -94,7 +94,7 @@ func (r *Reconciler) placeBySpread(ctx context.Context, snap *snapshot) (spreadR
 	if err != nil {
 		return spreadResult{}, err
 	}
-	d := decideSpread(fj, ws, leaving.subsets, current, r.unschedulableWindow(), r.Clock.Now())
+	d := decideSpread(fj, ws, leaving.subsets, current)
 	changed, fresh, err := encodeChanges(fj, ws, d.shards, current)
 	if err != nil {
 		return spreadResult{}, err
@@ -166,7 +166,7 @@ func shardsByKey(states []shardState) map[string]shardState {
 // pods' room, then creates or resizes the changed ones. It returns the shards now in
 // force; a resized shard keeps what its agent reported, a new one has no report yet.
 func (r *Reconciler) writeShards(ctx context.Context, d spreadDecision, works map[string]*musterv1.Work, current []shardState, changed map[string]*musterv1.Work) (spreadResult, error) {
-	res := spreadResult{works: map[string]*musterv1.Work{}, requeue: d.requeue}
+	res := spreadResult{works: map[string]*musterv1.Work{}}
 	var errs []error
 	for _, k := range d.remove {
 		if err := r.Client.Delete(ctx, works[k]); client.IgnoreNotFound(err) != nil {

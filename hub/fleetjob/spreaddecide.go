@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -16,13 +15,8 @@ import (
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/api/workloadspread"
 	"github.com/musterhq/muster/hub/shards"
-	"github.com/musterhq/muster/internal/patch"
 	"github.com/musterhq/muster/placement/subsets"
 )
-
-// DefaultUnschedulableWindow is how long an Adaptive spread keeps new pods off a subset
-// whose pods could not be scheduled (workloadspread.DefaultUnschedulableWindow).
-const DefaultUnschedulableWindow = workloadspread.DefaultUnschedulableWindow
 
 // spreadSubset is what the decision knows of one subset: its spec, the clusters that may
 // take new replicas and those where replicas may stay (both sorted; an unavailable
@@ -41,28 +35,28 @@ type spreadDecision struct {
 	// shards to keep or create, with their replicas; remove names the shards to delete.
 	shards []shard
 	remove []string
-	// requeue is when a waiting pod crosses rescheduleCriticalSeconds or an
-	// unschedulable window ends; zero when nothing waits.
-	requeue time.Duration
 }
 
 // decideSpread places fj's replicas (its parallelism) by the spread ws: subsets fill in
 // order up to maxReplicas, a subset spanning clusters is divided by the nodes that fit,
 // and changes move as few replicas as they can (placement/subsets.Rebalance). With an
 // Adaptive strategy a subset whose pods waited for a node longer than
-// rescheduleCriticalSeconds keeps only its running pods for the window: the Schedulable
-// decision the WorkloadSpread controller stores, taken here read-only from what it stored.
+// rescheduleCriticalSeconds keeps only its running pods for the window. That decision is
+// the WorkloadSpread controller's, and this one acts on it only once it is stored: a
+// subset is passed over while its stored Schedulable condition is False/PodUnschedulable,
+// so a spread's status never says a subset takes pods the shards have already left, and
+// no round moves pods on a judgement a crash or a lost write would forget.
 //
 // A shard's completions are fixed when its Job is made, so a FleetJob with completions is
 // divided once, on its first placement, and keeps its shards afterwards; so does any
 // FleetJob once a shard finished, which means the job is winding down.
-func decideSpread(fj *musterv1.FleetJob, ws *musterv1.WorkloadSpread, subs []spreadSubset, current []shardState, window time.Duration, now time.Time) spreadDecision {
+func decideSpread(fj *musterv1.FleetJob, ws *musterv1.WorkloadSpread, subs []spreadSubset, current []shardState) spreadDecision {
 	total := max(ptr.Deref(fj.Spec.Template.Spec.Parallelism, 1), 0)
 	plans, gone := groupBySubset(subs, current)
 	var d spreadDecision
-	strategy := workloadspread.StrategyOf(ws, window)
+	adaptive := workloadspread.StrategyOf(ws, workloadspread.DefaultUnschedulableWindow).Adaptive
 	for i := range plans {
-		d.requeue = patch.Soonest(d.requeue, plans[i].judge(ws, strategy, total, now))
+		plans[i].judge(ws, adaptive, total)
 	}
 	if spreadFrozen(fj, current) {
 		d.shards = keepShards(current)
@@ -108,19 +102,10 @@ func groupBySubset(subs []spreadSubset, current []shardState) ([]subsetPlan, []s
 	return plans, gone
 }
 
-// judge decides whether the subset is skipped (workloadspread.Schedulable) and what the fill
-// order needs of it, and returns when that may change (zero for never).
-func (p *subsetPlan) judge(ws *musterv1.WorkloadSpread, strategy workloadspread.Strategy, total int32, now time.Time) time.Duration {
-	var stored *metav1.Condition
-	if st := subsetStatus(&ws.Status, p.spec.Name); st != nil {
-		stored = meta.FindStatusCondition(st.Conditions, musterv1.SubsetSchedulable)
-	}
-	// The WorkloadSpread controller's own decision, taken read-only from the condition it
-	// stored and the shards as this round sees them: a subset whose pods waited too long
-	// is left in the round that sees it, not one write of the spread later, and one whose
-	// pods still wait when its window ends is marked anew rather than tried for a round.
-	condition, wake := workloadspread.Schedulable(stored, p.waiting(), strategy, now)
-	unschedulable := strategy.Adaptive && condition.Status == metav1.ConditionFalse
+// judge reads whether the subset is passed over (its stored Schedulable condition) and
+// fills in what the fill order needs of it.
+func (p *subsetPlan) judge(ws *musterv1.WorkloadSpread, adaptive bool, total int32) {
+	unschedulable := adaptive && markedUnschedulable(&ws.Status, p.spec.Name)
 	p.kept = map[string]int32{}
 	p.input = subsets.Subset{Max: p.spec.MaxReplicas, Unschedulable: unschedulable}
 	for _, s := range p.current {
@@ -137,17 +122,19 @@ func (p *subsetPlan) judge(ws *musterv1.WorkloadSpread, strategy workloadspread.
 		// No cluster takes new replicas: the subset keeps what it holds, nothing more.
 		p.input.Max = ptr.To(intstr.FromInt32(p.held(total)))
 	}
-	return wake
 }
 
-// waiting is what the Schedulable decision reads of the subset's current shards: how
-// each is named and the status its agent reported.
-func (p *subsetPlan) waiting() []workloadspread.Shard {
-	in := make([]workloadspread.Shard, len(p.current))
-	for i, s := range p.current {
-		in[i] = workloadspread.Shard{Describe: s.describe(), Status: s.status}
+// markedUnschedulable says the WorkloadSpread controller stored the subset as
+// Schedulable=False/PodUnschedulable. Its window is that controller's to end: it stores
+// True (or marks the subset anew) when the window is over, and that write brings the
+// FleetJob here again.
+func markedUnschedulable(status *musterv1.WorkloadSpreadStatus, subset string) bool {
+	st := subsetStatus(status, subset)
+	if st == nil {
+		return false
 	}
-	return in
+	c := meta.FindStatusCondition(st.Conditions, musterv1.SubsetSchedulable)
+	return c != nil && c.Status == metav1.ConditionFalse && c.Reason == musterv1.WorkloadSpreadReasonPodUnschedulable
 }
 
 // held is what the subset's holding clusters keep, within its cap.

@@ -99,7 +99,7 @@ func layout(shards []shard) string {
 // uses (workloadspread.Schedulable) from the condition stored before and the subset's
 // shards, and returns when that controller would look again.
 func storeSchedulable(ws *musterv1.WorkloadSpread, subs []spreadSubset, current []shardState, now time.Time) time.Duration {
-	strategy := workloadspread.StrategyOf(ws, DefaultUnschedulableWindow)
+	strategy := workloadspread.StrategyOf(ws, workloadspread.DefaultUnschedulableWindow)
 	var wake time.Duration
 	for _, sub := range subs {
 		var in []workloadspread.Shard
@@ -141,6 +141,7 @@ func TestDecideSpread(t *testing.T) {
 		current  []shardState
 		prev     []metav1.Condition // previous Schedulable condition per subset, if any
 		critical *int32             // rescheduleCriticalSeconds when not the default 30
+		unstored bool               // the WorkloadSpread controller has not stored its decision yet
 		want     string
 		remove   []string
 		requeue  time.Duration
@@ -183,11 +184,17 @@ func TestDecideSpread(t *testing.T) {
 		},
 		{
 			name: "adaptive: past critical the waiting pods move on", fj: job(5), strategy: adaptive, max: maxes(3, nil), subsets: []string{"a:m1", "b:m2"},
-			current: []shardState{waiting("a", "m1", 3, 0, now.Add(-31*time.Second)), running("b", "m2", 2)}, want: "b/m2=5", remove: []string{"a/m1"}, requeue: DefaultUnschedulableWindow,
+			current: []shardState{waiting("a", "m1", 3, 0, now.Add(-31*time.Second)), running("b", "m2", 2)}, want: "b/m2=5", remove: []string{"a/m1"}, requeue: workloadspread.DefaultUnschedulableWindow,
+		},
+		{
+			name: "adaptive: past critical nothing moves before the spread stores it", fj: job(5), strategy: adaptive, max: maxes(3, nil), subsets: []string{"a:m1", "b:m2"},
+			current:  []shardState{waiting("a", "m1", 3, 0, now.Add(-31*time.Second)), running("b", "m2", 2)},
+			prev:     []metav1.Condition{{Status: metav1.ConditionTrue, Reason: musterv1.ReasonSchedulable, LastTransitionTime: metav1.NewTime(now.Add(-time.Minute))}},
+			unstored: true, want: "a/m1=3 b/m2=2",
 		},
 		{
 			name: "adaptive: running pods of the subset stay", fj: job(5), strategy: adaptive, max: maxes(3, nil), subsets: []string{"a:m1", "b:m2"},
-			current: []shardState{waiting("a", "m1", 3, 1, now.Add(-31*time.Second)), running("b", "m2", 2)}, want: "a/m1=1 b/m2=4", requeue: DefaultUnschedulableWindow,
+			current: []shardState{waiting("a", "m1", 3, 1, now.Add(-31*time.Second)), running("b", "m2", 2)}, want: "a/m1=1 b/m2=4", requeue: workloadspread.DefaultUnschedulableWindow,
 		},
 		{
 			name: "adaptive: within the window new replicas skip the subset", fj: job(6), strategy: adaptive, max: maxes(3, nil), subsets: []string{"a:m1", "b:m2"},
@@ -214,7 +221,7 @@ func TestDecideSpread(t *testing.T) {
 		{name: "completions follow the replicas on first placement", fj: job(5, 10), strategy: fixed, max: maxes(3, nil), subsets: []string{"a:m1", "b:m2"}, want: "a/m1=3/6 b/m2=2/4"},
 		{
 			name: "with completions the shards stay once placed", fj: job(2, 10), strategy: adaptive, max: maxes(3, nil), subsets: []string{"a:m1", "b:m2"},
-			current: []shardState{waiting("a", "m1", 3, 0, now.Add(-time.Hour)), running("b", "m2", 2)}, want: "a/m1=3 b/m2=2", requeue: DefaultUnschedulableWindow,
+			current: []shardState{waiting("a", "m1", 3, 0, now.Add(-time.Hour)), running("b", "m2", 2)}, want: "a/m1=3 b/m2=2", requeue: workloadspread.DefaultUnschedulableWindow,
 		},
 		{
 			name: "once a shard finished nothing moves", fj: job(6), strategy: fixed, max: maxes(3, nil), subsets: []string{"a:m1", "b:m2"},
@@ -232,16 +239,19 @@ func TestDecideSpread(t *testing.T) {
 				c.Type = musterv1.SubsetSchedulable
 				ws.Status.Subsets = append(ws.Status.Subsets, musterv1.WorkloadSpreadSubsetStatus{Name: subs[i].spec.Name, Conditions: []metav1.Condition{c}})
 			}
-			wake := storeSchedulable(ws, subs, tc.current, now)
-			d := decideSpread(tc.fj, ws, subs, tc.current, DefaultUnschedulableWindow, now)
+			var wake time.Duration
+			if !tc.unstored {
+				wake = storeSchedulable(ws, subs, tc.current, now)
+			}
+			d := decideSpread(tc.fj, ws, subs, tc.current)
 			if got := layout(d.shards); got != tc.want {
 				t.Errorf("shards %q, want %q", got, tc.want)
 			}
 			if !slices.Equal(d.remove, tc.remove) {
 				t.Errorf("remove %v, want %v", d.remove, tc.remove)
 			}
-			if requeue := patch.Soonest(wake, d.requeue); requeue != tc.requeue {
-				t.Errorf("requeue %v, want %v", requeue, tc.requeue)
+			if wake != tc.requeue {
+				t.Errorf("the WorkloadSpread controller looks again in %v, want %v", wake, tc.requeue)
 			}
 		})
 	}
