@@ -2,6 +2,7 @@ package webhook_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
@@ -75,23 +76,28 @@ func TestServingCertificateIsRenewedWithoutRefusingAWrite(t *testing.T) {
 // fails if they differ or it is not the Secret's CA.
 func caBundles(t *testing.T) []byte {
 	t.Helper()
-	ctx := t.Context()
-	var validating admissionregistrationv1.ValidatingWebhookConfiguration
-	var mutating admissionregistrationv1.MutatingWebhookConfiguration
 	var secret corev1.Secret
-	for _, get := range []struct {
-		key client.ObjectKey
-		obj client.Object
-	}{
-		{client.ObjectKey{Name: webhook.ConfigurationName}, &validating},
-		{client.ObjectKey{Name: webhook.ConfigurationName}, &mutating},
-		{client.ObjectKey{Namespace: hubNamespace, Name: webhook.SecretName}, &secret},
-	} {
-		if err := env.Client.Get(ctx, get.key, get.obj); err != nil {
-			t.Fatal(err)
-		}
+	if err := env.Client.Get(t.Context(), client.ObjectKey{Namespace: hubNamespace, Name: webhook.SecretName}, &secret); err != nil {
+		t.Fatal(err)
 	}
 	want := secret.Data["ca.crt"]
+	if ok, why := bundlesHold(t.Context(), want); !ok {
+		t.Fatal(why)
+	}
+	return want
+}
+
+// bundlesHold says whether every webhook of both configurations holds the CA bundle ca,
+// and if not, why.
+func bundlesHold(ctx context.Context, ca []byte) (bool, string) {
+	var validating admissionregistrationv1.ValidatingWebhookConfiguration
+	var mutating admissionregistrationv1.MutatingWebhookConfiguration
+	if err := env.Client.Get(ctx, client.ObjectKey{Name: webhook.ConfigurationName}, &validating); err != nil {
+		return false, err.Error()
+	}
+	if err := env.Client.Get(ctx, client.ObjectKey{Name: webhook.ConfigurationName}, &mutating); err != nil {
+		return false, err.Error()
+	}
 	var bundles [][]byte
 	for _, w := range validating.Webhooks {
 		bundles = append(bundles, w.ClientConfig.CABundle)
@@ -100,11 +106,11 @@ func caBundles(t *testing.T) []byte {
 		bundles = append(bundles, w.ClientConfig.CABundle)
 	}
 	for i, b := range bundles {
-		if !bytes.Equal(b, want) {
-			t.Fatalf("webhook %d's CA bundle (%s) is not the Secret's CA (%s)", i, fingerprint(b), fingerprint(want))
+		if !bytes.Equal(b, ca) {
+			return false, fmt.Sprintf("webhook %d's CA bundle is %s, not the Secret's %s", i, fingerprint(b), fingerprint(ca))
 		}
 	}
-	return want
+	return true, ""
 }
 
 // servedCertificate is the certificate the webhook server on port presents now.
@@ -179,8 +185,19 @@ func TestADeletedCertificateSecretIsMadeAgain(t *testing.T) {
 		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: hubNamespace, Name: webhook.SecretName}, &secret); err != nil {
 			return false, err.Error()
 		}
-		if bytes.Equal(secret.Data["ca.crt"], before) {
+		ca := secret.Data["ca.crt"]
+		if bytes.Equal(ca, before) {
 			return false, "the old CA"
+		}
+		// Until both configurations hold the new CA and the webhook serves a certificate
+		// it signed, a create may still pass on the old pair, and the next be refused.
+		if ok, why := bundlesHold(ctx, ca); !ok {
+			return false, why
+		}
+		roots := x509.NewCertPool()
+		roots.AppendCertsFromPEM(ca)
+		if _, err := servedCertificate(t, webhookPort).Verify(x509.VerifyOptions{Roots: roots, DNSName: "localhost"}); err != nil {
+			return false, "the webhook serves a certificate of another CA: " + err.Error()
 		}
 		if err := env.Client.Create(ctx, fleetJob("after-deletion", "default", nil), client.DryRunAll); err != nil {
 			return false, err.Error()
