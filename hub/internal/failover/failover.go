@@ -72,15 +72,20 @@ func (g *Gate) Runnable() manager.RunnableFunc {
 	}
 }
 
+// sinceSet is when the leader's runnable ran, zero before.
+func (g *Gate) sinceSet() time.Time {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.since
+}
+
 // Since returns when this hub began to watch; now while the gate has not started (the
 // controllers and the gate start together with the leader, in no set order).
 func (g *Gate) Since() time.Time {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.since.IsZero() {
-		return g.clock.Now()
+	if since := g.sinceSet(); !since.IsZero() {
+		return since
 	}
-	return g.since
+	return g.clock.Now()
 }
 
 // Ready says whether an eviction may be taken now, without spending it: a caller that
@@ -91,8 +96,30 @@ func (g *Gate) Ready() bool { return g.limiter.Tokens() >= 1 }
 // Take spends one eviction of the rate limit; false means none is left this instant.
 func (g *Gate) Take() bool { return g.limiter.Allow() }
 
-// RetryAfter is how soon a caller whose Take failed looks again.
-func (g *Gate) RetryAfter() time.Duration { return time.Second }
+// RetryAfter is how soon a caller whose Take failed looks again: when the rate makes the
+// next eviction due, so that jobs waiting for one wake once per eviction the rate allows,
+// not once a second each.
+func (g *Gate) RetryAfter() time.Duration { return untilToken(g.limiter.Tokens(), g.limiter.Limit()) }
+
+// Bounds of RetryAfter: no sooner than minRetry (the waiting jobs race for one token, and
+// the losers should not spin), no later than maxRetry (a rate of zero allows none).
+const (
+	minRetry = 100 * time.Millisecond
+	maxRetry = time.Minute
+)
+
+// untilToken is how long a limiter at limit per second holding tokens takes to hold one,
+// within [minRetry, maxRetry].
+func untilToken(tokens float64, limit rate.Limit) time.Duration {
+	if limit == rate.Inf {
+		return minRetry
+	}
+	if limit <= 0 {
+		return maxRetry
+	}
+	wait := time.Duration((1 - tokens) / float64(limit) * float64(time.Second))
+	return min(max(wait, minRetry), maxRetry)
+}
 
 // Policy is what the gate brings to an eviction decision now: when this hub began to
 // watch, and the default toleration of the unreachable taint.
