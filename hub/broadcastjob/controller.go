@@ -80,6 +80,9 @@ func (r *Reconciler) writer() bcjwrite.Writer {
 // SetupWithManager watches hub BroadcastJobs, the Works carrying their shards, and the
 // member clusters that can take shards.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if err := shards.IndexWorksByOwner(context.Background(), mgr.GetFieldIndexer()); err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("hub-broadcastjob").
 		For(&musterv1.BroadcastJob{}, builder.WithPredicates(hubManaged)).
@@ -211,7 +214,7 @@ func (r *Reconciler) announce(ctx context.Context, job *musterv1.BroadcastJob, n
 
 // works lists the Works carrying the job's shards, by cluster.
 func (r *Reconciler) works(ctx context.Context, job *musterv1.BroadcastJob) (map[string]*musterv1.Work, error) {
-	return shards.Works(ctx, r.Client, musterv1.BroadcastJobUIDLabel, job.UID)
+	return shards.CachedWorks(ctx, r.Client, musterv1.BroadcastJobUIDLabel, job.UID)
 }
 
 // observe gathers what decideFleet needs: the eligible clusters, each shard and its

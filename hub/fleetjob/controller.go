@@ -78,6 +78,9 @@ type Reconciler struct {
 // waiting for an eligible cluster is placed when one appears), and the WorkloadSpreads
 // that place FleetJobs.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if err := shards.IndexWorksByOwner(context.Background(), mgr.GetFieldIndexer()); err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("fleetjob").
 		For(&musterv1.FleetJob{}).
@@ -582,7 +585,7 @@ func (r *Reconciler) annotatePodSecurity(ctx context.Context, fj *musterv1.Fleet
 }
 
 func (r *Reconciler) works(ctx context.Context, fj *musterv1.FleetJob) (map[string]*musterv1.Work, error) {
-	return shards.Works(ctx, r.Client, musterv1.FleetJobUIDLabel, fj.UID)
+	return shards.CachedWorks(ctx, r.Client, musterv1.FleetJobUIDLabel, fj.UID)
 }
 
 // updateStatus writes status when it changed, then announces the FleetJob's end.

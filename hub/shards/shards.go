@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
@@ -51,12 +52,62 @@ func WorkName(kind, namespace, name, subset string) string {
 	return names.Name(names.MaxLength, head, "", kind, namespace, name, subset)
 }
 
-// Works lists the Works labelled uidLabel=uid, by shard Key.
+// Works lists the Works labelled uidLabel=uid, by shard Key, from any reader: the API
+// server, or a cache, which then filters every Work it holds (CachedWorks does not).
 func Works(ctx context.Context, c client.Reader, uidLabel string, uid types.UID) (map[string]*musterv1.Work, error) {
 	var list musterv1.WorkList
 	if err := c.List(ctx, &list, client.MatchingLabels{uidLabel: string(uid)}); err != nil {
 		return nil, fmt.Errorf("listing the shards' Works: %w", err)
 	}
+	return byKey(&list), nil
+}
+
+// ownerIndex indexes Works in a cache by their owner's UID, the value of whichever owner
+// label they carry: a UID is unique on the hub whatever its kind.
+const ownerIndex = "muster.dev/work-owner-uid"
+
+// ownerLabels are the labels by which Works name their owner.
+var ownerLabels = []string{musterv1.FleetJobUIDLabel, musterv1.BroadcastJobUIDLabel}
+
+// indexed holds the field indexers IndexWorksByOwner has registered the index with: the
+// controllers sharing a manager each ask for it, and a cache refuses an index twice.
+var indexed sync.Map
+
+// IndexWorksByOwner registers the owner index CachedWorks reads with indexer (a
+// manager's), once however often it is asked.
+func IndexWorksByOwner(ctx context.Context, indexer client.FieldIndexer) error {
+	if _, done := indexed.LoadOrStore(indexer, true); done {
+		return nil
+	}
+	err := indexer.IndexField(ctx, &musterv1.Work{}, ownerIndex, func(o client.Object) []string {
+		var uids []string
+		for _, l := range ownerLabels {
+			if uid := o.GetLabels()[l]; uid != "" {
+				uids = append(uids, uid)
+			}
+		}
+		return uids
+	})
+	if err != nil {
+		indexed.Delete(indexer)
+		return fmt.Errorf("indexing Works by owner: %w", err)
+	}
+	return nil
+}
+
+// CachedWorks is Works from a cache that has the owner index (IndexWorksByOwner): it
+// reads the owner's Works only, where a label selector would have the cache filter every
+// Work on the hub, a shard of every job on every member, in each round of each job.
+func CachedWorks(ctx context.Context, c client.Reader, uidLabel string, uid types.UID) (map[string]*musterv1.Work, error) {
+	var list musterv1.WorkList
+	if err := c.List(ctx, &list, client.MatchingFields{ownerIndex: string(uid)}, client.MatchingLabels{uidLabel: string(uid)}); err != nil {
+		return nil, fmt.Errorf("listing the shards' Works: %w", err)
+	}
+	return byKey(&list), nil
+}
+
+// byKey keys the Works of list that name a cluster by shard Key.
+func byKey(list *musterv1.WorkList) map[string]*musterv1.Work {
 	out := make(map[string]*musterv1.Work, len(list.Items))
 	for i := range list.Items {
 		l := list.Items[i].Labels
@@ -64,7 +115,7 @@ func Works(ctx context.Context, c client.Reader, uidLabel string, uid types.UID)
 			out[PartKey(Key(cluster, l[musterv1.SubsetLabel]), l[musterv1.PartLabel])] = &list.Items[i]
 		}
 	}
-	return out, nil
+	return out
 }
 
 // Taken returns the first of works whose name another owner's Work already holds, or

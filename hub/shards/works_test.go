@@ -1,6 +1,7 @@
 package shards_test
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"testing"
@@ -10,13 +11,16 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	psaapi "k8s.io/pod-security-admission/api"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/musterhq/muster/api/podsecurity"
+	"github.com/musterhq/muster/api/scheme"
 	musterv1 "github.com/musterhq/muster/api/v1alpha1"
 	"github.com/musterhq/muster/hub/shards"
 	"github.com/musterhq/muster/internal/testing/builders"
+	"github.com/musterhq/muster/internal/testing/envtest"
 )
 
 const uidLabel = musterv1.FleetJobUIDLabel
@@ -73,6 +77,61 @@ func TestWorksFindsAnOwnersShardsWhereverTheyAre(t *testing.T) {
 	if err != nil || len(none) != 0 {
 		t.Errorf("an owner with no shards has %v, %v", none, err)
 	}
+}
+
+// TestCachedWorksReadsTheOwnerIndex: through a cache with the owner index, an owner's
+// Works are those Works finds from the API server, of FleetJobs and BroadcastJobs alike;
+// asking for the index twice on one cache is no error.
+func TestCachedWorksReadsTheOwnerIndex(t *testing.T) {
+	const fleetJob, broadcastJob = "uid-cached-fleetjob", "uid-cached-broadcastjob"
+	work(t, "c-plain", "cached-a", fleetJob, "", false)
+	work(t, "c-spot", "cached-b", fleetJob, "spot", false)
+	bj := builders.MakeWork("c-broadcast", "cached-a").ConfigMap("default", "cm", nil).
+		Label(musterv1.BroadcastJobUIDLabel, broadcastJob).Label(musterv1.ClusterNameLabel, "cached-a").Obj()
+	bj.UID = ""
+	if err := env.Client.Create(t.Context(), bj); err != nil {
+		t.Fatal(err)
+	}
+
+	c, err := cache.New(env.Config, cache.Options{Scheme: scheme.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := shards.IndexWorksByOwner(t.Context(), c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	go func() { _ = c.Start(t.Context()) }()
+	if !c.WaitForCacheSync(t.Context()) {
+		t.Fatal("the cache did not sync")
+	}
+	for _, owner := range []struct {
+		label string
+		uid   types.UID
+	}{{uidLabel, fleetJob}, {musterv1.BroadcastJobUIDLabel, broadcastJob}, {uidLabel, "uid-cached-nobody"}} {
+		want, err := shards.Works(t.Context(), env.Client, owner.label, owner.uid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		envtest.Eventually(t, "the cache to show "+string(owner.uid)+"'s Works", func() (bool, string) {
+			got, err := shards.CachedWorks(t.Context(), c, owner.label, owner.uid)
+			if err != nil {
+				return false, err.Error()
+			}
+			return slices.Equal(workNames(got), workNames(want)), fmt.Sprintf("%v, want %v", workNames(got), workNames(want))
+		})
+	}
+}
+
+// workNames are works as sorted key=name pairs.
+func workNames(works map[string]*musterv1.Work) []string {
+	out := make([]string, 0, len(works))
+	for key, w := range works {
+		out = append(out, key+"="+w.Name)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // TestTakenReportsAWorkNameHeldByAnotherOwner: a Work someone made by hand under the name

@@ -61,6 +61,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &musterv1.WorkloadSpread{}, targetIndex, targetName); err != nil {
 		return fmt.Errorf("indexing WorkloadSpreads by target: %w", err)
 	}
+	if err := shards.IndexWorksByOwner(context.Background(), mgr.GetFieldIndexer()); err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("workloadspread").
 		For(&musterv1.WorkloadSpread{}).
@@ -154,7 +157,7 @@ func (r *Reconciler) observe(ctx context.Context, ws *musterv1.WorkloadSpread) (
 		return nil, fmt.Errorf("reading the target FleetJob: %w", err)
 	}
 	snap.fj = fj
-	works, err := shards.Works(ctx, r.Client, musterv1.FleetJobUIDLabel, fj.UID)
+	works, err := shards.CachedWorks(ctx, r.Client, musterv1.FleetJobUIDLabel, fj.UID)
 	if err != nil {
 		return nil, err
 	}
