@@ -80,7 +80,7 @@ func Setup(_ context.Context, mgr ctrl.Manager, opts *Options) (*Controllers, er
 		{"inventory", (&nodeslice.Loader{Client: slices, Inventory: inv}).SetupWithManager},
 		{"fleetjob", (&fleetjob.Reconciler{
 			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("muster-fleetjob"), Clock: clock.RealClock{}, Inventory: inv,
-			PodSecurityLevel: level, Failover: gate, Workers: opts.FleetJobWorkers,
+			UnschedulableWindow: opts.SpreadUnschedulableWindow, PodSecurityLevel: level, Failover: gate, Workers: opts.FleetJobWorkers,
 		}).SetupWithManager},
 		{"workloadspread", (&workloadspread.Reconciler{
 			Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("muster-workloadspread"), Clock: clock.RealClock{},

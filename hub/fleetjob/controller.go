@@ -50,6 +50,10 @@ type Reconciler struct {
 	Recorder  events.EventRecorder
 	Clock     clock.PassiveClock
 	Inventory *inventory.Inventory
+	// UnschedulableWindow is how long an Adaptive WorkloadSpread keeps new pods off a
+	// subset its status marks unschedulable; zero means DefaultUnschedulableWindow. The
+	// WorkloadSpread controller must be given the same.
+	UnschedulableWindow time.Duration
 	// NewQueue builds the controller's work queue; nil means fairqueue.New, where hub
 	// namespaces take turns so one tenant's burst does not delay another's FleetJobs.
 	NewQueue fairqueue.NewFunc
@@ -72,6 +76,13 @@ type Reconciler struct {
 	// refusals paces the status writes of FleetJobs after the API server refused one as
 	// invalid.
 	refusals patch.Refusals
+}
+
+func (r *Reconciler) unschedulableWindow() time.Duration {
+	if r.UnschedulableWindow > 0 {
+		return r.UnschedulableWindow
+	}
+	return DefaultUnschedulableWindow
 }
 
 // SetupWithManager watches FleetJobs, their shards' Works, member clusters (a FleetJob

@@ -94,7 +94,7 @@ func (r *Reconciler) placeBySpread(ctx context.Context, snap *snapshot) (spreadR
 	if err != nil {
 		return spreadResult{}, err
 	}
-	d := decideSpread(fj, ws, leaving.subsets, current)
+	d := decideSpread(fj, ws, leaving.subsets, current, r.unschedulableWindow(), r.Clock.Now())
 	changed, fresh, err := encodeChanges(fj, ws, d.shards, current)
 	if err != nil {
 		return spreadResult{}, err

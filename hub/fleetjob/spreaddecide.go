@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -17,6 +18,10 @@ import (
 	"github.com/musterhq/muster/hub/shards"
 	"github.com/musterhq/muster/placement/subsets"
 )
+
+// DefaultUnschedulableWindow is how long an Adaptive spread keeps new pods off a subset
+// whose pods could not be scheduled (workloadspread.DefaultUnschedulableWindow).
+const DefaultUnschedulableWindow = workloadspread.DefaultUnschedulableWindow
 
 // spreadSubset is what the decision knows of one subset: its spec, the clusters that may
 // take new replicas and those where replicas may stay (both sorted; an unavailable
@@ -43,20 +48,22 @@ type spreadDecision struct {
 // Adaptive strategy a subset whose pods waited for a node longer than
 // rescheduleCriticalSeconds keeps only its running pods for the window. That decision is
 // the WorkloadSpread controller's, and this one acts on it only once it is stored: a
-// subset is passed over while its stored Schedulable condition is False/PodUnschedulable,
-// so a spread's status never says a subset takes pods the shards have already left, and
-// no round moves pods on a judgement a crash or a lost write would forget.
+// subset is passed over while its stored Schedulable condition is False/PodUnschedulable
+// and its window lasts, so a spread's status never says a subset takes pods the shards
+// have already left, and no round moves pods on a judgement a crash or a lost write would
+// forget. The window's end is part of what was stored: from then the subset takes pods
+// again, whether or not that controller has written True yet.
 //
 // A shard's completions are fixed when its Job is made, so a FleetJob with completions is
 // divided once, on its first placement, and keeps its shards afterwards; so does any
 // FleetJob once a shard finished, which means the job is winding down.
-func decideSpread(fj *musterv1.FleetJob, ws *musterv1.WorkloadSpread, subs []spreadSubset, current []shardState) spreadDecision {
+func decideSpread(fj *musterv1.FleetJob, ws *musterv1.WorkloadSpread, subs []spreadSubset, current []shardState, window time.Duration, now time.Time) spreadDecision {
 	total := max(ptr.Deref(fj.Spec.Template.Spec.Parallelism, 1), 0)
 	plans, gone := groupBySubset(subs, current)
 	var d spreadDecision
-	adaptive := workloadspread.StrategyOf(ws, workloadspread.DefaultUnschedulableWindow).Adaptive
+	strategy := workloadspread.StrategyOf(ws, window)
 	for i := range plans {
-		plans[i].judge(ws, adaptive, total)
+		plans[i].judge(ws, strategy, total, now)
 	}
 	if spreadFrozen(fj, current) {
 		d.shards = keepShards(current)
@@ -104,8 +111,8 @@ func groupBySubset(subs []spreadSubset, current []shardState) ([]subsetPlan, []s
 
 // judge reads whether the subset is passed over (its stored Schedulable condition) and
 // fills in what the fill order needs of it.
-func (p *subsetPlan) judge(ws *musterv1.WorkloadSpread, adaptive bool, total int32) {
-	unschedulable := adaptive && markedUnschedulable(&ws.Status, p.spec.Name)
+func (p *subsetPlan) judge(ws *musterv1.WorkloadSpread, strategy workloadspread.Strategy, total int32, now time.Time) {
+	unschedulable := strategy.Adaptive && markedUnschedulable(&ws.Status, p.spec.Name, strategy.Window, now)
 	p.kept = map[string]int32{}
 	p.input = subsets.Subset{Max: p.spec.MaxReplicas, Unschedulable: unschedulable}
 	for _, s := range p.current {
@@ -125,16 +132,17 @@ func (p *subsetPlan) judge(ws *musterv1.WorkloadSpread, adaptive bool, total int
 }
 
 // markedUnschedulable says the WorkloadSpread controller stored the subset as
-// Schedulable=False/PodUnschedulable. Its window is that controller's to end: it stores
-// True (or marks the subset anew) when the window is over, and that write brings the
-// FleetJob here again.
-func markedUnschedulable(status *musterv1.WorkloadSpreadStatus, subset string) bool {
+// Schedulable=False/PodUnschedulable and the window since then lasts at now. A subset
+// whose pods still wait when it ends is marked anew by that controller, and that write
+// brings the FleetJob here again.
+func markedUnschedulable(status *musterv1.WorkloadSpreadStatus, subset string, window time.Duration, now time.Time) bool {
 	st := subsetStatus(status, subset)
 	if st == nil {
 		return false
 	}
 	c := meta.FindStatusCondition(st.Conditions, musterv1.SubsetSchedulable)
-	return c != nil && c.Status == metav1.ConditionFalse && c.Reason == musterv1.WorkloadSpreadReasonPodUnschedulable
+	return c != nil && c.Status == metav1.ConditionFalse && c.Reason == musterv1.WorkloadSpreadReasonPodUnschedulable &&
+		now.Before(c.LastTransitionTime.Add(window))
 }
 
 // held is what the subset's holding clusters keep, within its cap.

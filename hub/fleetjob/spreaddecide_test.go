@@ -209,6 +209,12 @@ func TestDecideSpread(t *testing.T) {
 			want:    "a/m1=1 b/m2=5",
 		},
 		{
+			name: "adaptive: the stored window's end counts before the spread stores True", fj: job(6), strategy: adaptive, max: maxes(3, nil), subsets: []string{"a:m1", "b:m2"},
+			current:  []shardState{running("b", "m2", 5)},
+			prev:     []metav1.Condition{{Status: metav1.ConditionFalse, Reason: musterv1.WorkloadSpreadReasonPodUnschedulable, LastTransitionTime: metav1.NewTime(now.Add(-301 * time.Second))}},
+			unstored: true, want: "a/m1=1 b/m2=5",
+		},
+		{
 			name: "adaptive with rescheduleCriticalSeconds 0 moves nothing, as Fixed", fj: job(5), strategy: adaptive, max: maxes(3, nil), subsets: []string{"a:m1", "b:m2"},
 			critical: ptr.To[int32](0),
 			current:  []shardState{waiting("a", "m1", 3, 0, now.Add(-time.Hour)), running("b", "m2", 2)}, want: "a/m1=3 b/m2=2",
@@ -243,7 +249,7 @@ func TestDecideSpread(t *testing.T) {
 			if !tc.unstored {
 				wake = storeSchedulable(ws, subs, tc.current, now)
 			}
-			d := decideSpread(tc.fj, ws, subs, tc.current)
+			d := decideSpread(tc.fj, ws, subs, tc.current, DefaultUnschedulableWindow, now)
 			if got := layout(d.shards); got != tc.want {
 				t.Errorf("shards %q, want %q", got, tc.want)
 			}
