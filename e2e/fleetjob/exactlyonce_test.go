@@ -4,6 +4,10 @@ package fleetjob
 
 import (
 	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -69,6 +73,67 @@ func TestAWorkRefusedByAQuotaIsPlacedAgainAndEveryIndexRunsOnce(t *testing.T) {
 			t.Errorf("a shard in %s, which refused every Work", c.ClusterName)
 		}
 	}
+}
+
+// hubKills is how many times TestAHubKilledDuringADividedPlacementRunsEveryIndexOnce
+// kills the hub, each during another job's first placement.
+const hubKills = 3
+
+// killSeedEnv names the seed of the kill points, to try a run's points again.
+const killSeedEnv = "MUSTER_E2E_KILL_SEED"
+
+// TestAHubKilledDuringADividedPlacementRunsEveryIndexOnce SIGKILLs the hub at a random
+// point of a Divided Indexed job's first placement (0 to 200 ms after the create: before
+// its decision is recorded, between the record and the Works, or between Works), starts
+// it again at once, and expects the job to complete with each index run once, counted
+// once. It does so hubKills times, each with its own job, and logs what each kill left
+// (the record, how many Works) so a run shows which points it reached. The points come
+// from a seed the test prints; killSeedEnv sets it.
+func TestAHubKilledDuringADividedPlacementRunsEveryIndexOnce(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	if v := os.Getenv(killSeedEnv); v != "" {
+		var err error
+		if seed, err = strconv.ParseUint(v, 10, 64); err != nil {
+			t.Fatalf("%s=%q: %v", killSeedEnv, v, err)
+		}
+	}
+	rng := rand.New(rand.NewPCG(seed, 0))
+	t.Logf("kill points from seed %d (%s=%d tries them again)", seed, killSeedEnv, seed)
+	for i := range hubKills {
+		name := fmt.Sprintf("hub-killed-%d", i)
+		after := time.Duration(rng.Int64N(int64(200 * time.Millisecond)))
+		fj := create(t, newFleetJob(name, musterv1.PlacementDivided, 2, 8, indexedMode))
+		time.Sleep(after) // the kill point, not a wait for anything
+		var left string
+		if err := muster.CrashHub(name, func() { left = placementLeft(t, fj) }); err != nil {
+			t.Fatal(err)
+		}
+		done := waitForPhase(t, fj, musterv1.JobComplete, 3*time.Minute)
+		t.Logf("%s: hub killed %s after the create, leaving %s; complete, progress %s", name, after, left, done.Status.Progress)
+		checkEveryIndexOnce(t, fj, 8)
+		if done.Status.Succeeded != 8 {
+			t.Errorf("%s: succeeded %d, want 8", name, done.Status.Succeeded)
+		}
+	}
+}
+
+// placementLeft says what a killed hub left of fj's first placement: whether its decision
+// was recorded, and how many of its Works exist.
+func placementLeft(t *testing.T, fj *musterv1.FleetJob) string {
+	t.Helper()
+	var got musterv1.FleetJob
+	if err := fleet.Hub.Client.Get(t.Context(), client.ObjectKeyFromObject(fj), &got); err != nil {
+		t.Fatal(err)
+	}
+	var works musterv1.WorkList
+	if err := fleet.Hub.Client.List(t.Context(), &works, client.MatchingLabels{musterv1.FleetJobUIDLabel: string(got.UID)}); err != nil {
+		t.Fatal(err)
+	}
+	recorded := "no decision recorded"
+	if p := got.Status.Placement; p != nil && p.Decisions > 0 {
+		recorded = fmt.Sprintf("%d decision(s) recorded", p.Decisions)
+	}
+	return fmt.Sprintf("%s and %d Work(s)", recorded, len(works.Items))
 }
 
 func errString(err error) string {

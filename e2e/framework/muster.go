@@ -136,6 +136,19 @@ func (m *Muster) StartHubProcess(extra ...string) error {
 func (m *Muster) RestartHub(name string, down func()) error {
 	m.HubProc.Stop()
 	down()
+	return m.startHubAgain(name)
+}
+
+// CrashHub kills the suite's hub at once (SIGKILL: no lease released, no write finished)
+// and, once down has returned (what the test looks at while the hub is down), starts it
+// again with the same flags, logging as name, as a supervisor restarts a crashed process.
+func (m *Muster) CrashHub(name string, down func()) error {
+	m.HubProc.Kill()
+	down()
+	return m.startHubAgain(name)
+}
+
+func (m *Muster) startHubAgain(name string) error {
 	p, err := m.StartHub(name, m.hubArgs...)
 	if err != nil {
 		return err
