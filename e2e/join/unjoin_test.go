@@ -28,7 +28,8 @@ import (
 	hubregistration "github.com/musterhq/muster/hub/registration"
 )
 
-// member2's agent stops and comes back, then the cluster is denied, then unjoined. go test
+// member2's agent stops and comes back, then the cluster is denied, then unjoined (under
+// a running job, which moves to member1). go test
 // runs a package's tests in file order, so this file, which takes member2 away, runs last.
 func TestMember2Lifecycle(t *testing.T) {
 	t.Run("a stopped agent makes its cluster unreachable, a restarted one available", testHealth)
@@ -253,6 +254,8 @@ func testReadmit(t *testing.T) {
 func testUnjoin(t *testing.T) {
 	ctx := t.Context()
 	member := memberNamed("member2")
+	// A job running on member2 when it is removed moves to member1 and completes there.
+	outlives := runningOnMember2(t)
 	old := agentClient(t, "member2")
 	if err := old.Get(ctx, types.NamespacedName{Name: "member2"}, &musterv1.MemberCluster{}); err != nil {
 		t.Fatalf("before unjoin the readmitted agent's certificate must work: %v", err)
@@ -287,6 +290,7 @@ func testUnjoin(t *testing.T) {
 	if err := fleet.Hub.Client.Get(ctx, types.NamespacedName{Name: hubregistration.ClusterRoleName("member2")}, &crb); !apierrors.IsNotFound(err) {
 		t.Errorf("member2's ClusterRoleBinding after unjoin: %v, want NotFound", err)
 	}
+	expectMovedOffMember2(t, outlives)
 }
 
 // After unjoin the name is free: a fresh join with a new key is accepted and bound, and the
