@@ -82,7 +82,16 @@ func Schedulable(prev *metav1.Condition, shards []Shard, strategy Strategy, now 
 		Type: musterv1.SubsetSchedulable, Status: metav1.ConditionFalse, Reason: musterv1.WorkloadSpreadReasonPodUnschedulable, LastTransitionTime: metav1.NewTime(now),
 		Message: fmt.Sprintf("pods waited more than %s for a node (%s); new pods go to later subsets until %s",
 			strategy.Critical, message, now.Add(strategy.Window).UTC().Format(time.RFC3339)),
-	}, strategy.Window
+	}, storedWindow(now, strategy.Window)
+}
+
+// storedWindow is how long from now a window marked at now lasts as stored: a condition's
+// lastTransitionTime keeps whole seconds, and the FleetJob controller, which reads the
+// stored one, takes the subset back at that second's end of the window; waking then, not
+// up to a second later, leaves it no round in which to place new pods on a subset whose
+// pods still wait.
+func storedWindow(now time.Time, window time.Duration) time.Duration {
+	return now.Truncate(time.Second).Add(window).Sub(now)
 }
 
 // WaitingCondition is the Job's True PodsUnschedulable condition, if any.

@@ -90,6 +90,25 @@ func TestSchedulable(t *testing.T) {
 	}
 }
 
+// TestAMarkWakesAtTheStoredWindowsEnd: a subset marked at a fraction of a second is
+// stored at the whole second, and its controller looks again when that stored window
+// ends, not the fraction later, when the FleetJob controller would already take the
+// subset back.
+func TestAMarkWakesAtTheStoredWindowsEnd(t *testing.T) {
+	now := time.Date(2026, 11, 22, 12, 0, 0, 700_000_000, time.UTC)
+	adaptive := Strategy{Adaptive: true, Critical: 30 * time.Second, Window: DefaultUnschedulableWindow}
+	waiting := []Shard{{Describe: "a", Status: &batchv1.JobStatus{Conditions: []batchv1.JobCondition{{
+		Type: musterv1.JobPodsUnschedulable, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(now.Add(-time.Minute)),
+	}}}}}
+	c, wake := Schedulable(nil, waiting, adaptive, now)
+	if c.Status != metav1.ConditionFalse {
+		t.Fatalf("condition %+v, want False", c)
+	}
+	if want := DefaultUnschedulableWindow - 700*time.Millisecond; wake != want {
+		t.Errorf("wake %v, want %v (the window from the stored second)", wake, want)
+	}
+}
+
 func TestSubsetSummary(t *testing.T) {
 	got := SubsetSummary([]musterv1.WorkloadSpreadSubsetStatus{
 		{Name: "gpu", Replicas: 4, MissingReplicas: 0},
