@@ -97,19 +97,22 @@ func (g *Gate) Ready() bool { return g.limiter.Tokens() >= 1 }
 func (g *Gate) Take() bool { return g.limiter.Allow() }
 
 // RetryAfter is how soon a caller whose Take failed looks again: when the rate makes the
-// next eviction due, so that jobs waiting for one wake once per eviction the rate allows,
-// not once a second each.
+// next eviction due, and never sooner than a second. Every waiting job wakes then and one
+// takes the token, so at a slow rate (the node lifecycle controller's 0.1 per second) the
+// jobs wake once per eviction instead of once a second each, and at a fast one no more
+// often than the one-second poll this replaces.
 func (g *Gate) RetryAfter() time.Duration { return untilToken(g.limiter.Tokens(), g.limiter.Limit()) }
 
-// Bounds of RetryAfter: no sooner than minRetry (the waiting jobs race for one token, and
-// the losers should not spin), no later than maxRetry (a rate of zero allows none).
+// Bounds of RetryAfter: no sooner than minRetry, no later than maxRetry (a rate of zero
+// allows none).
 const (
-	minRetry = 100 * time.Millisecond
+	minRetry = time.Second
 	maxRetry = time.Minute
 )
 
 // untilToken is how long a limiter at limit per second holding tokens takes to hold one,
-// within [minRetry, maxRetry].
+// within [minRetry, maxRetry]. The wait is bounded in seconds before it becomes a
+// Duration: a tiny rate's would overflow one.
 func untilToken(tokens float64, limit rate.Limit) time.Duration {
 	if limit == rate.Inf {
 		return minRetry
@@ -117,8 +120,8 @@ func untilToken(tokens float64, limit rate.Limit) time.Duration {
 	if limit <= 0 {
 		return maxRetry
 	}
-	wait := time.Duration((1 - tokens) / float64(limit) * float64(time.Second))
-	return min(max(wait, minRetry), maxRetry)
+	seconds := min(max((1-tokens)/float64(limit), minRetry.Seconds()), maxRetry.Seconds())
+	return time.Duration(seconds * float64(time.Second))
 }
 
 // Policy is what the gate brings to an eviction decision now: when this hub began to
