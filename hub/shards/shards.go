@@ -70,13 +70,19 @@ const ownerIndex = "muster.dev/work-owner-uid"
 var ownerLabels = []string{musterv1.FleetJobUIDLabel, musterv1.BroadcastJobUIDLabel}
 
 // indexed holds the field indexers IndexWorksByOwner has registered the index with: the
-// controllers sharing a manager each ask for it, and a cache refuses an index twice.
-var indexed sync.Map
+// controllers sharing a manager each ask for it, and a cache refuses an index twice. A
+// process has one manager (tests and benchmarks a few), so it stays small.
+var indexed = struct {
+	sync.Mutex
+	by map[client.FieldIndexer]bool
+}{by: map[client.FieldIndexer]bool{}}
 
 // IndexWorksByOwner registers the owner index CachedWorks reads with indexer (a
 // manager's), once however often it is asked.
 func IndexWorksByOwner(ctx context.Context, indexer client.FieldIndexer) error {
-	if _, done := indexed.LoadOrStore(indexer, true); done {
+	indexed.Lock()
+	defer indexed.Unlock()
+	if indexed.by[indexer] {
 		return nil
 	}
 	err := indexer.IndexField(ctx, &musterv1.Work{}, ownerIndex, func(o client.Object) []string {
@@ -89,9 +95,9 @@ func IndexWorksByOwner(ctx context.Context, indexer client.FieldIndexer) error {
 		return uids
 	})
 	if err != nil {
-		indexed.Delete(indexer)
 		return fmt.Errorf("indexing Works by owner: %w", err)
 	}
+	indexed.by[indexer] = true
 	return nil
 }
 
