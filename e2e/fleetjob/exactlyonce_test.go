@@ -75,20 +75,24 @@ func TestAWorkRefusedByAQuotaIsPlacedAgainAndEveryIndexRunsOnce(t *testing.T) {
 	}
 }
 
-// hubKills is how many times TestAHubKilledDuringADividedPlacementRunsEveryIndexOnce
-// kills the hub, each during another job's first placement.
-const hubKills = 3
-
-// killSeedEnv names the seed of the kill points, to try a run's points again.
+// killSeedEnv names the seed of the random kill point, to try a run's point again.
 const killSeedEnv = "MUSTER_E2E_KILL_SEED"
 
-// TestAHubKilledDuringADividedPlacementRunsEveryIndexOnce SIGKILLs the hub at a random
-// point of a Divided Indexed job's first placement (0 to 200 ms after the create: before
-// its decision is recorded, between the record and the Works, or between Works), starts
-// it again at once, and expects the job to complete with each index run once, counted
-// once. It does so hubKills times, each with its own job, and logs what each kill left
-// (the record, how many Works) so a run shows which points it reached. The points come
-// from a seed the test prints; killSeedEnv sets it.
+// killPoint waits in a Divided job's first placement for the moment to kill the hub at,
+// and says what that moment was.
+type killPoint struct {
+	name string
+	wait func(ctx context.Context, fj *musterv1.FleetJob) error
+}
+
+// TestAHubKilledDuringADividedPlacementRunsEveryIndexOnce SIGKILLs the hub during a
+// Divided Indexed job's first placement, starts it again at once, and expects the job to
+// complete with each index run once, counted once. Three jobs, three kill points: a random
+// instant of the first second after the create (the demo fleet's control: from a seed the
+// test prints, killSeedEnv sets it), the moment the decision is seen recorded, and the
+// moment its first Work is seen. Each logs what the kill left (the record, how many Works)
+// so a run shows which states it reached; the seeded harness (hub/robustness) reaches
+// each state deterministically.
 func TestAHubKilledDuringADividedPlacementRunsEveryIndexOnce(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	if v := os.Getenv(killSeedEnv); v != "" {
@@ -97,19 +101,32 @@ func TestAHubKilledDuringADividedPlacementRunsEveryIndexOnce(t *testing.T) {
 			t.Fatalf("%s=%q: %v", killSeedEnv, v, err)
 		}
 	}
-	rng := rand.New(rand.NewPCG(seed, 0))
-	t.Logf("kill points from seed %d (%s=%d tries them again)", seed, killSeedEnv, seed)
-	for i := range hubKills {
+	after := time.Duration(rand.New(rand.NewPCG(seed, 0)).Int64N(int64(time.Second)))
+	t.Logf("random kill point %s from seed %d (%s=%d tries it again)", after, seed, killSeedEnv, seed)
+	points := []killPoint{
+		{name: fmt.Sprintf("%s after the create", after), wait: func(context.Context, *musterv1.FleetJob) error {
+			time.Sleep(after) // the kill point, not a wait for anything
+			return nil
+		}},
+		{name: "once the decision is recorded", wait: func(ctx context.Context, fj *musterv1.FleetJob) error {
+			return pollPlacement(ctx, fj, func(recorded bool, _ int) bool { return recorded })
+		}},
+		{name: "once a Work exists", wait: func(ctx context.Context, fj *musterv1.FleetJob) error {
+			return pollPlacement(ctx, fj, func(_ bool, works int) bool { return works > 0 })
+		}},
+	}
+	for i, point := range points {
 		name := fmt.Sprintf("hub-killed-%d", i)
-		after := time.Duration(rng.Int64N(int64(200 * time.Millisecond)))
 		fj := create(t, newFleetJob(name, musterv1.PlacementDivided, 2, 8, indexedMode))
-		time.Sleep(after) // the kill point, not a wait for anything
+		if err := point.wait(t.Context(), fj); err != nil {
+			t.Fatal(err)
+		}
 		var left string
-		if err := muster.CrashHub(name, func() { left = placementLeft(t, fj) }); err != nil {
+		if err := muster.CrashHub(name, func() { left = placementLeft(t.Context(), fj) }); err != nil {
 			t.Fatal(err)
 		}
 		done := waitForPhase(t, fj, musterv1.JobComplete, 3*time.Minute)
-		t.Logf("%s: hub killed %s after the create, leaving %s; complete, progress %s", name, after, left, done.Status.Progress)
+		t.Logf("%s: hub killed %s, leaving %s; complete, progress %s", name, point.name, left, done.Status.Progress)
 		checkEveryIndexOnce(t, fj, 8)
 		if done.Status.Succeeded != 8 {
 			t.Errorf("%s: succeeded %d, want 8", name, done.Status.Succeeded)
@@ -117,23 +134,48 @@ func TestAHubKilledDuringADividedPlacementRunsEveryIndexOnce(t *testing.T) {
 	}
 }
 
-// placementLeft says what a killed hub left of fj's first placement: whether its decision
-// was recorded, and how many of its Works exist.
-func placementLeft(t *testing.T, fj *musterv1.FleetJob) string {
-	t.Helper()
+// pollPlacement reads fj's placement as fast as the API server answers until done says
+// its state (decision recorded, Works written) is the one to kill the hub at.
+func pollPlacement(ctx context.Context, fj *musterv1.FleetJob, done func(recorded bool, works int) bool) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	for {
+		recorded, works, err := placementState(ctx, fj)
+		if err != nil {
+			return fmt.Errorf("waiting for the kill point: %w", err)
+		}
+		if done(recorded, works) {
+			return nil
+		}
+	}
+}
+
+// placementLeft says what a killed hub left of fj's first placement. It never stops the
+// test: the hub it runs without must be started again.
+func placementLeft(ctx context.Context, fj *musterv1.FleetJob) string {
+	recorded, works, err := placementState(ctx, fj)
+	switch {
+	case err != nil:
+		return "unknown (" + err.Error() + ")"
+	case recorded:
+		return fmt.Sprintf("its decision recorded and %d Work(s)", works)
+	default:
+		return fmt.Sprintf("no decision recorded and %d Work(s)", works)
+	}
+}
+
+// placementState is whether fj's first placement decision is recorded, and how many of
+// its Works exist.
+func placementState(ctx context.Context, fj *musterv1.FleetJob) (bool, int, error) {
 	var got musterv1.FleetJob
-	if err := fleet.Hub.Client.Get(t.Context(), client.ObjectKeyFromObject(fj), &got); err != nil {
-		t.Fatal(err)
+	if err := fleet.Hub.Client.Get(ctx, client.ObjectKeyFromObject(fj), &got); err != nil {
+		return false, 0, err
 	}
 	var works musterv1.WorkList
-	if err := fleet.Hub.Client.List(t.Context(), &works, client.MatchingLabels{musterv1.FleetJobUIDLabel: string(got.UID)}); err != nil {
-		t.Fatal(err)
+	if err := fleet.Hub.Client.List(ctx, &works, client.MatchingLabels{musterv1.FleetJobUIDLabel: string(got.UID)}); err != nil {
+		return false, 0, err
 	}
-	recorded := "no decision recorded"
-	if p := got.Status.Placement; p != nil && p.Decisions > 0 {
-		recorded = fmt.Sprintf("%d decision(s) recorded", p.Decisions)
-	}
-	return fmt.Sprintf("%s and %d Work(s)", recorded, len(works.Items))
+	return got.Status.Placement != nil && got.Status.Placement.Decisions > 0, len(works.Items), nil
 }
 
 func errString(err error) string {

@@ -254,8 +254,6 @@ func testReadmit(t *testing.T) {
 func testUnjoin(t *testing.T) {
 	ctx := t.Context()
 	member := memberNamed("member2")
-	// A job running on member2 when it is removed moves to member1 and completes there.
-	outlives := runningOnMember2(t)
 	old := agentClient(t, "member2")
 	if err := old.Get(ctx, types.NamespacedName{Name: "member2"}, &musterv1.MemberCluster{}); err != nil {
 		t.Fatalf("before unjoin the readmitted agent's certificate must work: %v", err)
@@ -272,6 +270,9 @@ func testUnjoin(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
+	// A job running on member2 when it is removed moves to member1 and completes there. It
+	// is placed last before the agent stops, so that its pod still runs then.
+	outlives := runningOnMember2(t)
 	muster.Agents["member2"].Stop()
 	if _, err := muster.Musterctl(ctx, fleet.Hub, "unjoin", "member2", "--member-kubeconfig", member.Kubeconfig); err != nil {
 		t.Fatal(err)
