@@ -82,7 +82,11 @@ type run struct {
 	members   []string
 	removed   string
 	withWorks bool
-	agents    *agents
+	// departed are, by owner UID, the finished shards whose Works went with the removed
+	// member: their results were counted before it left, so they stay in force for the
+	// checker as they stay in the job's status.
+	departed map[types.UID][]shardOf
+	agents   *agents
 	// completed is what the checker's watch saw of each job when it first saw it
 	// Complete; mu also keeps a member's removal out of the middle of a look.
 	mu        sync.Mutex
@@ -231,7 +235,18 @@ func (r *run) remove() {
 	var works musterv1.WorkList
 	must(r.t, env.Client.List(ctx, &works, client.InNamespace(musterv1.MemberNamespace(r.removed))))
 	for i := range works.Items {
-		must(r.t, client.IgnoreNotFound(env.Client.Delete(ctx, &works.Items[i])))
+		w := &works.Items[i]
+		if uid := types.UID(w.Labels[musterv1.FleetJobUIDLabel]); uid != "" {
+			s, err := shardOfWork(w)
+			must(r.t, err)
+			if s.complete && !s.deleting {
+				if r.departed == nil {
+					r.departed = map[types.UID][]shardOf{}
+				}
+				r.departed[uid] = append(r.departed[uid], s)
+			}
+		}
+		must(r.t, client.IgnoreNotFound(env.Client.Delete(ctx, w)))
 	}
 }
 
@@ -306,34 +321,55 @@ func (s shardOf) String() string {
 	return fmt.Sprintf("%s %s c=%d fleet={%s} carried=%d{%s} succeeded=%d complete=%v deleting=%v", s.cluster, s.name, s.completions, s.fleet, s.carried, s.carriedIndexes, s.succeeded, s.complete, s.deleting)
 }
 
-// shards reads fj's Works straight from the API server.
+// shards reads fj's Works straight from the API server, with the finished ones that
+// went with the removed member (departed) whose results fj's status counts.
 func (r *run) shards(ctx context.Context, fj *musterv1.FleetJob) ([]shardOf, error) {
 	var works musterv1.WorkList
 	if err := env.Client.List(ctx, &works, client.MatchingLabels{musterv1.FleetJobUIDLabel: string(fj.UID)}); err != nil {
 		return nil, err
 	}
 	out := make([]shardOf, 0, len(works.Items))
-	for _, w := range works.Items {
-		job, status, err := decode(&w)
+	listed := map[types.UID]bool{}
+	for i := range works.Items {
+		s, err := shardOfWork(&works.Items[i])
 		if err != nil {
 			return nil, err
 		}
-		s := shardOf{cluster: w.Labels[musterv1.ClusterNameLabel], name: w.Name, uid: w.UID, completions: ptr.Deref(job.Spec.Completions, 0), deleting: w.DeletionTimestamp != nil}
-		s.fleet = fleetIndexes(job)
-		if n, err := strconv.Atoi(w.Annotations[musterv1.CarriedSucceededAnnotation]); err == nil {
-			s.carried = int32(n)
+		out, listed[s.uid] = append(out, s), true
+	}
+	for _, s := range r.departed[fj.UID] {
+		// Only a result the job's status counts stays in force; one the hub never saw is
+		// lost with the member, and its share placed again.
+		counted := slices.ContainsFunc(fj.Status.Clusters, func(c musterv1.ClusterJobStatus) bool {
+			return c.ClusterName == s.cluster && c.Phase == musterv1.JobComplete && c.Eviction == nil
+		})
+		if counted && !listed[s.uid] {
+			out = append(out, s)
 		}
-		s.carriedIndexes = indexset.Parse(w.Annotations[musterv1.CarriedIndexesAnnotation], math.MaxInt32)
-		if status != nil {
-			s.succeeded = status.Succeeded
-			for _, c := range status.Conditions {
-				s.complete = s.complete || (c.Type == batchv1.JobComplete && c.Status == corev1.ConditionTrue)
-			}
-		}
-		out = append(out, s)
 	}
 	slices.SortFunc(out, func(a, b shardOf) int { return strings.Compare(a.cluster+a.name, b.cluster+b.name) })
 	return out, nil
+}
+
+// shardOfWork is what the checker reads of one Work.
+func shardOfWork(w *musterv1.Work) (shardOf, error) {
+	job, status, err := decode(w)
+	if err != nil {
+		return shardOf{}, err
+	}
+	s := shardOf{cluster: w.Labels[musterv1.ClusterNameLabel], name: w.Name, uid: w.UID, completions: ptr.Deref(job.Spec.Completions, 0), deleting: w.DeletionTimestamp != nil}
+	s.fleet = fleetIndexes(job)
+	if n, err := strconv.Atoi(w.Annotations[musterv1.CarriedSucceededAnnotation]); err == nil {
+		s.carried = int32(n)
+	}
+	s.carriedIndexes = indexset.Parse(w.Annotations[musterv1.CarriedIndexesAnnotation], math.MaxInt32)
+	if status != nil {
+		s.succeeded = status.Succeeded
+		for _, c := range status.Conditions {
+			s.complete = s.complete || (c.Type == batchv1.JobComplete && c.Status == corev1.ConditionTrue)
+		}
+	}
+	return s, nil
 }
 
 // fleetIndexes are the fleet's completion indexes a shard's Job runs: a range from its
