@@ -279,6 +279,21 @@ func StartHubInProcess(ctx context.Context, f *Fleet, opts *hub.Options) (*hub.C
 }
 
 // WaitForClusterCondition waits until the MemberCluster has the condition with status.
+// SetClusterTaints replaces the taints of MemberCluster name with what change makes of
+// them, as an administrator's patch.
+func SetClusterTaints(ctx context.Context, hubCluster *Cluster, name string, change func([]corev1.Taint) []corev1.Taint) error {
+	var mc musterv1.MemberCluster
+	if err := hubCluster.Client.Get(ctx, client.ObjectKey{Name: name}, &mc); err != nil {
+		return fmt.Errorf("reading MemberCluster %s: %w", name, err)
+	}
+	patch := client.MergeFrom(mc.DeepCopy())
+	mc.Spec.Taints = change(mc.Spec.Taints)
+	if err := hubCluster.Client.Patch(ctx, &mc, patch); err != nil {
+		return fmt.Errorf("setting the taints of MemberCluster %s: %w", name, err)
+	}
+	return nil
+}
+
 func WaitForClusterCondition(ctx context.Context, hubCluster *Cluster, name, condition string, status metav1.ConditionStatus, timeout time.Duration) (*musterv1.MemberCluster, error) {
 	var mc musterv1.MemberCluster
 	err := until(ctx, timeout, fmt.Sprintf("cluster %s to be %s=%s", name, condition, status), func(ctx context.Context) (bool, string, error) {

@@ -117,13 +117,7 @@ func waitForFleetJob(t *testing.T, fj *musterv1.FleetJob, what string, timeout t
 
 func setMemberTaints(t *testing.T, cluster string, change func([]corev1.Taint) []corev1.Taint) {
 	t.Helper()
-	var mc musterv1.MemberCluster
-	if err := fleet.Hub.Client.Get(t.Context(), client.ObjectKey{Name: cluster}, &mc); err != nil {
-		t.Fatal(err)
-	}
-	patch := client.MergeFrom(mc.DeepCopy())
-	mc.Spec.Taints = change(mc.Spec.Taints)
-	if err := fleet.Hub.Client.Patch(t.Context(), &mc, patch); err != nil {
+	if err := framework.SetClusterTaints(t.Context(), fleet.Hub, cluster, change); err != nil {
 		t.Fatal(err)
 	}
 }
